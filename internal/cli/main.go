@@ -1,0 +1,71 @@
+// Package cli holds forkbomb's commands, one file per verb, and decides the
+// process's exit status in one place (exitCode).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// IO are the streams a command reads and writes; tests pass buffers.
+type IO struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Main runs forkbomb with os.Args and returns the exit status.
+func Main() int {
+	if sandbox.IsInit() {
+		sandbox.InitMain() // never returns
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	return Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+}
+
+// Run executes one command line and returns its exit status.
+func Run(ctx context.Context, args []string, stdio IO) int {
+	root := newRootCmd(stdio)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return exitCode(err, stdio.Err)
+}
+
+// exitError carries an exit status decided by a command; msg, when set, is
+// printed as one line.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// errUsage marks a mistake on the command line.
+var errUsage = errors.New("usage")
+
+// exitCode is the one place where errors become exit statuses.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "forkbomb: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "forkbomb: %v\n", err)
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}

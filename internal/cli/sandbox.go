@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+type sandboxOptions struct {
+	io         IO
+	workdir    string
+	ro, rw     []string
+	network    string
+	env        []string
+	timeout    time.Duration
+	memory     string
+	pids       int
+	cpus       float64
+	maxOutput  string
+	probe      bool
+	json       bool
+	noSandbox  bool
+	toolchains bool
+	mode       string
+}
+
+func newSandboxCmd(stdio IO) *cobra.Command {
+	o := &sandboxOptions{io: stdio}
+	cmd := &cobra.Command{
+		Use:   "sandbox [flags] -- COMMAND [ARG...]",
+		Short: "Run one command confined by the kernel",
+		Long: `Run COMMAND so that the kernel, not the command, decides what it can touch.
+
+Inside, the command sees the host read-only, with every home directory
+replaced by an empty one (so ~/.ssh, ~/.aws, ~/.config and the like are
+unreachable), its own empty $HOME, a private /tmp that is removed afterwards,
+its own loopback and no other network, its own process table, no capability
+and a seccomp filter. It may write only to --workdir (default: the current
+directory), to --rw paths and to its temp dir; .git directories stay
+read-only even there. Its environment is an allowlist (PATH, USER, LANG,
+SHELL, TERM, HOME, TMPDIR, plus --env); no API key or token reaches it.
+Every process it starts dies when it exits or times out.
+
+The layers are user, mount, pid, network, IPC and UTS namespaces, Landlock,
+seccomp, cgroups and rlimits; where user namespaces are refused, Landlock and
+seccomp confine alone. 'forkbomb sandbox --probe' shows what works here.
+forkbomb never falls back to running unconfined unless --no-sandbox is given.
+
+Exit status: the command's own; 124 when --timeout expired; 137 when a
+--memory or --max-output limit killed it; 125 when forkbomb could not run it
+(bad flags, or the sandbox could not be set up); 126 when the command is not
+executable; 127 when it is not found.`,
+		Example: `  forkbomb sandbox -- go test ./...
+  forkbomb sandbox --workdir ./repo --timeout 10m --memory 4G --pids 512 -- make test
+  forkbomb sandbox --toolchains -- cargo build --offline
+  forkbomb sandbox --probe --json`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return o.run(c.Context(), args)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: sandbox.ExitSetup, msg: fmt.Sprintf("%v (see 'forkbomb sandbox --help')", err)}
+	})
+	f := cmd.Flags()
+	f.SetInterspersed(false)
+	f.StringVar(&o.workdir, "workdir", "", "the only place the command may write besides its temp dir, and its cwd (default: current directory)")
+	f.StringArrayVar(&o.ro, "ro", nil, "extra path made readable, e.g. inside a hidden home (repeatable)")
+	f.StringArrayVar(&o.rw, "rw", nil, "extra writable path (repeatable)")
+	f.StringVar(&o.network, "network", "none", "none: a loopback of its own, no DNS; host: the host network (warns)")
+	f.StringArrayVar(&o.env, "env", nil, "pass one more variable from your environment (repeatable; credential-like names are refused)")
+	f.DurationVar(&o.timeout, "timeout", 0, "wall-clock limit, e.g. 30s or 10m; then every process dies and forkbomb exits 124")
+	f.StringVar(&o.memory, "memory", "", "memory limit, e.g. 512M or 4G")
+	f.IntVar(&o.pids, "pids", 0, "maximum number of processes and threads")
+	f.Float64Var(&o.cpus, "cpus", 0, "CPU quota in cores, e.g. 1.5 (needs a cgroup)")
+	f.StringVar(&o.maxOutput, "max-output", "", "cap on stdout+stderr together, e.g. 1M; the command is killed when it is exceeded (exit 137)")
+	f.BoolVar(&o.probe, "probe", false, "report which layers work on this machine, and exit")
+	f.BoolVar(&o.json, "json", false, "with --probe: print the report as JSON")
+	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run UNCONFINED (development only; warns loudly)")
+	f.BoolVar(&o.toolchains, "toolchains", false, "make toolchains kept under home readable: "+fmt.Sprint(sandbox.ToolchainDirs))
+	f.StringVar(&o.mode, "mode", "auto", "backend: auto, namespaces or landlock (for diagnosis; auto picks by trial)")
+	return cmd
+}
+
+func (o *sandboxOptions) run(ctx context.Context, args []string) error {
+	if o.probe {
+		return o.runProbe(ctx)
+	}
+	if len(args) == 0 {
+		return &exitError{code: sandbox.ExitSetup, msg: "no command given (usage: forkbomb sandbox [flags] -- COMMAND [ARG...])"}
+	}
+	p := sandbox.Policy{
+		Command:    args,
+		Workdir:    o.workdir,
+		ReadOnly:   o.ro,
+		ReadWrite:  o.rw,
+		Network:    sandbox.Network(o.network),
+		Env:        o.env,
+		Timeout:    o.timeout,
+		Pids:       o.pids,
+		CPUs:       o.cpus,
+		Toolchains: o.toolchains,
+		Mode:       sandbox.Mode(o.mode),
+		NoSandbox:  o.noSandbox,
+	}
+	var err error
+	if o.memory != "" {
+		if p.Memory, err = parseSize(o.memory); err != nil {
+			return &exitError{code: sandbox.ExitSetup, msg: "--memory: " + err.Error()}
+		}
+	}
+	if o.maxOutput != "" {
+		if p.MaxOutput, err = parseSize(o.maxOutput); err != nil {
+			return &exitError{code: sandbox.ExitSetup, msg: "--max-output: " + err.Error()}
+		}
+	}
+	if o.noSandbox {
+		fmt.Fprintln(o.io.Err, "forkbomb: WARNING: --no-sandbox: the command runs UNCONFINED with your full access to this machine, its files and its network")
+	}
+	if p.Network == sandbox.NetworkHost && !o.noSandbox {
+		fmt.Fprintln(o.io.Err, "forkbomb: warning: --network host: the command can reach your network, its services and the internet")
+	}
+	res, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdin: o.io.In, Stdout: o.io.Out, Stderr: o.io.Err})
+	if res != nil {
+		for _, w := range res.Warnings {
+			fmt.Fprintf(o.io.Err, "forkbomb: warning: %s\n", w)
+		}
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return &exitError{code: sandbox.ExitInterruptedBase + 2, msg: "interrupted; every process of the command was killed"}
+	case errors.Is(err, sandbox.ErrCommandNotFound):
+		return &exitError{code: sandbox.ExitNotFound, msg: err.Error()}
+	case errors.Is(err, sandbox.ErrCommandNotExecutable):
+		return &exitError{code: sandbox.ExitNotExecutable, msg: err.Error()}
+	case err != nil:
+		return &exitError{code: sandbox.ExitSetup, msg: err.Error()}
+	}
+	switch {
+	case res.TimedOut:
+		return &exitError{code: res.ExitCode, msg: fmt.Sprintf("timed out after %s; every process of the command was killed", o.timeout)}
+	case res.Limit != "":
+		return &exitError{code: res.ExitCode, msg: fmt.Sprintf("the %s limit was exceeded; the command was killed", res.Limit)}
+	case res.ExitCode != 0:
+		return &exitError{code: res.ExitCode}
+	}
+	return nil
+}
+
+func (o *sandboxOptions) runProbe(ctx context.Context) error {
+	rep, err := sandbox.Probe(ctx)
+	if err != nil {
+		return &exitError{code: sandbox.ExitSetup, msg: "probe: " + err.Error()}
+	}
+	if o.json {
+		enc := json.NewEncoder(o.io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.WriteText(o.io.Out)
+	return nil
+}

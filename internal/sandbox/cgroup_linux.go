@@ -1,0 +1,250 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// cgroup is the sandbox's own control group: under cgroup v2 one directory,
+// under v1 one directory per controller. A nil *cgroup is valid and does
+// nothing (no limit was asked for, or none could be made).
+type cgroup struct {
+	v2  string
+	v1  map[string]string // controller → directory
+	dir []string          // every directory, for cleanup
+}
+
+var cgroupSeq atomic.Int64
+
+// newCgroup makes a cgroup with the given limits. It tries cgroup v2 (a
+// writable, delegated subtree with the controllers enabled), then v1 (root,
+// or a delegated v1 hierarchy). When neither works it returns nil and a
+// warning: the init then falls back to rlimits.
+func newCgroup(memory int64, pids int, cpus float64) (*cgroup, string) {
+	if memory == 0 && pids == 0 && cpus == 0 {
+		return nil, ""
+	}
+	name := fmt.Sprintf("forkbomb-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+	v2err := error(nil)
+	if cg, err := newCgroupV2(name, memory, pids, cpus); err == nil {
+		return cg, ""
+	} else {
+		v2err = err
+	}
+	if cg, err := newCgroupV1(name, memory, pids, cpus); err == nil {
+		return cg, ""
+	} else {
+		w := fmt.Sprintf("no usable cgroup (v2: %v; v1: %v): --memory is enforced per process (RLIMIT_DATA), --pids per sandbox user (RLIMIT_NPROC)", v2err, err)
+		if cpus > 0 {
+			w += ", --cpus is not enforced"
+		}
+		return nil, w
+	}
+}
+
+func newCgroupV2(name string, memory int64, pids int, cpus float64) (*cgroup, error) {
+	mnt := mountpointOf("cgroup2", "")
+	if mnt == "" {
+		return nil, errors.New("not mounted")
+	}
+	rel := ownCgroup("")
+	if rel == "" {
+		return nil, errors.New("own cgroup unknown")
+	}
+	parent := filepath.Join(mnt, rel)
+	need := []string{}
+	if memory > 0 {
+		need = append(need, "memory")
+	}
+	if pids > 0 {
+		need = append(need, "pids")
+	}
+	if cpus > 0 {
+		need = append(need, "cpu")
+	}
+	avail, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+	for _, c := range need {
+		if !hasWord(string(avail), c) {
+			if err := os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+"+c), 0); err != nil {
+				return nil, fmt.Errorf("controller %s not delegated here", c)
+			}
+		}
+	}
+	dir := filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cg := &cgroup{v2: dir, dir: []string{dir}}
+	writes := map[string]string{}
+	if memory > 0 {
+		writes["memory.max"] = strconv.FormatInt(memory, 10)
+		writes["memory.swap.max"] = "0"
+	}
+	if pids > 0 {
+		writes["pids.max"] = strconv.Itoa(pids)
+	}
+	if cpus > 0 {
+		writes["cpu.max"] = fmt.Sprintf("%d 100000", int64(cpus*100000))
+	}
+	for f, v := range writes {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0); err != nil && f != "memory.swap.max" {
+			cg.remove()
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return cg, nil
+}
+
+func newCgroupV1(name string, memory int64, pids int, cpus float64) (*cgroup, error) {
+	cg := &cgroup{v1: map[string]string{}}
+	type w struct{ file, val string }
+	want := map[string][]w{}
+	if memory > 0 {
+		m := strconv.FormatInt(memory, 10)
+		want["memory"] = []w{{"memory.limit_in_bytes", m}, {"memory.memsw.limit_in_bytes", m}}
+	}
+	if pids > 0 {
+		want["pids"] = []w{{"pids.max", strconv.Itoa(pids)}}
+	}
+	if cpus > 0 {
+		want["cpu"] = []w{{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", strconv.FormatInt(int64(cpus*100000), 10)}}
+	}
+	for ctrl, writes := range want {
+		mnt := mountpointOf("cgroup", ctrl)
+		if mnt == "" {
+			cg.remove()
+			return nil, fmt.Errorf("%s controller not mounted", ctrl)
+		}
+		dir := filepath.Join(mnt, ownCgroup(ctrl), name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			cg.remove()
+			return nil, err
+		}
+		cg.v1[ctrl] = dir
+		cg.dir = append(cg.dir, dir)
+		for _, x := range writes {
+			err := os.WriteFile(filepath.Join(dir, x.file), []byte(x.val), 0)
+			if err != nil && x.file != "memory.memsw.limit_in_bytes" { // absent without swap accounting
+				cg.remove()
+				return nil, fmt.Errorf("%s: %w", x.file, err)
+			}
+		}
+	}
+	return cg, nil
+}
+
+func (cg *cgroup) add(pid int) error {
+	if cg == nil {
+		return nil
+	}
+	for _, d := range cg.dir {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oomKilled reports whether the kernel's OOM killer acted in this cgroup.
+func (cg *cgroup) oomKilled() bool {
+	if cg == nil {
+		return false
+	}
+	file := ""
+	if cg.v2 != "" {
+		file = filepath.Join(cg.v2, "memory.events")
+	} else if d, ok := cg.v1["memory"]; ok {
+		file = filepath.Join(d, "memory.oom_control")
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// remove deletes the cgroup directories; the kernel refuses while a process
+// is still in one, which lasts only until the pid namespace is torn down.
+func (cg *cgroup) remove() {
+	if cg == nil {
+		return
+	}
+	for _, d := range cg.dir {
+		for i := 0; i < 50; i++ {
+			if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// mountpointOf finds where a cgroup hierarchy is mounted: fstype cgroup2,
+// or fstype cgroup with the given controller among its options.
+func mountpointOf(fstype, controller string) string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line := s.Text()
+		i := strings.Index(line, " - ")
+		if i < 0 {
+			continue
+		}
+		pre, post := strings.Fields(line[:i]), strings.Fields(line[i+3:])
+		if len(pre) < 5 || len(post) < 3 || post[0] != fstype {
+			continue
+		}
+		if controller == "" || hasWord(strings.ReplaceAll(post[2], ",", " "), controller) {
+			return pre[4]
+		}
+	}
+	return ""
+}
+
+// ownCgroup is this process's cgroup path in the v2 hierarchy (controller
+// "") or in the v1 hierarchy of a controller.
+func ownCgroup(controller string) string {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if controller == "" && parts[0] == "0" && parts[1] == "" {
+			return parts[2]
+		}
+		if controller != "" && hasWord(strings.ReplaceAll(parts[1], ",", " "), controller) {
+			return parts[2]
+		}
+	}
+	return ""
+}
+
+func hasWord(s, w string) bool {
+	for _, f := range strings.Fields(s) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}

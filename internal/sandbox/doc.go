@@ -1,0 +1,21 @@
+// Package sandbox runs one command so that the kernel, not the command's good
+// will, decides what it can touch.
+//
+// A Policy says what the command may write (its workdir, extra --rw paths and
+// a private temp dir), what it may additionally read, whether it has a
+// network, and its resource limits. Run turns the policy into kernel
+// mechanisms on the best backend the machine offers:
+//
+//   - namespaces: the forkbomb binary re-executes itself as a small init
+//     inside new user, mount, pid, network, IPC, UTS and cgroup namespaces,
+//     builds a read-only view of the host with credential folders hidden,
+//     then applies Landlock and a seccomp filter to the thread that starts
+//     the command, drops every capability and execs it. The init reaps; when
+//     the command exits every descendant dies with the pid namespace.
+//   - landlock: where user namespaces are unavailable, the same filesystem
+//     rules are applied by Landlock alone, with seccomp, setsid, a child
+//     subreaper and rlimits.
+//
+// Which backend works is found by trial (see Probe); Run never falls back to
+// running unconfined. The parent/child protocol is documented in init_linux.go.
+package sandbox

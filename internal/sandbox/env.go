@@ -1,0 +1,61 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// baseEnv is the allowlist of variables a confined command sees. HOME and
+// TMPDIR are always set to the sandbox's own.
+var baseEnv = []string{"PATH", "USER", "LANG", "SHELL", "TERM"}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// secretNameRE matches names that look like credentials. It is not the
+// security boundary (the allowlist is); it stops a user from handing a key
+// to an agent by mistake with --env.
+var secretNameRE = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SSH_AUTH_SOCK|GPG_AGENT)`)
+
+func checkEnvName(name string) error {
+	if !envNameRE.MatchString(name) {
+		return fmt.Errorf("%w: --env %q is not a variable name", ErrInvalidPolicy, name)
+	}
+	if secretNameRE.MatchString(name) {
+		return fmt.Errorf("%w: --env %s looks like a credential; keys never enter the sandbox (see docs/SECURITY.md)", ErrInvalidPolicy, name)
+	}
+	if name == "HOME" || name == "TMPDIR" {
+		return fmt.Errorf("%w: --env %s: the sandbox sets its own %s", ErrInvalidPolicy, name, name)
+	}
+	return nil
+}
+
+// buildEnv returns the command's whole environment.
+func buildEnv(extra []string, home, tmp string) []string {
+	env := make([]string, 0, len(baseEnv)+len(extra)+2)
+	seen := map[string]bool{}
+	for _, name := range append(append([]string{}, baseEnv...), extra...) {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	if !seen["PATH"] || !hasVar(env, "PATH") {
+		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin")
+	}
+	env = append(env, "HOME="+home, "TMPDIR="+tmp)
+	return env
+}
+
+func hasVar(env []string, name string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}

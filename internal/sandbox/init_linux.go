@@ -1,0 +1,270 @@
+package sandbox
+
+// The parent/child protocol.
+//
+// The parent (forkbomb) starts its own binary again as "forkbomb-init" with
+// argv[1] == initArg, the command's environment (the allowlist, nothing
+// else) and two extra descriptors:
+//
+//	fd 3  config: one JSON initConfig, then EOF. The parent writes it only
+//	      after putting the init in its cgroup, so the init does nothing
+//	      before it is limited.
+//	fd 4  status: the init writes one JSON initStatus if it fails before the
+//	      command starts (or, when probing, its report); it closes the
+//	      descriptor without writing once the command is running. EOF with
+//	      no bytes therefore means "the command started".
+//
+// In namespace mode the init is pid 1 of a new pid namespace. It builds the
+// mount tree, then, on a dedicated locked OS thread, drops every capability,
+// sets no_new_privs, applies Landlock and seccomp to that thread alone and
+// forks the command from it; the thread then exits, taking its restrictions
+// with it. The init itself keeps running unrestricted but out of reach: the
+// command cannot ptrace it (seccomp, Landlock), read its memory or
+// environment (it is not dumpable and the command has no CAP_SYS_PTRACE), or
+// signal it (Landlock signal scoping). The init exits with the command's
+// status once the command exits, and the kernel kills what is left in the
+// pid namespace.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+const initArg = "__forkbomb_sandbox_init"
+
+func init() {
+	// Keep the init's main goroutine on the main thread, so the thread that
+	// is restricted and forks the command is never the thread-group leader
+	// that signals and /proc address.
+	if IsInit() {
+		runtime.LockOSThread()
+	}
+}
+
+// IsInit reports whether this process was started as a sandbox init. The
+// binary's main (and a test binary's TestMain) must then call InitMain.
+func IsInit() bool {
+	return len(os.Args) > 1 && os.Args[1] == initArg
+}
+
+// initConfig is everything the init needs; it holds no secret.
+type initConfig struct {
+	Mode       Mode     `json:"mode"`
+	Argv       []string `json:"argv"`
+	Env        []string `json:"env"`
+	Dir        string   `json:"dir"`
+	Writable   []string `json:"writable"`
+	ReadOnly   []string `json:"read_only"`
+	Toolchains []string `json:"toolchains"`
+	Home       string   `json:"home"`
+	PrivTmp    string   `json:"priv_tmp"`
+	PrivHome   string   `json:"priv_home"`
+	HideDirs   []string `json:"hide_dirs"`
+	HideFiles  []string `json:"hide_files"`
+	NewNet     bool     `json:"new_net"`
+	RlimitData int64    `json:"rlimit_data,omitempty"`
+	RlimitProc int      `json:"rlimit_nproc,omitempty"`
+	Probe      bool     `json:"probe,omitempty"`
+}
+
+func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool) *initConfig {
+	cfg := &initConfig{
+		Mode:     mode,
+		Argv:     r.Command,
+		Dir:      r.Workdir,
+		Writable: append([]string{r.Workdir}, r.ReadWrite...),
+		ReadOnly: r.ReadOnly,
+		PrivTmp:  privTmp,
+		PrivHome: privHome,
+		NewNet:   r.Network == NetworkNone,
+		HideDirs: append(append([]string{}, r.HomeDirs...), hiddenDirs...),
+	}
+	cfg.HideFiles = append(cfg.HideFiles, rootOnlySecrets...)
+	cfg.HideFiles = append(cfg.HideFiles, credentialPaths(r.Home)...)
+	if r.Toolchains && r.Home != "" {
+		for _, t := range ToolchainDirs {
+			p := r.Home + "/" + t
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				cfg.Toolchains = append(cfg.Toolchains, p)
+			}
+		}
+	}
+	switch mode {
+	case ModeNamespaces:
+		cfg.Home = r.Home
+		if cfg.Home == "" {
+			cfg.Home = "/home/sandbox"
+		}
+		cfg.Env = buildEnv(r.Env, cfg.Home, "/tmp")
+	default:
+		cfg.Home = privHome
+		cfg.Env = buildEnv(r.Env, privHome, privTmp)
+	}
+	if noCgroup {
+		cfg.RlimitData = r.Memory
+		cfg.RlimitProc = r.Pids
+	}
+	return cfg
+}
+
+// InitMain is the whole life of the init process; it never returns.
+func InitMain() {
+	os.Exit(initMain())
+}
+
+func initMain() int {
+	cfgFile, status := os.NewFile(3, "config"), os.NewFile(4, "status")
+	if cfgFile == nil || status == nil {
+		fmt.Fprintln(os.Stderr, "forkbomb: the sandbox init is started by forkbomb, not by hand")
+		return ExitSetup
+	}
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	fail := func(kind string, err error) int {
+		_ = json.NewEncoder(status).Encode(initStatus{Error: err.Error(), Kind: kind})
+		return ExitSetup
+	}
+	var cfg initConfig
+	if err := json.NewDecoder(cfgFile).Decode(&cfg); err != nil {
+		return fail("setup", fmt.Errorf("read config: %w", err))
+	}
+	cfgFile.Close()
+	// Not dumpable: the command, which has no CAP_SYS_PTRACE, cannot open
+	// /proc/1/mem, /proc/1/environ or /proc/1/root of this process.
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+	switch cfg.Mode {
+	case ModeNamespaces:
+		if err := setupNamespaces(&cfg); err != nil {
+			return fail("ns", err)
+		}
+	case ModeLandlock:
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return fail("setup", fmt.Errorf("become child subreaper: %w", err))
+		}
+	default:
+		return fail("setup", fmt.Errorf("unknown mode %q", cfg.Mode))
+	}
+	if err := setRlimits(&cfg); err != nil {
+		return fail("setup", err)
+	}
+	if err := os.Chdir(cfg.Dir); err != nil {
+		return fail("setup", fmt.Errorf("enter workdir: %w", err))
+	}
+	if cfg.Probe {
+		rep := probeInside(&cfg)
+		_ = json.NewEncoder(status).Encode(initStatus{Probe: rep})
+		return 0
+	}
+	path, err := exec.LookPath(cfg.Argv[0])
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return fail("notfound", fmt.Errorf("%s", cfg.Argv[0]))
+		}
+		return fail("notexec", fmt.Errorf("%s: %v", cfg.Argv[0], err))
+	}
+	pid, err := onRestrictedThread(&cfg, func() (int, error) {
+		return syscall.ForkExec(path, cfg.Argv, &syscall.ProcAttr{
+			Dir:   cfg.Dir,
+			Env:   cfg.Env,
+			Files: []uintptr{0, 1, 2},
+		})
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, syscall.ENOENT):
+			return fail("notfound", fmt.Errorf("%s", cfg.Argv[0]))
+		case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EPERM):
+			return fail("notexec", fmt.Errorf("%s: %v", cfg.Argv[0], err))
+		}
+		return fail("setup", err)
+	}
+	status.Close()
+	return reap(&cfg, pid)
+}
+
+// onRestrictedThread runs start on a fresh OS thread after confining that
+// thread. The thread is never unlocked, so it exits with the goroutine.
+func onRestrictedThread(cfg *initConfig, start func() (int, error)) (int, error) {
+	type result struct {
+		pid int
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := restrictThread(cfg); err != nil {
+			ch <- result{0, err}
+			return
+		}
+		pid, err := start()
+		ch <- result{pid, err}
+	}()
+	r := <-ch
+	return r.pid, r.err
+}
+
+// restrictThread confines the calling thread. Order matters: capabilities
+// go first (Landlock and seccomp need none), no_new_privs before Landlock
+// and seccomp (both require it without CAP_SYS_ADMIN), seccomp last so the
+// Landlock calls are not themselves filtered.
+func restrictThread(cfg *initConfig) error {
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if err := applyLandlock(cfg); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	if err := applySeccomp(cfg); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	return nil
+}
+
+// reap waits for the command, reaping every orphan meanwhile, then kills
+// whatever the command left behind and exits with the command's status.
+func reap(cfg *initConfig, pid int) int {
+	term := make(chan os.Signal, 1)
+	if cfg.Mode == ModeLandlock {
+		signal.Notify(term, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	}
+	exited := make(chan syscall.WaitStatus, 1)
+	go func() {
+		for {
+			var ws syscall.WaitStatus
+			wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				exited <- ws
+				return
+			}
+			if wpid == pid {
+				exited <- ws
+				return
+			}
+		}
+	}()
+	var ws syscall.WaitStatus
+	select {
+	case ws = <-exited:
+	case sig := <-term:
+		killDescendants(cfg)
+		<-exited
+		return 128 + int(sig.(syscall.Signal))
+	}
+	killDescendants(cfg)
+	return exitCodeOf(ws)
+}

@@ -1,0 +1,162 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// errNoLandlock means the kernel has no Landlock; namespace mode carries on
+// without this second layer, the probe reports it, and Landlock mode refuses.
+var errNoLandlock = errors.New("landlock unavailable")
+
+// landlockABI is the kernel's Landlock ABI version, 0 when absent.
+func landlockABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+const allAccessFS = landlock.AccessFSSet(1<<17 - 1)
+
+// applyLandlock restricts the calling thread (it must hold no_new_privs).
+//
+// In namespace mode the view is already built, so the rules are the same
+// as the mounts: read and execute everywhere, write only to the writable
+// trees, the private temp dirs and a few devices. Landlock cannot carve a
+// read-only .git out of a writable tree; the mount layer alone does that.
+//
+// In Landlock mode, with the host's real tree, reading is granted only to
+// the parts of the tree that hold nothing hidden (see readableRoots), and
+// TCP is denied outright when offline.
+func applyLandlock(cfg *initConfig) error {
+	if landlockABI() < 1 {
+		if cfg.Mode == ModeLandlock {
+			return errNoLandlock
+		}
+		return nil // reported by the probe; namespaces still confine
+	}
+	conf := landlock.Config{
+		HandledAccessFS: allAccessFS,
+		Scoped:          landlock.ScopedSet(ll.ScopeAbstractUnixSocket | ll.ScopeSignal),
+	}
+	if cfg.Mode == ModeLandlock && cfg.NewNet {
+		conf.HandledAccessNet = landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP | ll.AccessNetBindUDP | ll.AccessNetConnectSendUDP)
+	}
+	conf = conf.BestEffort()
+
+	var rules []landlock.Rule
+	var rwDirs, rwFiles []string
+	split := func(paths []string, dirs, files *[]string) {
+		for _, p := range paths {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				*dirs = append(*dirs, p)
+			} else if err == nil {
+				*files = append(*files, p)
+			}
+		}
+	}
+	if cfg.Mode == ModeNamespaces {
+		rules = append(rules, landlock.RODirs("/"))
+		split(append(append([]string{}, cfg.Writable...), "/tmp", "/var/tmp", cfg.Home, "/dev/shm"), &rwDirs, &rwFiles)
+	} else {
+		hidden := append(append(append([]string{}, cfg.HideDirs...), cfg.HideFiles...), "/tmp", "/dev")
+		roDirs, roFiles := readableRoots(hidden)
+		split(append(append([]string{}, cfg.ReadOnly...), cfg.Toolchains...), &roDirs, &roFiles)
+		if len(roDirs) > 0 {
+			rules = append(rules, landlock.RODirs(roDirs...))
+		}
+		if len(roFiles) > 0 {
+			rules = append(rules, landlock.ROFiles(roFiles...))
+		}
+		split(append(append([]string{}, cfg.Writable...), cfg.PrivTmp, cfg.PrivHome, "/dev/shm"), &rwDirs, &rwFiles)
+	}
+	if len(rwDirs) > 0 {
+		rules = append(rules, landlock.RWDirs(rwDirs...).WithRefer().WithResolveUnix())
+	}
+	if len(rwFiles) > 0 {
+		rules = append(rules, landlock.RWFiles(rwFiles...))
+	}
+	rules = append(rules,
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
+		landlock.PathAccess(landlock.AccessFSSet(ll.AccessFSReadFile|ll.AccessFSWriteFile|ll.AccessFSReadDir|ll.AccessFSIoctlDev), "/dev/pts").IgnoreIfMissing(),
+	)
+	fd, flags, err := conf.NewRulesetFD(rules...)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		if cfg.Mode == ModeLandlock {
+			return errNoLandlock
+		}
+		return nil
+	}
+	defer func() { _ = closeFD(fd) }()
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// readableRoots splits the host tree into the largest paths that hold
+// nothing hidden: a directory with a hidden path below it is descended
+// into, everything else is granted whole. Symlinks are judged by where they
+// point, so no link re-exposes a hidden folder.
+func readableRoots(hidden []string) (dirs, files []string) {
+	isHidden := func(p string) bool {
+		for _, h := range hidden {
+			if within(p, h) {
+				return true
+			}
+		}
+		return false
+	}
+	holdsHidden := func(p string) bool {
+		for _, h := range hidden {
+			if within(h, p) && h != p {
+				return true
+			}
+		}
+		return false
+	}
+	var visit func(dir string)
+	visit = func(dir string) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if isHidden(p) {
+				continue
+			}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || isHidden(real) {
+				continue
+			}
+			fi, err := os.Stat(real)
+			if err != nil {
+				continue
+			}
+			if holdsHidden(real) {
+				if real == p && fi.IsDir() {
+					visit(p)
+				}
+				continue
+			}
+			if fi.IsDir() {
+				dirs = append(dirs, p)
+			} else {
+				files = append(files, p)
+			}
+		}
+	}
+	visit("/")
+	return dirs, files
+}

@@ -1,0 +1,272 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// initCaps are the capabilities (in the sandbox's own user namespace) the
+// init keeps across its exec to build the mount tree and bring up loopback.
+// They mean nothing outside the namespace and are dropped before the command
+// starts.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER}
+
+// Where the init builds the new root. /tmp is covered by a private tmpfs
+// first; after pivot_root into it the host's root, /tmp included, stays
+// reachable at /oldroot until the final pivot (the bubblewrap technique).
+const (
+	baseDir = "/tmp"
+	newRoot = "/newroot"
+	oldRoot = "/oldroot"
+)
+
+// setupNamespaces builds the sandbox's filesystem view and network, then
+// pivots into it. It runs as the init, with CAP_SYS_ADMIN in the new user
+// namespace only.
+func setupNamespaces(cfg *initConfig) error {
+	// Nothing mounted from here on may propagate back to the host.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	if err := unix.Mount("tmpfs", baseDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("mount base tmpfs: %w", err)
+	}
+	for _, d := range []string{newRoot, oldRoot} {
+		if err := os.Mkdir(baseDir+d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(baseDir+"/empty", nil, 0o444); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(baseDir, baseDir+oldRoot); err != nil {
+		return fmt.Errorf("pivot_root into base: %w", err)
+	}
+	if err := os.Chdir("/"); err != nil {
+		return err
+	}
+
+	// The whole host, read-only, without setuid or device files.
+	if err := unix.Mount(oldRoot, newRoot, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind host root: %w", err)
+	}
+	if err := setattr(newRoot, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0); err != nil {
+		return fmt.Errorf("make host root read-only: %w", err)
+	}
+
+	// Home directories, service sockets: empty tmpfs, made read-only below.
+	var hidden []string
+	for _, d := range cfg.HideDirs {
+		fi, err := os.Lstat(newRoot + d)
+		if err != nil || !fi.IsDir() {
+			continue // absent, or a symlink to something hidden anyway
+		}
+		if err := unix.Mount("tmpfs", newRoot+d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+			return fmt.Errorf("hide %s: %w", d, err)
+		}
+		hidden = append(hidden, newRoot+d)
+	}
+	for _, f := range cfg.HideFiles {
+		fi, err := os.Lstat(newRoot + f)
+		if err != nil || fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
+			continue
+		}
+		if err := unix.Mount("/empty", newRoot+f, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("hide %s: %w", f, err)
+		}
+		if err := setattr(newRoot+f, false, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0); err != nil {
+			return fmt.Errorf("hide %s: %w", f, err)
+		}
+	}
+
+	if err := mountProc(); err != nil {
+		return err
+	}
+	if err := mountDev(); err != nil {
+		return err
+	}
+
+	// Private /tmp and /var/tmp, and a fresh empty home.
+	binds := []bind{
+		{src: cfg.PrivTmp, dst: "/tmp", rw: true},
+		{src: cfg.PrivTmp, dst: "/var/tmp", rw: true},
+		{src: cfg.PrivHome, dst: cfg.Home, rw: true},
+	}
+	for _, p := range cfg.Toolchains {
+		binds = append(binds, bind{src: p, dst: p})
+	}
+	for _, p := range cfg.ReadOnly {
+		binds = append(binds, bind{src: p, dst: p})
+	}
+	for _, p := range cfg.Writable {
+		binds = append(binds, bind{src: p, dst: p, rw: true})
+	}
+	// Parents before children, so a narrower bind lands on top of a wider.
+	sort.SliceStable(binds[3:], func(i, j int) bool {
+		return depth(binds[3+i].dst) < depth(binds[3+j].dst)
+	})
+	for _, b := range binds {
+		if err := b.mount(); err != nil {
+			return err
+		}
+	}
+	// Credential files inside toolchain folders (cargo's token) stay hidden.
+	for _, f := range cfg.HideFiles {
+		for _, t := range cfg.Toolchains {
+			if within(f, t) {
+				if fi, err := os.Lstat(newRoot + f); err == nil && fi.Mode().IsRegular() {
+					if err := unix.Mount("/empty", newRoot+f, "", unix.MS_BIND, ""); err != nil {
+						return fmt.Errorf("hide %s: %w", f, err)
+					}
+					_ = setattr(newRoot+f, false, unix.MOUNT_ATTR_RDONLY, 0)
+				}
+			}
+		}
+	}
+	for _, h := range hidden {
+		if err := setattr(h, false, unix.MOUNT_ATTR_RDONLY, 0); err != nil {
+			return fmt.Errorf("make %s read-only: %w", h, err)
+		}
+	}
+
+	if cfg.NewNet {
+		if err := loopbackUp(); err != nil {
+			return fmt.Errorf("bring up loopback: %w", err)
+		}
+	}
+	_ = unix.Sethostname([]byte("forkbomb"))
+
+	// Final pivot: the base tmpfs and the host root under it go away.
+	if err := os.Chdir(newRoot); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root into sandbox: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach host root: %w", err)
+	}
+	if err := os.Chdir("/"); err != nil {
+		return err
+	}
+	return protectGitDirs(cfg.Writable)
+}
+
+type bind struct {
+	src, dst string
+	rw       bool
+}
+
+// mount bind-mounts the host path b.src (reached through /oldroot) at b.dst
+// in the new root, creating the mount point if a hidden tmpfs or the
+// private home covers it.
+func (b bind) mount() error {
+	src, dst := oldRoot+b.src, newRoot+b.dst
+	fi, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("bind %s: %w", b.src, err)
+	}
+	if fi.IsDir() {
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return fmt.Errorf("mount point %s: %w", b.dst, err)
+		}
+	} else if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("mount point %s: %w", b.dst, err)
+		}
+		if err := os.WriteFile(dst, nil, 0o644); err != nil {
+			return fmt.Errorf("mount point %s: %w", b.dst, err)
+		}
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", b.dst, err)
+	}
+	set := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+	if !b.rw {
+		set |= unix.MOUNT_ATTR_RDONLY
+	}
+	if err := setattr(dst, true, set, 0); err != nil {
+		return fmt.Errorf("restrict %s: %w", b.dst, err)
+	}
+	return nil
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
+
+// setattr changes mount attributes with mount_setattr(2), recursively when
+// asked: one call makes a whole tree read-only, which a remount cannot.
+func setattr(path string, recursive bool, set, clr uint64) error {
+	flags := 0
+	if recursive {
+		flags = unix.AT_RECURSIVE
+	}
+	return unix.MountSetattr(unix.AT_FDCWD, path, uint(flags), &unix.MountAttr{Attr_set: set, Attr_clr: clr})
+}
+
+// mountProc mounts a read-only procfs of the sandbox's own pid namespace:
+// host processes are invisible, and nothing under /proc (sysctls,
+// sysrq-trigger) is writable even by a root caller.
+func mountProc() error {
+	if err := unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("mount proc: %w", err)
+	}
+	return nil
+}
+
+// mountDev builds a minimal /dev: the harmless character devices, a private
+// devpts and /dev/shm. No disk, no /dev/mem, no host pty.
+func mountDev() error {
+	dev := newRoot + "/dev"
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("mount /dev: %w", err)
+	}
+	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		if err := os.WriteFile(dev+"/"+n, nil, 0o666); err != nil {
+			return err
+		}
+		if err := unix.Mount(oldRoot+"/dev/"+n, dev+"/"+n, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind /dev/%s: %w", n, err)
+		}
+	}
+	for name, target := range map[string]string{
+		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+		"stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx",
+	} {
+		if err := os.Symlink(target, dev+"/"+name); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"pts", "shm"} {
+		if err := os.Mkdir(dev+"/"+d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount("devpts", dev+"/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620"); err != nil {
+		return fmt.Errorf("mount /dev/pts: %w", err)
+	}
+	if err := unix.Mount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	return setattr(dev, false, unix.MOUNT_ATTR_RDONLY, 0)
+}
+
+// loopbackUp brings up the new network namespace's lo, the only interface.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK | unix.IFF_RUNNING)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}

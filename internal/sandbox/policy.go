@@ -1,0 +1,205 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Network says what network the command sees.
+type Network string
+
+const (
+	// NetworkNone gives the command a loopback of its own and nothing else.
+	NetworkNone Network = "none"
+	// NetworkHost shares the host's network (and its DNS).
+	NetworkHost Network = "host"
+)
+
+// Mode selects the backend. ModeAuto tries namespaces first and falls back to
+// Landlock alone; the other values force one backend (for diagnosis and for
+// testing the fallback on a machine that has both).
+type Mode string
+
+const (
+	ModeAuto       Mode = "auto"
+	ModeNamespaces Mode = "namespaces"
+	ModeLandlock   Mode = "landlock"
+	// ModeNone is what Run reports when the caller asked for no sandbox.
+	ModeNone Mode = "none"
+)
+
+// Policy is everything the caller decides about one confined command.
+type Policy struct {
+	Command   []string      // argv; Command[0] is looked up in the sandbox's PATH
+	Workdir   string        // the only tree the command may write besides its temp dir; also its cwd
+	ReadOnly  []string      // extra paths made readable (e.g. inside a hidden home)
+	ReadWrite []string      // extra writable paths
+	Network   Network       // none (default) or host
+	Env       []string      // names of extra variables passed from the caller's environment
+	Timeout   time.Duration // wall-clock limit; 0 means none
+	Memory    int64         // bytes; 0 means none
+	Pids      int           // max processes; 0 means none
+	CPUs      float64       // CPU quota in cores; 0 means none
+	MaxOutput int64         // cap on stdout+stderr bytes; 0 means none
+	// Toolchains makes the toolchains a user keeps under home readable
+	// (see ToolchainDirs); their credential files stay hidden.
+	Toolchains bool
+	Mode       Mode
+	// NoSandbox runs the command unconfined. Only for development.
+	NoSandbox bool
+}
+
+// resolved is a Policy whose paths are absolute and canonical and whose
+// defaults are filled in; only Resolve makes one.
+type resolved struct {
+	Policy
+	Home     string // the caller's home, canonical
+	HomeDirs []string
+}
+
+// Resolve validates p and makes every path absolute and canonical, so that
+// what the init mounts is exactly what was checked here.
+func (p Policy) resolve() (*resolved, error) {
+	if len(p.Command) == 0 || p.Command[0] == "" {
+		return nil, fmt.Errorf("%w: no command given", ErrInvalidPolicy)
+	}
+	if p.Network == "" {
+		p.Network = NetworkNone
+	}
+	if p.Network != NetworkNone && p.Network != NetworkHost {
+		return nil, fmt.Errorf("%w: --network must be none or host, not %q", ErrInvalidPolicy, p.Network)
+	}
+	if p.Mode == "" {
+		p.Mode = ModeAuto
+	}
+	switch p.Mode {
+	case ModeAuto, ModeNamespaces, ModeLandlock:
+	default:
+		return nil, fmt.Errorf("%w: unknown mode %q (auto, namespaces or landlock)", ErrInvalidPolicy, p.Mode)
+	}
+	if p.Timeout < 0 || p.Memory < 0 || p.Pids < 0 || p.CPUs < 0 || p.MaxOutput < 0 {
+		return nil, fmt.Errorf("%w: limits must not be negative", ErrInvalidPolicy)
+	}
+	for _, name := range p.Env {
+		if err := checkEnvName(name); err != nil {
+			return nil, err
+		}
+	}
+	r := &resolved{Policy: p}
+	r.Home = callerHome()
+	r.HomeDirs = homeRoots(r.Home)
+
+	if p.Workdir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("%w: current directory: %v", ErrInvalidPolicy, err)
+		}
+		p.Workdir = wd
+	}
+	var err error
+	if r.Workdir, err = canonicalDir(p.Workdir, "--workdir", true); err != nil {
+		return nil, err
+	}
+	if err := r.checkExposure(r.Workdir, "--workdir"); err != nil {
+		return nil, err
+	}
+	r.ReadOnly, r.ReadWrite = nil, nil
+	for _, path := range p.ReadOnly {
+		c, err := canonicalDir(path, "--ro", false)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.checkExposure(c, "--ro"); err != nil {
+			return nil, err
+		}
+		r.ReadOnly = append(r.ReadOnly, c)
+	}
+	for _, path := range p.ReadWrite {
+		c, err := canonicalDir(path, "--rw", false)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.checkExposure(c, "--rw"); err != nil {
+			return nil, err
+		}
+		r.ReadWrite = append(r.ReadWrite, c)
+	}
+	for _, ro := range r.ReadOnly {
+		for _, rw := range append([]string{r.Workdir}, r.ReadWrite...) {
+			if ro == rw {
+				return nil, fmt.Errorf("%w: %s is given both read-only and writable", ErrInvalidPolicy, ro)
+			}
+		}
+	}
+	return r, nil
+}
+
+// canonicalDir returns the absolute path of p with every symlink resolved.
+func canonicalDir(p, flag string, mustBeDir bool) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s %s: %v", ErrInvalidPolicy, flag, p, err)
+	}
+	c, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s %s: no such file or directory", ErrInvalidPolicy, flag, p)
+	}
+	fi, err := os.Stat(c)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s %s: %v", ErrInvalidPolicy, flag, p, err)
+	}
+	if mustBeDir && !fi.IsDir() {
+		return "", fmt.Errorf("%w: %s %s: not a directory", ErrInvalidPolicy, flag, p)
+	}
+	return c, nil
+}
+
+// checkExposure refuses a path whose exposure would undo the credential
+// masks: the root, a home directory itself (or anything holding one), and
+// anything inside a credential folder.
+func (r *resolved) checkExposure(path, flag string) error {
+	if path == "/" {
+		return fmt.Errorf("%w: %s /: refusing to expose the whole filesystem", ErrInvalidPolicy, flag)
+	}
+	for _, h := range append([]string{r.Home}, r.HomeDirs...) {
+		if h != "" && within(h, path) {
+			return fmt.Errorf("%w: %s %s: refusing to expose %s, which holds credential folders; name a folder inside it", ErrInvalidPolicy, flag, path, h)
+		}
+	}
+	for _, s := range credentialPaths(r.Home) {
+		if within(path, s) || within(s, path) {
+			return fmt.Errorf("%w: %s %s: refusing to expose credential path %s", ErrInvalidPolicy, flag, path, s)
+		}
+	}
+	return nil
+}
+
+// within reports whether path is base or lies below it.
+func within(path, base string) bool {
+	if path == base {
+		return true
+	}
+	if base == "/" {
+		return true
+	}
+	return strings.HasPrefix(path, base+"/")
+}
+
+// callerHome is the caller's home directory, canonical where it exists.
+func callerHome() string {
+	h := os.Getenv("HOME")
+	if h == "" {
+		if os.Getuid() == 0 {
+			h = "/root"
+		} else {
+			return ""
+		}
+	}
+	if c, err := filepath.EvalSymlinks(h); err == nil {
+		return c
+	}
+	return filepath.Clean(h)
+}

@@ -1,0 +1,87 @@
+package sandbox
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// killDescendants kills every process the command left behind.
+//
+// In namespace mode the init is pid 1 of its own pid namespace, so kill(-1)
+// reaches exactly the sandbox's processes. Without a pid namespace kill(-1)
+// would reach every process of the user, so the init (a child subreaper, to
+// which every orphaned descendant is reparented) kills its children until
+// none is left.
+func killDescendants(cfg *initConfig) {
+	if cfg.Mode == ModeNamespaces {
+		_ = unix.Kill(-1, syscall.SIGKILL)
+		for {
+			if _, err := syscall.Wait4(-1, nil, 0, nil); err == syscall.ECHILD {
+				return
+			} else if err != nil && err != syscall.EINTR {
+				return
+			}
+		}
+	}
+	self := os.Getpid()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		kids := childrenOf(self)
+		for _, k := range kids {
+			_ = unix.Kill(k, syscall.SIGKILL)
+		}
+		for {
+			wpid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if wpid <= 0 || err != nil {
+				break
+			}
+		}
+		if len(kids) == 0 {
+			if _, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); err == syscall.ECHILD {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// childrenOf lists the processes whose parent is pid, from /proc.
+func childrenOf(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p == pid {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces and parentheses; fields after
+		// the last ')' are fixed: state, ppid, ...
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 {
+			if ppid, _ := strconv.Atoi(f[1]); ppid == pid {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// Exit statuses with a meaning of their own. Every other status is the
+// command's.
+const (
+	ExitTimeout         = 124 // the wall-clock limit expired
+	ExitSetup           = 125 // forkbomb could not run the command at all
+	ExitNotExecutable   = 126
+	ExitNotFound        = 127
+	ExitKilledByLimit   = 137 // a memory or output limit killed it (128+SIGKILL)
+	ExitInterruptedBase = 128 // plus the signal that interrupted forkbomb
+)
+
+// Stdio are the command's standard streams. When they are *os.File and no
+// output cap is set, the command gets the files themselves (so a terminal
+// stays a terminal); otherwise forkbomb copies through pipes.
+type Stdio struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// Result is what happened to a confined command.
+type Result struct {
+	ExitCode int
+	Mode     Mode     // the backend that ran it
+	TimedOut bool     // the timeout expired
+	Limit    string   // "memory" or "output" when a limit killed it
+	Warnings []string // limits that could not be enforced, fallbacks taken
+
+	probe *ProbeReport
+}
+
+// Run runs p.Command confined by p. The returned error is non-nil only when
+// the command could not be run at all (ErrInvalidPolicy, ErrSetup,
+// ErrUnsupported, ErrCommandNotFound, ErrCommandNotExecutable) or when ctx
+// was cancelled; the command's own failure is a non-zero Result.ExitCode.
+func Run(ctx context.Context, p Policy, stdio Stdio) (*Result, error) {
+	r, err := p.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if stdio.Stdout == nil {
+		stdio.Stdout = io.Discard
+	}
+	if stdio.Stderr == nil {
+		stdio.Stderr = io.Discard
+	}
+	if p.NoSandbox {
+		return runUnconfined(ctx, r, stdio)
+	}
+	return runConfined(ctx, r, stdio)
+}
+
+// runUnconfined runs the command with no confinement at all, still with the
+// environment allowlist and the timeout, so that --no-sandbox differs from a
+// confined run only in what the kernel enforces.
+func runUnconfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, error) {
+	tmp, err := os.MkdirTemp("", "forkbomb-nosandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
+	}
+	defer removeAll(tmp)
+	if r.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, r.Command[0], r.Command[1:]...)
+	cmd.Dir = r.Workdir
+	cmd.Env = buildEnv(r.Env, tmp, tmp)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Run()
+	res := &Result{Mode: ModeNone}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		res.TimedOut, res.ExitCode = true, ExitTimeout
+		return res, nil
+	case errors.As(err, &ee):
+		res.ExitCode = exitCodeOf(ee.ProcessState.Sys().(syscall.WaitStatus))
+		return res, nil
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s", ErrCommandNotFound, r.Command[0])
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s: %v", ErrCommandNotExecutable, r.Command[0], err)
+	}
+	return res, nil
+}
+
+// exitCodeOf maps a wait status to a shell-style exit code.
+func exitCodeOf(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// removeAll removes a private directory even when the command left
+// unwritable folders in it.
+func removeAll(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepathWalkChmod(dir)
+	_ = os.RemoveAll(dir)
+}

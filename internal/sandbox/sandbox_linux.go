@@ -1,0 +1,298 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// errNamespacesRefused marks a failure to build the namespaces before
+// anything ran: ModeAuto then falls back to Landlock alone.
+var errNamespacesRefused = errors.New("namespaces refused")
+
+// runConfined builds the sandbox and runs the command in it. In ModeAuto it
+// tries namespaces first and falls back to Landlock alone when the kernel
+// refuses them (no user namespaces, or a security module that denies
+// mounting in them) — found by trial, before the command has run.
+func runConfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, error) {
+	mode := r.Mode
+	if mode == ModeAuto || mode == ModeNamespaces {
+		res, err := runWithMode(ctx, r, ModeNamespaces, stdio, false)
+		if err == nil || mode == ModeNamespaces || !errors.Is(err, errNamespacesRefused) {
+			return res, err
+		}
+		warning := fmt.Sprintf("namespaces unavailable (%v): confined by Landlock and seccomp only", err)
+		res, err = runWithMode(ctx, r, ModeLandlock, stdio, false)
+		if res != nil {
+			res.Warnings = append([]string{warning}, res.Warnings...)
+		}
+		return res, err
+	}
+	return runWithMode(ctx, r, ModeLandlock, stdio, false)
+}
+
+// runProbe builds a sandbox with the given backend and returns what the
+// init saw inside it.
+func runProbe(ctx context.Context, r *resolved, mode Mode) (*ProbeReport, error) {
+	res, err := runWithMode(ctx, r, mode, Stdio{Stdout: io.Discard, Stderr: io.Discard}, true)
+	if err != nil {
+		return nil, err
+	}
+	if res.probe == nil {
+		return nil, fmt.Errorf("%w: the init sent no probe report", ErrSetup)
+	}
+	return res.probe, nil
+}
+
+func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe bool) (*Result, error) {
+	if mode == ModeLandlock && landlockABI() < 1 {
+		return nil, fmt.Errorf("%w: neither user namespaces nor Landlock are available; refusing to run unconfined (--no-sandbox accepts that)", ErrSetup)
+	}
+	priv, err := os.MkdirTemp("", "forkbomb-sbx-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
+	}
+	defer removeAll(priv)
+	privTmp, privHome := filepath.Join(priv, "tmp"), filepath.Join(priv, "home")
+	for _, d := range []string{privTmp, privHome} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
+		}
+	}
+
+	res := &Result{Mode: mode}
+	cg, cgWarn := newCgroup(r.Memory, r.Pids, r.CPUs)
+	if cgWarn != "" {
+		res.Warnings = append(res.Warnings, cgWarn)
+	}
+	defer cg.remove()
+
+	cfg := r.initConfig(mode, privTmp, privHome, cg == nil)
+	cfg.Probe = probe
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%w: locate forkbomb binary: %v", ErrSetup, err)
+	}
+	cmd := exec.Command(exe, initArg)
+	cmd.Args[0] = "forkbomb-init"
+	// The init's environment is already the command's: nothing else the
+	// caller holds (an API key, a token) is ever in a process the command can
+	// read.
+	cmd.Env = cfg.Env
+	cmd.Dir = "/"
+	cmd.SysProcAttr = initSysProcAttr(cfg)
+
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	statR, statW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	cmd.ExtraFiles = []*os.File{cfgR, statW}
+
+	var copies sync.WaitGroup
+	limiter := &outputLimit{max: r.MaxOutput}
+	closeAfterStart := []io.Closer{cfgR, statW}
+	cmd.Stdin = stdio.Stdin
+	if f, ok := stdio.Stdin.(*os.File); ok {
+		cmd.Stdin = f
+	}
+	for i, pair := range []struct {
+		dst io.Writer
+		set func(*os.File)
+	}{
+		{stdio.Stdout, func(f *os.File) { cmd.Stdout = f }},
+		{stdio.Stderr, func(f *os.File) { cmd.Stderr = f }},
+	} {
+		if f, ok := pair.dst.(*os.File); ok && r.MaxOutput == 0 {
+			pair.set(f)
+			continue
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+		}
+		pair.set(pw)
+		closeAfterStart = append(closeAfterStart, pw)
+		copies.Add(1)
+		go func(dst io.Writer, src *os.File, stream int) {
+			defer copies.Done()
+			defer src.Close()
+			limiter.copy(dst, src, stream)
+		}(pair.dst, pr, i)
+	}
+
+	if err := cmd.Start(); err != nil {
+		for _, c := range closeAfterStart {
+			c.Close()
+		}
+		cfgW.Close()
+		statR.Close()
+		copies.Wait()
+		if mode == ModeNamespaces && isUsernsRefusal(err) {
+			return nil, fmt.Errorf("%w: %w: cannot create namespaces: %v", ErrSetup, errNamespacesRefused, err)
+		}
+		return nil, fmt.Errorf("%w: start init: %v", ErrSetup, err)
+	}
+	for _, c := range closeAfterStart {
+		c.Close()
+	}
+	init := cmd.Process
+	kill := func() {
+		if mode == ModeLandlock {
+			// Without a pid namespace, killing the init would orphan the
+			// command's descendants; the init kills them on SIGTERM and
+			// cannot be signalled from inside its Landlock domain.
+			_ = init.Signal(syscall.SIGTERM)
+			time.AfterFunc(2*time.Second, func() { _ = init.Kill() })
+			return
+		}
+		_ = init.Kill()
+	}
+	limiter.onExceed = func() { kill() }
+
+	// The init waits for its configuration, so it is in its cgroup before it
+	// does anything else.
+	if err := cg.add(init.Pid); err != nil {
+		_ = init.Kill()
+		_ = cmd.Wait()
+		cfgW.Close()
+		statR.Close()
+		return nil, fmt.Errorf("%w: cgroup: %v", ErrSetup, err)
+	}
+	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+		_ = init.Kill()
+	}
+	cfgW.Close()
+
+	var timedOut, interrupted bool
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		var timer <-chan time.Time
+		if r.Timeout > 0 {
+			t := time.NewTimer(r.Timeout)
+			defer t.Stop()
+			timer = t.C
+		}
+		select {
+		case <-done:
+		case <-timer:
+			mu.Lock()
+			timedOut = true
+			mu.Unlock()
+			kill()
+		case <-ctx.Done():
+			mu.Lock()
+			interrupted = true
+			mu.Unlock()
+			kill()
+		}
+	}()
+
+	status, statusErr := readStatus(statR)
+	statR.Close()
+	werr := cmd.Wait()
+	close(done)
+	copies.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	if statusErr != nil {
+		return nil, statusErr
+	}
+	if status.Error != "" {
+		return nil, status.err()
+	}
+	res.probe = status.Probe
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	res.ExitCode = exitCodeOf(ws)
+	if werr != nil && cmd.ProcessState == nil {
+		return nil, fmt.Errorf("%w: wait: %v", ErrSetup, werr)
+	}
+	switch {
+	case interrupted:
+		return res, ctx.Err()
+	case timedOut:
+		res.TimedOut, res.ExitCode = true, ExitTimeout
+	case limiter.exceeded():
+		res.Limit, res.ExitCode = "output", ExitKilledByLimit
+	case cg.oomKilled():
+		res.Limit, res.ExitCode = "memory", ExitKilledByLimit
+	}
+	return res, nil
+}
+
+// initSysProcAttr is how the init is started: in a new session always, and
+// in new namespaces in namespace mode. The caller's uid and gid are mapped to
+// themselves, and the init keeps, as ambient capabilities, only what it needs
+// to build the mount tree; it drops all of them before the command runs.
+func initSysProcAttr(cfg *initConfig) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if cfg.Mode == ModeLandlock {
+		a.Pdeathsig = syscall.SIGTERM
+		return a
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP
+	if cfg.NewNet {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+	a.AmbientCaps = initCaps
+	return a
+}
+
+// initStatus is what the init reports on its status pipe before the command
+// starts: nothing when all went well, else the error.
+type initStatus struct {
+	Error string       `json:"error,omitempty"`
+	Kind  string       `json:"kind,omitempty"` // setup, notfound, notexec
+	Probe *ProbeReport `json:"probe,omitempty"`
+}
+
+func (s *initStatus) err() error {
+	switch s.Kind {
+	case "notfound":
+		return fmt.Errorf("%w: %s", ErrCommandNotFound, s.Error)
+	case "notexec":
+		return fmt.Errorf("%w: %s", ErrCommandNotExecutable, s.Error)
+	case "ns":
+		return fmt.Errorf("%w: %w: %s", ErrSetup, errNamespacesRefused, s.Error)
+	}
+	return fmt.Errorf("%w: %s", ErrSetup, s.Error)
+}
+
+func readStatus(r io.Reader) (*initStatus, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read init status: %v", ErrSetup, err)
+	}
+	st := &initStatus{}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return st, nil
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("%w: init status: %v", ErrSetup, err)
+	}
+	return st, nil
+}
+
+func isUsernsRefusal(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) ||
+		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOSYS)
+}

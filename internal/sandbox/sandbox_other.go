@@ -1,0 +1,28 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+// Only Linux has a backend so far; elsewhere forkbomb refuses to run a
+// command confined rather than pretend (macOS Seatbelt is planned).
+func runConfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, error) {
+	return nil, fmt.Errorf("%w (%s): refusing to run unconfined; --no-sandbox accepts that", ErrUnsupported, runtime.GOOS)
+}
+
+// Probe reports that no layer exists on this platform.
+func Probe(ctx context.Context) (*ProbeReport, error) {
+	r := &ProbeReport{Mode: ModeNone, Kernel: runtime.GOOS}
+	r.add("sandbox backend", false, "not implemented on "+runtime.GOOS)
+	return r, nil
+}
+
+// IsInit is always false where there is no init.
+func IsInit() bool { return false }
+
+// InitMain is never called where IsInit is false.
+func InitMain() {}
