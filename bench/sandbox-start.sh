@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Start-up benchmark: how long does `forkbomb sandbox -- /bin/true` take,
+# compared with running /bin/true bare and under bubblewrap?
+#
+# Usage: bench/sandbox-start.sh [N] [startbench flags, e.g. -json]
+#   N      iterations per variant (default: $N, else 200)
+#   MODE   env: tiny, gosrc or both (default both)
+#
+# Builds forkbomb (CGO_ENABLED=0) into a temp dir, then runs
+# bench/cmd/startbench, which times the three variants round-robin, for
+#   1. a tiny (empty) workdir, and
+#   2. a workdir that is a git repository holding a copy of the Go
+#      toolchain's own src tree (~10k files), because forkbomb walks the
+#      writable tree for nested .git directories before the command starts.
+# Nothing is installed; everything is removed on exit. See bench/README.md.
+set -euo pipefail
+
+N="${1:-${N:-200}}"
+shift || true
+MODE="${MODE:-both}"
+case "$N" in '' | *[!0-9]* | 0)
+	echo "sandbox-start.sh: N must be a positive integer, not '$N'" >&2
+	exit 2
+	;;
+esac
+case "$MODE" in tiny | gosrc | both) ;; *)
+	echo "sandbox-start.sh: MODE must be tiny, gosrc or both, not '$MODE'" >&2
+	exit 2
+	;;
+esac
+
+if ! command -v bwrap >/dev/null 2>&1; then
+	echo "sandbox-start.sh: bwrap (bubblewrap) is not installed; it is the baseline." >&2
+	echo "  Install it with:  apt-get install bubblewrap" >&2
+	exit 1
+fi
+for tool in go git; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "sandbox-start.sh: '$tool' is required but not on PATH" >&2
+		exit 1
+	fi
+done
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+T="$(mktemp -d "${TMPDIR:-/tmp}/forkbomb-startbench.XXXXXX")"
+cleanup() {
+	chmod -R u+w "$T" 2>/dev/null || true
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+# q WORD: WORD single-quoted for startbench's command-line splitter.
+q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+
+FB="$T/bin/forkbomb"
+echo "building forkbomb -> $FB"
+CGO_ENABLED=0 go build -o "$FB" ./cmd/forkbomb
+# Compile startbench once up front so the first `go run` does not time it.
+go build -o /dev/null ./bench/cmd/startbench
+
+BARE="/bin/true"
+BWRAP="bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc /bin/true"
+
+echo "kernel $(uname -r), $(nproc) CPUs, $(bwrap --version), $(go version | cut -d' ' -f3-)"
+echo
+
+# bench LABEL WORKDIR: one startbench run of the three variants.
+bench() {
+	local label="$1" wd="$2"
+	shift 2
+	go run ./bench/cmd/startbench -n "$N" -label "$label" \
+		-bare "$BARE" \
+		-bwrap "$BWRAP" \
+		-forkbomb "$(q "$FB") sandbox --workdir $(q "$wd") -- /bin/true" \
+		"$@"
+}
+
+if [[ "$MODE" == tiny || "$MODE" == both ]]; then
+	WD="$T/wd"
+	mkdir "$WD"
+	bench "tiny workdir" "$WD" "$@"
+	echo
+	if command -v hyperfine >/dev/null 2>&1; then
+		echo "hyperfine (tiny workdir), for comparison:"
+		hyperfine -N --warmup 10 --runs "$N" \
+			-n bare "$BARE" \
+			-n bwrap "$BWRAP" \
+			-n forkbomb "$FB sandbox --workdir $WD -- /bin/true"
+		echo
+	fi
+fi
+
+if [[ "$MODE" == gosrc || "$MODE" == both ]]; then
+	GOSRC="$T/gosrc"
+	echo "copying $(go env GOROOT)/src into a git repository..."
+	cp -r "$(go env GOROOT)/src" "$GOSRC"
+	chmod -R u+w "$GOSRC" # a GOROOT from the module cache is read-only
+	git -C "$GOSRC" init -q
+	git -C "$GOSRC" add -A
+	git -C "$GOSRC" -c user.name=bench -c user.email=bench@localhost \
+		-c commit.gpgsign=false commit -q -m "Go src tree for the start-up benchmark"
+	sync # let write-back of the copy finish before timing anything
+	sync # let the write-back of the copy finish before anything is timed
+	files="$(git -C "$GOSRC" ls-files | wc -l)"
+	dirs="$(find "$GOSRC" -path "$GOSRC/.git" -prune -o -type d -print | wc -l)"
+	echo "$files files in $dirs directories"
+	echo
+	bench "Go src tree workdir ($files files)" "$GOSRC" "$@"
+fi

@@ -1,0 +1,227 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/sandbox/attacker"
+)
+
+// attackArg makes the test binary run as the attacker (see TestMain).
+const attackArg = "__forkbomb_attacker"
+
+func attackMain(args []string) int { return attacker.Main(args) }
+
+var (
+	probeOnce sync.Once
+	probeRep  *sandbox.ProbeReport
+	probeErr  error
+)
+
+func probe(t *testing.T) *sandbox.ProbeReport {
+	t.Helper()
+	probeOnce.Do(func() { probeRep, probeErr = sandbox.Probe(context.Background()) })
+	if probeErr != nil {
+		t.Fatalf("probe: %v", probeErr)
+	}
+	return probeRep
+}
+
+// skipOrFail skips a test whose kernel feature is missing, with the reason;
+// with FORKBOMB_REQUIRE_ALL=1 (CI) the missing feature is a failure.
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("FORKBOMB_REQUIRE_ALL") == "1" {
+		t.Fatalf("FORKBOMB_REQUIRE_ALL=1 but "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+func requireLayer(t *testing.T, name string) {
+	t.Helper()
+	l := probe(t).Layer(name)
+	if l == nil || l.Status != "ok" {
+		detail := "not reported"
+		if l != nil {
+			detail = l.Detail
+		}
+		skipOrFail(t, "layer %q unavailable on this machine: %s", name, detail)
+	}
+}
+
+// modes are the backends a guarantee is tested on.
+func modes(t *testing.T) []sandbox.Mode {
+	t.Helper()
+	p := probe(t)
+	var out []sandbox.Mode
+	if l := p.Layer("user namespace"); l != nil && l.Status == "ok" {
+		out = append(out, sandbox.ModeNamespaces)
+	}
+	if l := p.Layer("landlock-only fallback"); l != nil && l.Status == "ok" {
+		out = append(out, sandbox.ModeLandlock)
+	}
+	if len(out) < 2 && os.Getenv("FORKBOMB_REQUIRE_ALL") == "1" {
+		t.Fatalf("FORKBOMB_REQUIRE_ALL=1 but only backends %v work here", out)
+	}
+	if len(out) == 0 {
+		t.Skip("no sandbox backend works on this machine")
+	}
+	return out
+}
+
+func forEachMode(t *testing.T, f func(t *testing.T, mode sandbox.Mode)) {
+	for _, m := range modes(t) {
+		t.Run(string(m), func(t *testing.T) { f(t, m) })
+	}
+}
+
+type outcome struct {
+	res      *sandbox.Result
+	err      error
+	out, err2 string
+}
+
+func (o outcome) all() string { return o.out + o.err2 }
+
+func (o outcome) code() int {
+	if o.res == nil {
+		return -1
+	}
+	return o.res.ExitCode
+}
+
+func runPolicy(t *testing.T, p sandbox.Policy) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	res, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdout: &out, Stderr: &errb})
+	o := outcome{res: res, err: err, out: out.String(), err2: errb.String()}
+	t.Logf("%v → code %d err %v\n%s", p.Command, o.code(), err, indent(o.all()))
+	return o
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	return "    | " + strings.ReplaceAll(s, "\n", "\n    | ")
+}
+
+func attackerExe(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err = filepath.EvalSymlinks(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// attackPolicy runs the attacker (this test binary) with args, confined by
+// mode, with the binary's folder readable.
+func attackPolicy(t *testing.T, mode sandbox.Mode, workdir string, args ...string) sandbox.Policy {
+	exe := attackerExe(t)
+	return sandbox.Policy{
+		Command:  append([]string{exe, attackArg}, args...),
+		Workdir:  workdir,
+		ReadOnly: []string{filepath.Dir(exe)},
+		Mode:     mode,
+	}
+}
+
+// unconfinedPolicy is the positive control: the same attack, no sandbox.
+func unconfinedPolicy(t *testing.T, workdir string, args ...string) sandbox.Policy {
+	p := attackPolicy(t, sandbox.ModeAuto, workdir, args...)
+	p.NoSandbox = true
+	return p
+}
+
+func shPolicy(mode sandbox.Mode, workdir, script string) sandbox.Policy {
+	return sandbox.Policy{Command: []string{"/bin/sh", "-c", script}, Workdir: workdir, Mode: mode}
+}
+
+func canary(t *testing.T) string {
+	return fmt.Sprintf("CANARY-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(data)
+}
+
+// hostProcsWith lists host pids whose command line contains marker.
+func hostProcsWith(marker string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(cmdline, []byte(marker)) {
+			stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+				continue // a zombie is dead already
+			}
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// survivors polls briefly for processes carrying marker; a correct sandbox
+// has killed them all by the time Run returns.
+func survivors(marker string) []int {
+	var p []int
+	for i := 0; i < 20; i++ {
+		if p = hostProcsWith(marker); len(p) == 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return p
+}
+
+func killAll(pids []int) {
+	for _, p := range pids {
+		if proc, err := os.FindProcess(p); err == nil {
+			_ = proc.Kill()
+		}
+	}
+}
+
+// sleepMarker is a sleep argument unique to this test: "300.NNNNNN".
+func sleepMarker() string {
+	return fmt.Sprintf("300.%06d", time.Now().UnixNano()%1000000)
+}
