@@ -12,7 +12,9 @@
 #   2. a workdir that is a git repository holding a copy of the Go
 #      toolchain's own src tree (~10k files), because forkbomb walks the
 #      writable tree for nested .git directories before the command starts.
-# Nothing is installed; everything is removed on exit. See bench/README.md.
+# Tables (or, with -json, one JSON object per workdir) go to stdout, progress
+# to stderr. Nothing is installed; everything is removed on exit. See
+# bench/README.md.
 set -euo pipefail
 
 N="${1:-${N:-200}}"
@@ -55,7 +57,7 @@ trap cleanup EXIT
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 
 FB="$T/bin/forkbomb"
-echo "building forkbomb -> $FB"
+echo "building forkbomb -> $FB" >&2
 CGO_ENABLED=0 go build -o "$FB" ./cmd/forkbomb
 # Compile startbench once up front so the first `go run` does not time it.
 go build -o /dev/null ./bench/cmd/startbench
@@ -63,8 +65,8 @@ go build -o /dev/null ./bench/cmd/startbench
 BARE="/bin/true"
 BWRAP="bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc /bin/true"
 
-echo "kernel $(uname -r), $(nproc) CPUs, $(bwrap --version), $(go version | cut -d' ' -f3-)"
-echo
+echo "kernel $(uname -r), $(nproc) CPUs, $(bwrap --version), $(go version | cut -d' ' -f3-)" >&2
+echo >&2
 
 # bench LABEL WORKDIR: one startbench run of the three variants.
 bench() {
@@ -81,31 +83,33 @@ if [[ "$MODE" == tiny || "$MODE" == both ]]; then
 	WD="$T/wd"
 	mkdir "$WD"
 	bench "tiny workdir" "$WD" "$@"
-	echo
+	echo >&2
 	if command -v hyperfine >/dev/null 2>&1; then
-		echo "hyperfine (tiny workdir), for comparison:"
-		hyperfine -N --warmup 10 --runs "$N" \
-			-n bare "$BARE" \
-			-n bwrap "$BWRAP" \
-			-n forkbomb "$FB sandbox --workdir $WD -- /bin/true"
-		echo
+		# Not interleaved; shown on stderr for comparison only.
+		{
+			echo "hyperfine (tiny workdir), for comparison:"
+			hyperfine -N --warmup 10 --runs "$N" \
+				-n bare "$BARE" \
+				-n bwrap "$BWRAP" \
+				-n forkbomb "$FB sandbox --workdir $WD -- /bin/true"
+			echo
+		} >&2
 	fi
 fi
 
 if [[ "$MODE" == gosrc || "$MODE" == both ]]; then
 	GOSRC="$T/gosrc"
-	echo "copying $(go env GOROOT)/src into a git repository..."
+	echo "copying $(go env GOROOT)/src into a git repository..." >&2
 	cp -r "$(go env GOROOT)/src" "$GOSRC"
 	chmod -R u+w "$GOSRC" # a GOROOT from the module cache is read-only
 	git -C "$GOSRC" init -q
 	git -C "$GOSRC" add -A
 	git -C "$GOSRC" -c user.name=bench -c user.email=bench@localhost \
 		-c commit.gpgsign=false commit -q -m "Go src tree for the start-up benchmark"
-	sync # let write-back of the copy finish before timing anything
 	sync # let the write-back of the copy finish before anything is timed
 	files="$(git -C "$GOSRC" ls-files | wc -l)"
 	dirs="$(find "$GOSRC" -path "$GOSRC/.git" -prune -o -type d -print | wc -l)"
-	echo "$files files in $dirs directories"
-	echo
+	echo "$files files in $dirs directories" >&2
+	echo >&2
 	bench "Go src tree workdir ($files files)" "$GOSRC" "$@"
 fi

@@ -84,8 +84,8 @@ func forEachMode(t *testing.T, f func(t *testing.T, mode sandbox.Mode)) {
 }
 
 type outcome struct {
-	res      *sandbox.Result
-	err      error
+	res       *sandbox.Result
+	err       error
 	out, err2 string
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // Exit statuses with a meaning of their own. Every other status is the
@@ -80,6 +81,9 @@ func runUnconfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, erro
 	cmd.Env = buildEnv(r.Env, tmp, tmp)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Unconfined, a daemon the command leaves behind keeps our pipes open;
+	// stop copying its output shortly after the command itself exits.
+	cmd.WaitDelay = 500 * time.Millisecond
 	err = cmd.Run()
 	res := &Result{Mode: ModeNone}
 	var ee *exec.ExitError

@@ -87,8 +87,7 @@ func BenchmarkStartSandbox(b *testing.B) {
 			if res.Mode != sandbox.ModeNamespaces {
 				b.Logf("backend is %s, not namespaces (warnings: %q)", res.Mode, res.Warnings)
 			}
-			b.ResetTimer()
-			for b.Loop() {
+			for b.Loop() { // the first call resets the timer
 				res, err := sandbox.Run(ctx, p, stdio)
 				if err != nil {
 					b.Fatalf("sandbox.Run: %v", err)
