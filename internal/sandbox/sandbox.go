@@ -86,13 +86,12 @@ func runUnconfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, erro
 	cmd.WaitDelay = 500 * time.Millisecond
 	err = cmd.Run()
 	res := &Result{Mode: ModeNone}
-	var ee *exec.ExitError
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		res.TimedOut, res.ExitCode = true, ExitTimeout
 		return res, nil
-	case errors.As(err, &ee):
-		res.ExitCode = exitCodeOf(ee.ProcessState.Sys().(syscall.WaitStatus))
+	case cmd.ProcessState != nil: // exited, possibly with ErrWaitDelay
+		res.ExitCode = exitCodeOf(cmd.ProcessState.Sys().(syscall.WaitStatus))
 		return res, nil
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("%w: %s", ErrCommandNotFound, r.Command[0])
