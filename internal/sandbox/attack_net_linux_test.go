@@ -13,7 +13,7 @@ import (
 // listeners are host-side servers that count what reaches them: the
 // verdict of the network tests, taken outside the sandbox.
 type listeners struct {
-	tcp, udp, abstract, path   string
+	tcp, udp, abstract, path     string
 	nTCP, nUDP, nAbstract, nPath atomic.Int64
 }
 

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 )
 
@@ -11,18 +10,35 @@ import (
 // TMPDIR are always set to the sandbox's own.
 var baseEnv = []string{"PATH", "USER", "LANG", "SHELL", "TERM"}
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// secretNameRE matches names that look like credentials. It is not the
+// secretWords mark names that look like credentials. This is not the
 // security boundary (the allowlist is); it stops a user from handing a key
 // to an agent by mistake with --env.
-var secretNameRE = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|COOKIE|SSH_AUTH_SOCK|GPG_AGENT)`)
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "COOKIE", "SSH_AUTH_SOCK", "GPG_AGENT"}
+
+func isEnvName(name string) bool {
+	for i, c := range name {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+func looksSecret(name string) bool {
+	up := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	return false
+}
 
 func checkEnvName(name string) error {
-	if !envNameRE.MatchString(name) {
+	if !isEnvName(name) {
 		return fmt.Errorf("%w: --env %q is not a variable name", ErrInvalidPolicy, name)
 	}
-	if secretNameRE.MatchString(name) {
+	if looksSecret(name) {
 		return fmt.Errorf("%w: --env %s looks like a credential; keys never enter the sandbox (see docs/SECURITY.md)", ErrInvalidPolicy, name)
 	}
 	if name == "HOME" || name == "TMPDIR" {

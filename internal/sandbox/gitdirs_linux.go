@@ -17,16 +17,13 @@ import (
 // later runs on the host (hooks, core.fsmonitor, core.hooksPath) would be
 // planted. It runs after the final pivot, so every path is resolved in the
 // sandbox's own view and a symlink cannot reach anything the view hides.
-func protectGitDirs(writable []string) error {
+//
+// gitDirs are the .git entries the parent found (findGitDirs); each is
+// checked again here, in the final view, before it is acted on.
+func protectGitDirs(gitDirs, writable []string) error {
 	var targets []string
-	for _, root := range writable {
-		found, err := findGitDirs(root)
-		if err != nil {
-			return err
-		}
-		for _, g := range found {
-			targets = append(targets, gitTargets(g, writable)...)
-		}
+	for _, g := range gitDirs {
+		targets = append(targets, gitTargets(g, writable)...)
 	}
 	done := map[string]bool{}
 	for _, t := range targets {
@@ -42,34 +39,6 @@ func protectGitDirs(writable []string) error {
 		}
 	}
 	return nil
-}
-
-// findGitDirs returns every entry named .git below root (directories and
-// gitdir files), without following symlinks and without descending into
-// git directories themselves.
-func findGitDirs(root string) ([]string, error) {
-	var out []string
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil // unreadable: nothing the command can write either
-		}
-		for _, e := range entries {
-			p := dir + "/" + e.Name()
-			if e.Name() == ".git" {
-				out = append(out, p)
-				continue
-			}
-			if e.Type().IsDir() {
-				if err := walk(p); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return out, walk(root)
 }
 
 // gitTargets lists the paths to make read-only for one .git entry.

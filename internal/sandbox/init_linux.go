@@ -64,6 +64,7 @@ type initConfig struct {
 	Writable   []string `json:"writable"`
 	ReadOnly   []string `json:"read_only"`
 	Toolchains []string `json:"toolchains"`
+	GitDirs    []string `json:"git_dirs"`
 	Home       string   `json:"home"`
 	PrivTmp    string   `json:"priv_tmp"`
 	PrivHome   string   `json:"priv_home"`

@@ -155,7 +155,7 @@ func setupNamespaces(cfg *initConfig) error {
 	if err := os.Chdir("/"); err != nil {
 		return err
 	}
-	return protectGitDirs(cfg.Writable)
+	return protectGitDirs(cfg.GitDirs, cfg.Writable)
 }
 
 type bind struct {

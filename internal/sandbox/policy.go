@@ -48,6 +48,10 @@ type Policy struct {
 	// (see ToolchainDirs); their credential files stay hidden.
 	Toolchains bool
 	Mode       Mode
+	// GitDirs, when not nil, lists the .git entries under the writable
+	// trees, for a caller that knows them (a workspace knows its pid 1's);
+	// otherwise every writable tree is scanned for them.
+	GitDirs []string
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
 }

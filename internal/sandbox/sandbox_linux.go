@@ -162,6 +162,15 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	}
 	limiter.onExceed = func() { kill() }
 
+	// While the init starts, find the .git entries it must protect.
+	if mode == ModeNamespaces {
+		cfg.GitDirs = r.GitDirs
+		if cfg.GitDirs == nil {
+			for _, w := range cfg.Writable {
+				cfg.GitDirs = append(cfg.GitDirs, findGitDirs(w)...)
+			}
+		}
+	}
 	// The init waits for its configuration, so it is in its cgroup before it
 	// does anything else.
 	if err := cg.add(init.Pid); err != nil {

@@ -5,34 +5,16 @@ import (
 	"fmt"
 	"unsafe"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
-	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// deniedSyscalls fail with EPERM inside the sandbox. Each is either a way
-// out of the namespaces (mount family, unshare, setns, pivot_root, chroot),
-// a way into another process (ptrace, process_vm_*, pidfd_getfd, kcmp,
-// move_pages), a large kernel attack surface rarely needed by builds and
-// tests (bpf, perf_event_open, keyctl, userfaultfd, io_uring), or a host
-// administration call (modules, kexec, reboot, swap, syslog, open_by_handle_at
-// — the "shocker" container escape).
-var deniedSyscalls = []string{
-	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
-	"move_pages", "migrate_pages",
-	"mount", "umount2", "umount", "pivot_root", "chroot", "move_mount", "open_tree",
-	"fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
-	"unshare", "setns",
-	"bpf", "perf_event_open", "userfaultfd", "fanotify_init",
-	"keyctl", "add_key", "request_key",
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
-	"reboot", "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "syslog",
-	"iopl", "ioperm", "uselib", "vhangup", "lookup_dcookie", "nfsservctl",
-	"open_by_handle_at", "name_to_handle_at",
-	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
-}
+// The seccomp filter is assembled here rather than with a policy library:
+// the checks it needs (a foreign-architecture guard, 32-bit argument
+// comparisons on the low word as the kernel reads them, clone flags) are
+// short, and a library's per-architecture syscall tables cost every start
+// of the binary — twice per sandbox — more than the whole filter does.
+// The syscall numbers come from golang.org/x/sys/unix (seccomp_<arch>.go).
 
 // nsCloneFlags are the clone(2) flags that create namespaces; clone with
 // any of them fails, so the command cannot make a nested user namespace and
@@ -41,9 +23,20 @@ const nsCloneFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
 const (
+	retAllow  = uint32(unix.SECCOMP_RET_ALLOW)
+	retKill   = uint32(unix.SECCOMP_RET_KILL_PROCESS)
 	retEPERM  = uint32(unix.SECCOMP_RET_ERRNO) | uint32(unix.EPERM)
 	retENOSYS = uint32(unix.SECCOMP_RET_ERRNO) | uint32(unix.ENOSYS)
 )
+
+// Offsets in struct seccomp_data.
+const (
+	offNr   = 0
+	offArch = 4
+)
+
+// offArgLo is the offset of the low 32 bits of args[i] (little-endian).
+func offArgLo(i int) uint32 { return uint32(16 + 8*i) }
 
 // applySeccomp loads the filter on the calling thread (no TSYNC: only the
 // thread that forks the command is filtered).
@@ -67,86 +60,82 @@ func applySeccomp(cfg *initConfig) error {
 	return nil
 }
 
-// buildFilter returns the whole BPF program. The named deny list and the
-// clone-flag check are assembled by go-seccomp-bpf; in front of them go the
-// checks the library cannot express: a foreign-architecture guard (the
-// library would apply its default action, "allow", to 32-bit syscalls made
-// through int 0x80) and comparisons of 32-bit arguments on their low word
-// only, as the kernel reads them (a check of the full 64 bits is bypassed by
-// setting the high word).
+// buildFilter returns the whole program. Every check is a self-contained
+// block that reloads what it reads and either returns or falls through to
+// the next block; the last instruction allows.
 func buildFilter(offline bool) ([]bpf.Instruction, error) {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return nil, fmt.Errorf("seccomp: %w", err)
-	}
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		return nil, fmt.Errorf("seccomp: big-endian machines are not supported")
 	}
-	var names []string
-	for _, n := range deniedSyscalls {
-		if _, ok := info.SyscallNames[n]; ok {
-			names = append(names, n)
-		}
+	if nativeArch == 0 {
+		return nil, fmt.Errorf("seccomp: unsupported architecture")
 	}
-	groups := []seccomp.SyscallGroup{
-		{Action: seccomp.Action(retEPERM), Names: names},
-		{Action: seccomp.Action(retEPERM), NamesWithCondtions: []seccomp.NameWithConditions{{
-			Name:       "clone",
-			Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.BitsSet, Value: nsCloneFlags}},
-		}}},
+	// A syscall made through another ABI (int 0x80 on x86_64) is looked up
+	// in another table, where our numbers mean other calls: kill it.
+	p := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArch, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: nativeArch, SkipTrue: 1},
+		bpf.RetConstant{Val: retKill},
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
 	}
-	if _, ok := info.SyscallNames["clone3"]; ok {
-		// clone3 passes its flags in memory a filter cannot read; ENOSYS
-		// makes libc and language runtimes fall back to clone.
-		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.Action(retENOSYS), Names: []string{"clone3"}})
+	if x32Bit != 0 {
+		// x32 syscalls share the architecture value and set this bit.
+		p = append(p, bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32Bit, SkipFalse: 1}, bpf.RetConstant{Val: retENOSYS})
 	}
-	policy := seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}
-	body, err := policy.Assemble()
-	if err != nil {
-		return nil, fmt.Errorf("seccomp: %w", err)
+	for _, nr := range deniedSyscalls {
+		p = append(p, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: uint32(nr), SkipTrue: 1}, bpf.RetConstant{Val: retEPERM})
 	}
-
-	prog := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
-		bpf.RetConstant{Val: uint32(unix.SECCOMP_RET_KILL_PROCESS)},
-	}
+	// clone3 passes its flags in memory a filter cannot read; ENOSYS makes
+	// libc and language runtimes fall back to clone, whose flags it can.
+	p = append(p, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_CLONE3, SkipTrue: 1}, bpf.RetConstant{Val: retENOSYS})
+	p = append(p, argIn(unix.SYS_CLONE, cloneFlagsArg, nil, nsCloneFlags)...)
 	// TIOCSTI pushes bytes into a terminal's input queue: the classic way
-	// out of a sandbox that shares the user's terminal. TIOCLINUX can do the
-	// same on a virtual console.
-	prog = append(prog, argIn(uint32(info.SyscallNames["ioctl"]), 1, []uint32{unix.TIOCSTI, unix.TIOCLINUX}, true)...)
+	// out of a sandbox that shares the user's terminal; TIOCLINUX does the
+	// same on a virtual console. The kernel reads the request as 32 bits,
+	// so a 64-bit comparison would be bypassed by setting the high word.
+	p = append(p, argIn(unix.SYS_IOCTL, 1, []uint32{unix.TIOCSTI, unix.TIOCLINUX}, 0)...)
 	if offline {
 		// Without a network namespace: no socket family but netlink
-		// (interface listing) — no IP, no UNIX sockets to host services.
-		prog = append(prog, argIn(uint32(info.SyscallNames["socket"]), 0, []uint32{unix.AF_NETLINK}, false)...)
+		// (interface listing): no IP, no UNIX sockets to host services.
+		p = append(p, argNotIn(unix.SYS_SOCKET, 0, []uint32{unix.AF_NETLINK})...)
 	}
-	return append(prog, body...), nil
+	return append(p, bpf.RetConstant{Val: retAllow}), nil
 }
 
-// argIn returns instructions that, for syscall nr, compare the low 32 bits
-// of argument arg with vals: with deny, a match returns EPERM; without, a
-// value not in vals returns EPERM. Anything else falls through to the
-// instructions after them, which reload what they need.
-func argIn(nr uint32, arg int, vals []uint32, deny bool) []bpf.Instruction {
+// argIn returns EPERM for syscall nr when the low word of args[arg] equals
+// one of vals, or has any bit of mask set. It falls through otherwise.
+func argIn(nr uint32, arg int, vals []uint32, mask uint32) []bpf.Instruction {
+	n := len(vals)
+	if mask != 0 {
+		n++
+	}
+	out := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: uint8(n + 3)},
+		bpf.LoadAbsolute{Off: offArgLo(arg), Size: 4},
+	}
+	i := 0
+	for _, v := range vals {
+		out = append(out, bpf.JumpIf{Cond: bpf.JumpEqual, Val: v, SkipTrue: uint8(n - i)})
+		i++
+	}
+	if mask != 0 {
+		out = append(out, bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: mask, SkipTrue: uint8(n - i)})
+	}
+	return append(out, bpf.Jump{Skip: 1}, bpf.RetConstant{Val: retEPERM}, bpf.LoadAbsolute{Off: offNr, Size: 4})
+}
+
+// argNotIn returns EPERM for syscall nr unless the low word of args[arg]
+// is one of vals.
+func argNotIn(nr uint32, arg int, vals []uint32) []bpf.Instruction {
 	n := len(vals)
 	out := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
-		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: uint8(n + 3)},
-		bpf.LoadAbsolute{Off: uint32(16 + 8*arg), Size: 4}, // low word of args[arg]
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: uint8(n + 2)},
+		bpf.LoadAbsolute{Off: offArgLo(arg), Size: 4},
 	}
 	for i, v := range vals {
-		if deny {
-			// match: to the RET; no match: next compare, then the JA over it
-			out = append(out, bpf.JumpIf{Cond: bpf.JumpEqual, Val: v, SkipTrue: uint8(n - i)})
-		} else {
-			// match: past the RET
-			out = append(out, bpf.JumpIf{Cond: bpf.JumpEqual, Val: v, SkipTrue: uint8(n - i + 1)})
-		}
+		out = append(out, bpf.JumpIf{Cond: bpf.JumpEqual, Val: v, SkipTrue: uint8(n - i)})
 	}
-	if deny {
-		out = append(out, bpf.Jump{Skip: 1})
-	} else {
-		out = append(out, bpf.Jump{Skip: 0})
-	}
-	return append(out, bpf.RetConstant{Val: retEPERM})
+	return append(out, bpf.RetConstant{Val: retEPERM}, bpf.LoadAbsolute{Off: offNr, Size: 4})
 }

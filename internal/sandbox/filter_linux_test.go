@@ -1,0 +1,104 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// seccompData lays out struct seccomp_data as a little-endian kernel
+// hands it to the filter, for x/net/bpf's interpreter, whose 32-bit loads
+// are big-endian (network order): each 32-bit word is stored big-endian,
+// and a 64-bit argument's low word first, as on the little-endian machines
+// the filter supports.
+func seccompData(arch uint32, nr int32, args ...uint64) []byte {
+	b := make([]byte, 64)
+	binary.BigEndian.PutUint32(b[0:], uint32(nr))
+	binary.BigEndian.PutUint32(b[4:], arch)
+	for i, a := range args {
+		binary.BigEndian.PutUint32(b[16+8*i:], uint32(a))
+		binary.BigEndian.PutUint32(b[20+8*i:], uint32(a>>32))
+	}
+	return b
+}
+
+// TestFilterRules runs the seccomp program in x/net/bpf's interpreter over
+// crafted syscalls, so every rule is checked on every kernel, including the
+// ones a live attack cannot reach here (int 0x80 where the kernel has no
+// i386 entry, x32).
+func TestFilterRules(t *testing.T) {
+	for _, offline := range []bool{false, true} {
+		prog, err := buildFilter(offline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm, err := bpf.NewVM(prog)
+		if err != nil {
+			t.Fatalf("the kernel would reject this program too: %v", err)
+		}
+		run := func(d []byte) uint32 {
+			r, err := vm.Run(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return uint32(r)
+		}
+		cases := []struct {
+			name string
+			data []byte
+			want uint32
+		}{
+			{"write allowed", seccompData(nativeArch, unix.SYS_WRITE, 1, 0, 0), retAllow},
+			{"i386 getpid killed", seccompData(unix.AUDIT_ARCH_I386, 20), retKill},
+			{"ptrace", seccompData(nativeArch, unix.SYS_PTRACE), retEPERM},
+			{"mount", seccompData(nativeArch, unix.SYS_MOUNT), retEPERM},
+			{"unshare", seccompData(nativeArch, unix.SYS_UNSHARE, unix.CLONE_NEWUSER), retEPERM},
+			{"bpf", seccompData(nativeArch, unix.SYS_BPF), retEPERM},
+			{"io_uring_setup", seccompData(nativeArch, unix.SYS_IO_URING_SETUP), retEPERM},
+			{"clone3 falls back", seccompData(nativeArch, unix.SYS_CLONE3), retENOSYS},
+			{"clone thread allowed", seccompData(nativeArch, unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_THREAD|unix.CLONE_SIGHAND), retAllow},
+			{"clone newuser", seccompData(nativeArch, unix.SYS_CLONE, unix.CLONE_NEWUSER|uint64(unix.SIGCHLD)), retEPERM},
+			{"clone newns high word set", seccompData(nativeArch, unix.SYS_CLONE, 1<<40|unix.CLONE_NEWNS), retEPERM},
+			{"ioctl TIOCSTI", seccompData(nativeArch, unix.SYS_IOCTL, 0, unix.TIOCSTI), retEPERM},
+			{"ioctl TIOCSTI high word", seccompData(nativeArch, unix.SYS_IOCTL, 0, 1<<32|unix.TIOCSTI), retEPERM},
+			{"ioctl TIOCLINUX", seccompData(nativeArch, unix.SYS_IOCTL, 0, unix.TIOCLINUX), retEPERM},
+			{"ioctl TCGETS allowed", seccompData(nativeArch, unix.SYS_IOCTL, 0, unix.TCGETS), retAllow},
+			{"socket netlink allowed", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_NETLINK), retAllow},
+		}
+		if x32Bit != 0 {
+			cases = append(cases, struct {
+				name string
+				data []byte
+				want uint32
+			}{"x32 write", seccompData(nativeArch, int32(x32Bit|1)), retENOSYS})
+		}
+		inet := retAllow
+		if offline {
+			inet = retEPERM
+		}
+		cases = append(cases,
+			struct {
+				name string
+				data []byte
+				want uint32
+			}{"socket inet", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET), inet},
+			struct {
+				name string
+				data []byte
+				want uint32
+			}{"socket inet high word", seccompData(nativeArch, unix.SYS_SOCKET, 1<<32|unix.AF_INET), inet},
+			struct {
+				name string
+				data []byte
+				want uint32
+			}{"socket unix", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_UNIX), inet},
+		)
+		for _, c := range cases {
+			if got := run(c.data); got != c.want {
+				t.Errorf("offline=%v %s: got %#x, want %#x", offline, c.name, got, c.want)
+			}
+		}
+	}
+}
