@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -36,7 +37,26 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	root := newRootCmd(stdio)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	return exitCode(err, stdio.Err)
+	return exitCode(usageOrNot(err), stdio.Err)
+}
+
+// usageOrNot marks cobra's own argument errors (an unknown subcommand, a
+// wrong number of arguments) as usage errors; flag errors are marked by
+// the commands' flag-error functions already.
+func usageOrNot(err error) error {
+	if err == nil || errors.Is(err, errUsage) {
+		return err
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "invalid argument"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return fmt.Errorf("%w: %v (see 'forkbomb --help')", errUsage, err)
+		}
+	}
+	return err
 }
 
 // exitError carries an exit status decided by a command; msg, when set, is
@@ -63,9 +83,10 @@ func exitCode(err error, stderr io.Writer) int {
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "forkbomb: %v\n", err)
 	if errors.Is(err, errUsage) {
+		fmt.Fprintf(stderr, "forkbomb: %v\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 		return 2
 	}
+	fmt.Fprintf(stderr, "forkbomb: %v\n", err)
 	return 1
 }

@@ -1,0 +1,58 @@
+package cli_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/forkbomb/forkbomb/internal/cli"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	if sandbox.IsInit() {
+		sandbox.InitMain()
+	}
+	os.Exit(testscript.RunMain(m, map[string]func() int{"forkbomb": cli.Main}))
+}
+
+// TestScripts runs the whole CLI as a user would, from the scripts in
+// testdata/script (go test -run TestScripts -update rewrites their
+// expected output).
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/script",
+		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// exitcode N CMD ARG...: run CMD like exec and require status N.
+			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 2 {
+					ts.Fatalf("usage: exitcode N command [args...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				if err != nil {
+					ts.Fatalf("exitcode: %v", err)
+				}
+				got := 0
+				if err := ts.Exec(args[1], args[2:]...); err != nil {
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) {
+						ts.Fatalf("exitcode: %v", err)
+					}
+					got = ee.ExitCode()
+				}
+				if (got == want) == neg {
+					ts.Fatalf("exit status %d, want %d", got, want)
+				}
+			},
+		},
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("HOME", env.WorkDir+"/home")
+			return os.MkdirAll(env.WorkDir+"/home", 0o755)
+		},
+	})
+}
