@@ -160,3 +160,28 @@ true`, m, owned, disk)
 		}
 	})
 }
+
+// TestFallbackByTrial: where user namespaces are refused — here, inside a
+// sandbox, whose seccomp filter refuses them — Run falls back to Landlock
+// alone, says so, and still confines (the inner write outside is refused).
+func TestFallbackByTrial(t *testing.T) {
+	requireLayer(t, "user namespace")
+	requireLayer(t, "landlock-only fallback")
+	parent := t.TempDir()
+	wd := filepath.Join(parent, "wd")
+	os.Mkdir(wd, 0o755)
+	p := attackPolicy(t, sandbox.ModeNamespaces, wd, "nested", "/bin/sh", "-c", "echo inner > inner.txt; echo x > /tmp/fb-outer-escape; cat inner.txt")
+	o := runPolicy(t, p)
+	if o.code() != 0 {
+		t.Fatalf("nested run failed: %s", o.all())
+	}
+	if !strings.Contains(o.out, "mode=landlock") || !strings.Contains(o.out, "namespaces unavailable") {
+		t.Errorf("the inner sandbox did not fall back to landlock with a warning: %s", o.out)
+	}
+	if !strings.Contains(o.out, `output="inner\n`) {
+		t.Errorf("the inner command did not run: %s", o.out)
+	}
+	if readFile(t, filepath.Join(wd, "inner.txt")) != "inner\n" {
+		t.Errorf("the inner sandbox's workdir write did not land")
+	}
+}

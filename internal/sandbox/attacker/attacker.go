@@ -5,6 +5,7 @@
 package attacker
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // Main runs one attack verb and returns the exit status: 0 when the attempt
@@ -91,6 +94,8 @@ func Main(args []string) int {
 			return report(e, "")
 		}
 		return report(nil, "injected")
+	case "nested":
+		return nested(args)
 	case "status":
 		data, err := os.ReadFile("/proc/self/status")
 		fmt.Print(string(data))
@@ -236,6 +241,21 @@ func forkbomb(args []string) int {
 		}
 	}
 	fmt.Println("ok: started", started)
+	return 0
+}
+
+// nested runs a sandbox from inside a sandbox, as a user of forkbomb
+// would who runs forkbomb in a confined shell: the inner one cannot make
+// namespaces (the outer seccomp filter refuses) and must fall back, by
+// trial, to Landlock alone.
+func nested(args []string) int {
+	var out strings.Builder
+	res, err := sandbox.Run(context.Background(), sandbox.Policy{Command: args, Workdir: "."}, sandbox.Stdio{Stdout: &out, Stderr: &out})
+	if err != nil {
+		fmt.Println("refused:", err)
+		return 3
+	}
+	fmt.Printf("mode=%s code=%d warnings=%q output=%q\n", res.Mode, res.ExitCode, res.Warnings, out.String())
 	return 0
 }
 
