@@ -65,6 +65,7 @@ type initConfig struct {
 	ReadOnly   []string `json:"read_only"`
 	Toolchains []string `json:"toolchains"`
 	GitDirs    []string `json:"git_dirs"`
+	Overlay    *Overlay `json:"overlay,omitempty"`
 	Home       string   `json:"home"`
 	PrivTmp    string   `json:"priv_tmp"`
 	PrivHome   string   `json:"priv_home"`
@@ -82,6 +83,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		Argv:     r.Command,
 		Dir:      r.Workdir,
 		Writable: append([]string{r.Workdir}, r.ReadWrite...),
+		Overlay:  r.Overlay,
 		ReadOnly: r.ReadOnly,
 		PrivTmp:  privTmp,
 		PrivHome: privHome,

@@ -104,8 +104,12 @@ func setupNamespaces(cfg *initConfig) error {
 	for _, p := range cfg.ReadOnly {
 		binds = append(binds, bind{src: p, dst: p})
 	}
-	for _, p := range cfg.Writable {
-		binds = append(binds, bind{src: p, dst: p, rw: true})
+	for i, p := range cfg.Writable {
+		b := bind{src: p, dst: p, rw: true}
+		if i == 0 && cfg.Overlay != nil {
+			b.overlay = cfg.Overlay
+		}
+		binds = append(binds, b)
 	}
 	// Parents before children, so a narrower bind lands on top of a wider.
 	sort.SliceStable(binds[3:], func(i, j int) bool {
@@ -161,6 +165,7 @@ func setupNamespaces(cfg *initConfig) error {
 type bind struct {
 	src, dst string
 	rw       bool
+	overlay  *Overlay // mount this overlay at dst instead of binding src
 }
 
 // mount bind-mounts the host path b.src (reached through /oldroot) at b.dst
@@ -184,6 +189,9 @@ func (b bind) mount() error {
 			return fmt.Errorf("mount point %s: %w", b.dst, err)
 		}
 	}
+	if b.overlay != nil {
+		return mountOverlay(b.overlay, dst)
+	}
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", b.dst, err)
 	}
@@ -193,6 +201,22 @@ func (b bind) mount() error {
 	}
 	if err := setattr(dst, true, set, 0); err != nil {
 		return fmt.Errorf("restrict %s: %w", b.dst, err)
+	}
+	return nil
+}
+
+// mountOverlay mounts a workspace fork: its layers are reached through the
+// host root still at /oldroot. userxattr keeps overlay's own metadata in
+// user.* attributes, as a mount in a user namespace must.
+func mountOverlay(o *Overlay, dst string) error {
+	lower := make([]string, len(o.Lower))
+	for i, l := range o.Lower {
+		lower[i] = oldRoot + l
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr",
+		strings.Join(lower, ":"), oldRoot+o.Upper, oldRoot+o.Work)
+	if err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mount overlay at %s: %w", strings.TrimPrefix(dst, newRoot), err)
 	}
 	return nil
 }

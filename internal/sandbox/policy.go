@@ -48,12 +48,25 @@ type Policy struct {
 	// (see ToolchainDirs); their credential files stay hidden.
 	Toolchains bool
 	Mode       Mode
+	// Overlay, when set, makes the workdir an overlay mount built inside
+	// the sandbox (namespaces backend only): the lower layers read-only,
+	// every write going to Upper. This is how a workspace fork costs O(1).
+	Overlay *Overlay
 	// GitDirs, when not nil, lists the .git entries under the writable
 	// trees, for a caller that knows them (a workspace knows its pid 1's);
 	// otherwise every writable tree is scanned for them.
 	GitDirs []string
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
+}
+
+// Overlay describes an overlayfs mount: Lower layers, topmost first; Upper
+// receives the writes; Work is overlayfs's scratch directory, on the same
+// filesystem as Upper.
+type Overlay struct {
+	Lower []string
+	Upper string
+	Work  string
 }
 
 // resolved is a Policy whose paths are absolute and canonical and whose
@@ -130,6 +143,34 @@ func (p Policy) resolve() (*resolved, error) {
 			return nil, err
 		}
 		r.ReadWrite = append(r.ReadWrite, c)
+	}
+	if p.Overlay != nil {
+		if p.Mode == ModeLandlock {
+			return nil, fmt.Errorf("%w: an overlay workdir needs the namespaces backend", ErrInvalidPolicy)
+		}
+		ov := &Overlay{}
+		for _, l := range p.Overlay.Lower {
+			c, err := canonicalDir(l, "overlay lower layer", true)
+			if err != nil {
+				return nil, err
+			}
+			ov.Lower = append(ov.Lower, c)
+		}
+		if len(ov.Lower) == 0 {
+			return nil, fmt.Errorf("%w: an overlay needs at least one lower layer", ErrInvalidPolicy)
+		}
+		if ov.Upper, err = canonicalDir(p.Overlay.Upper, "overlay upper layer", true); err != nil {
+			return nil, err
+		}
+		if ov.Work, err = canonicalDir(p.Overlay.Work, "overlay work dir", true); err != nil {
+			return nil, err
+		}
+		for _, d := range append([]string{ov.Upper, ov.Work}, ov.Lower...) {
+			if strings.ContainsAny(d, ",:\\") {
+				return nil, fmt.Errorf("%w: overlay path %q holds a character overlayfs options cannot carry", ErrInvalidPolicy, d)
+			}
+		}
+		r.Overlay = ov
 	}
 	for _, ro := range r.ReadOnly {
 		for _, rw := range append([]string{r.Workdir}, r.ReadWrite...) {

@@ -1,0 +1,43 @@
+package sandbox_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// TestOverlayWorkdir: an overlay workdir reads through to its lower layer,
+// sends every write to the upper layer, and never changes the lower.
+func TestOverlayWorkdir(t *testing.T) {
+	requireLayer(t, "overlayfs")
+	base := t.TempDir()
+	lower, upper, work, merged := filepath.Join(base, "lower"), filepath.Join(base, "upper"), filepath.Join(base, "work"), filepath.Join(base, "merged")
+	for _, d := range []string{upper, work, merged} {
+		os.Mkdir(d, 0o755)
+	}
+	writeFile(t, filepath.Join(lower, "keep"), "base\n")
+	writeFile(t, filepath.Join(lower, "gone"), "base\n")
+	writeFile(t, filepath.Join(lower, "dir", "f"), "base\n")
+	p := shPolicy(sandbox.ModeNamespaces, merged, `cat keep && echo changed > keep && rm gone && rm -r dir && echo new > added && ls`)
+	p.Overlay = &sandbox.Overlay{Lower: []string{lower}, Upper: upper, Work: work}
+	o := runPolicy(t, p)
+	if o.code() != 0 || o.out != "base\nadded\nkeep\n" {
+		t.Fatalf("overlay view wrong: code %d %q", o.code(), o.all())
+	}
+	for f, want := range map[string]string{"keep": "base\n", "gone": "base\n", "dir/f": "base\n"} {
+		if got := readFile(t, filepath.Join(lower, f)); got != want {
+			t.Errorf("lower %s changed: %q", f, got)
+		}
+	}
+	if readFile(t, filepath.Join(upper, "keep")) != "changed\n" || readFile(t, filepath.Join(upper, "added")) != "new\n" {
+		t.Errorf("writes did not land in the upper layer")
+	}
+	if fi, err := os.Lstat(filepath.Join(upper, "gone")); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("deletion not recorded as a whiteout in the upper layer: %v", err)
+	}
+	if entries, _ := os.ReadDir(merged); len(entries) != 0 {
+		t.Errorf("the host's mount point is not empty: nothing may be mounted on the host")
+	}
+}
