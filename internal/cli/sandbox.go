@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
@@ -71,6 +72,16 @@ executable; 127 when it is not found.`,
 	f := cmd.Flags()
 	f.SetInterspersed(false)
 	f.StringVar(&o.workdir, "workdir", "", "the only place the command may write besides its temp dir, and its cwd (default: current directory)")
+	o.addFlags(f)
+	f.BoolVar(&o.probe, "probe", false, "report which layers work on this machine, and exit")
+	f.BoolVar(&o.json, "json", false, "with --probe: print the report as JSON")
+	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run UNCONFINED (development only; warns loudly)")
+	return cmd
+}
+
+// addFlags registers the confinement flags shared by every command that
+// runs something in a sandbox.
+func (o *sandboxOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.ro, "ro", nil, "extra path made readable, e.g. inside a hidden home (repeatable)")
 	f.StringArrayVar(&o.rw, "rw", nil, "extra writable path (repeatable)")
 	f.StringVar(&o.network, "network", "none", "none: a loopback of its own, no DNS; host: the host network (warns)")
@@ -80,12 +91,8 @@ executable; 127 when it is not found.`,
 	f.IntVar(&o.pids, "pids", 0, "maximum number of processes and threads")
 	f.Float64Var(&o.cpus, "cpus", 0, "CPU quota in cores, e.g. 1.5 (needs a cgroup)")
 	f.StringVar(&o.maxOutput, "max-output", "", "cap on stdout+stderr together, e.g. 1M; the command is killed when it is exceeded (exit 137)")
-	f.BoolVar(&o.probe, "probe", false, "report which layers work on this machine, and exit")
-	f.BoolVar(&o.json, "json", false, "with --probe: print the report as JSON")
-	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run UNCONFINED (development only; warns loudly)")
 	f.BoolVar(&o.toolchains, "toolchains", false, "make toolchains kept under home readable: "+fmt.Sprint(sandbox.ToolchainDirs))
 	f.StringVar(&o.mode, "mode", "auto", "backend: auto, namespaces or landlock (for diagnosis; auto picks by trial)")
-	return cmd
 }
 
 func (o *sandboxOptions) run(ctx context.Context, args []string) error {
@@ -95,6 +102,18 @@ func (o *sandboxOptions) run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return &exitError{code: sandbox.ExitSetup, msg: "no command given (usage: forkbomb sandbox [flags] -- COMMAND [ARG...])"}
 	}
+	p, err := o.policy(args)
+	if err != nil {
+		return err
+	}
+	if o.noSandbox {
+		fmt.Fprintln(o.io.Err, "forkbomb: WARNING: --no-sandbox: the command runs UNCONFINED with your full access to this machine, its files and its network")
+	}
+	return o.finish(sandbox.Run(ctx, p, sandbox.Stdio{Stdin: o.io.In, Stdout: o.io.Out, Stderr: o.io.Err}))
+}
+
+// policy turns the flags into a sandbox policy for args.
+func (o *sandboxOptions) policy(args []string) (sandbox.Policy, error) {
 	p := sandbox.Policy{
 		Command:    args,
 		Workdir:    o.workdir,
@@ -112,21 +131,22 @@ func (o *sandboxOptions) run(ctx context.Context, args []string) error {
 	var err error
 	if o.memory != "" {
 		if p.Memory, err = parseSize(o.memory); err != nil {
-			return &exitError{code: sandbox.ExitSetup, msg: "--memory: " + err.Error()}
+			return p, &exitError{code: sandbox.ExitSetup, msg: "--memory: " + err.Error()}
 		}
 	}
 	if o.maxOutput != "" {
 		if p.MaxOutput, err = parseSize(o.maxOutput); err != nil {
-			return &exitError{code: sandbox.ExitSetup, msg: "--max-output: " + err.Error()}
+			return p, &exitError{code: sandbox.ExitSetup, msg: "--max-output: " + err.Error()}
 		}
-	}
-	if o.noSandbox {
-		fmt.Fprintln(o.io.Err, "forkbomb: WARNING: --no-sandbox: the command runs UNCONFINED with your full access to this machine, its files and its network")
 	}
 	if p.Network == sandbox.NetworkHost && !o.noSandbox {
 		fmt.Fprintln(o.io.Err, "forkbomb: warning: --network host: the command can reach your network, its services and the internet")
 	}
-	res, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdin: o.io.In, Stdout: o.io.Out, Stderr: o.io.Err})
+	return p, nil
+}
+
+// finish turns a sandbox result into the process's exit status.
+func (o *sandboxOptions) finish(res *sandbox.Result, err error) error {
 	if res != nil {
 		for _, w := range res.Warnings {
 			fmt.Fprintf(o.io.Err, "forkbomb: warning: %s\n", w)

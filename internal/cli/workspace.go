@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+func newWorkspaceCmd(stdio IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "workspace",
+		Aliases: []string{"ws"},
+		Short:   "Pristine snapshots of a repository, O(1) forks of them, and their patches",
+		Long: `A workspace is a copy of a repository an agent can work in.
+
+'workspace new' makes a pid 1: a pristine snapshot of one commit of your
+repository (never written to), whose history holds that commit and its
+ancestors only — no other branch, tag, stash or remote. 'workspace fork'
+makes an O(1) fork (an overlayfs layer, or a reflink or plain copy where
+overlayfs is unavailable; 'workspace ls' shows which). 'workspace exec'
+runs a command confined in one; 'workspace diff' prints the patch it would
+ship, computed outside it.
+
+State lives in $FORKBOMB_HOME/workspaces (default ~/.forkbomb), never inside
+the repository.`,
+	}
+	cmd.AddCommand(newWSNewCmd(stdio), newWSForkCmd(stdio), newWSExecCmd(stdio), newWSDiffCmd(stdio), newWSLsCmd(stdio), newWSRmCmd(stdio))
+	return cmd
+}
+
+func openStore() (*workspace.Store, error) {
+	root, err := workspace.DefaultRoot()
+	if err != nil {
+		return nil, err
+	}
+	return workspace.Open(root)
+}
+
+func newWSNewCmd(stdio IO) *cobra.Command {
+	var repo, rev string
+	var withChanges bool
+	cmd := &cobra.Command{
+		Use:   "new NAME [--repo DIR] [--rev REV] [--with-changes]",
+		Short: "Make a pristine snapshot (pid 1) of a commit",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := openStore()
+			if err != nil {
+				return err
+			}
+			m, err := s.New(c.Context(), args[0], workspace.NewOptions{Repo: repo, Rev: rev, WithChanges: withChanges})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "%s: pid 1 of %s at %s\n", m.Name, m.Repo, short(m.Base))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&repo, "repo", ".", "the repository")
+	cmd.Flags().StringVar(&rev, "rev", "HEAD", "the commit to snapshot")
+	cmd.Flags().BoolVar(&withChanges, "with-changes", false, "include uncommitted tracked and untracked changes (with --rev HEAD)")
+	return cmd
+}
+
+func newWSForkCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "fork SRC DST",
+		Short: "Fork a workspace in O(1)",
+		Args:  exactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := openStore()
+			if err != nil {
+				return err
+			}
+			m, err := s.Fork(c.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "%s: fork of %s (%s)\n", m.Name, m.Source, m.Method)
+			return nil
+		},
+	}
+}
+
+func newWSExecCmd(stdio IO) *cobra.Command {
+	o := &sandboxOptions{io: stdio}
+	cmd := &cobra.Command{
+		Use:   "exec NAME [sandbox flags] -- COMMAND [ARG...]",
+		Short: "Run a command confined in a workspace (cwd: its root)",
+		Long: `Run COMMAND confined in workspace NAME, as 'forkbomb sandbox' does, with the
+workspace as the only writable tree and its .git read-only. In a pid 1 the
+command runs over a throwaway layer: a pid 1 never changes. Exit statuses are
+those of 'forkbomb sandbox'.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return &exitError{code: sandbox.ExitSetup, msg: "no command given (usage: forkbomb workspace exec NAME [flags] -- COMMAND [ARG...])"}
+			}
+			s, err := openStore()
+			if err != nil {
+				return &exitError{code: sandbox.ExitSetup, msg: err.Error()}
+			}
+			p, err := o.policy(args[1:])
+			if err != nil {
+				return err
+			}
+			res, err := s.Exec(c.Context(), args[0], p, sandbox.Stdio{Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err})
+			if err != nil && !errors.Is(err, context.Canceled) && !isSandboxErr(err) {
+				return &exitError{code: sandbox.ExitSetup, msg: err.Error()}
+			}
+			return o.finish(res, err)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: sandbox.ExitSetup, msg: fmt.Sprintf("%v (see 'forkbomb workspace exec --help')", err)}
+	})
+	o.addFlags(cmd.Flags()) // flags between NAME and "--"; everything after "--" is the command
+	return cmd
+}
+
+func isSandboxErr(err error) bool {
+	for _, e := range []error{sandbox.ErrInvalidPolicy, sandbox.ErrSetup, sandbox.ErrUnsupported, sandbox.ErrCommandNotFound, sandbox.ErrCommandNotExecutable} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func newWSDiffCmd(stdio IO) *cobra.Command {
+	var stat bool
+	cmd := &cobra.Command{
+		Use:   "diff NAME [--stat]",
+		Short: "Print the patch a workspace would ship, against its base",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := openStore()
+			if err != nil {
+				return err
+			}
+			d, err := s.Diff(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			for _, x := range d.Excluded {
+				fmt.Fprintf(stdio.Err, "forkbomb: left out of the patch (git metadata): %s\n", x)
+			}
+			if stat {
+				_, err = stdio.Out.Write([]byte(d.Stat))
+			} else {
+				_, err = stdio.Out.Write(d.Patch)
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&stat, "stat", false, "a summary instead of the patch")
+	return cmd
+}
+
+func newWSLsCmd(stdio IO) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls [--json]",
+		Short: "List workspaces",
+		Args:  exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := openStore()
+			if err != nil {
+				return err
+			}
+			all, err := s.List()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if all == nil {
+					all = []*workspace.Meta{}
+				}
+				enc := json.NewEncoder(stdio.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(all)
+			}
+			w := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tKIND\tMETHOD\tSOURCE\tBASE\tCREATED")
+			for _, m := range all {
+				src := m.Source
+				if m.Kind == "pid1" {
+					src = m.Repo
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, m.Method, src, short(m.Base), m.Created.Local().Format(time.DateTime))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newWSRmCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm NAME...",
+		Short: "Remove workspaces (a pid 1 only once its forks are gone)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := openStore()
+			if err != nil {
+				return err
+			}
+			var errs []error
+			for _, name := range args {
+				if err := s.Remove(name); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			return errors.Join(errs...)
+		},
+	}
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// exactArgs is cobra.ExactArgs with a usage error.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return fmt.Errorf("%w: %s takes %d argument(s), got %d (see '%s --help')", errUsage, c.Name(), n, len(args), c.CommandPath())
+		}
+		return nil
+	}
+}
+

@@ -1,0 +1,13 @@
+package workspace
+
+import "errors"
+
+var (
+	ErrBadName     = errors.New("invalid workspace name")
+	ErrNotFound    = errors.New("no such workspace")
+	ErrExists      = errors.New("workspace already exists")
+	ErrBadRepo     = errors.New("not a usable repository")
+	ErrStateInRepo = errors.New("the state directory is inside the repository")
+	ErrInUse       = errors.New("workspace in use")
+	ErrHasForks    = errors.New("workspace has forks")
+)

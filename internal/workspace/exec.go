@@ -1,0 +1,80 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// Exec runs a command confined in a workspace: its tree is the workdir (the
+// command's cwd and only writable tree), its .git read-only. A pid 1 is
+// pristine: a command in it runs over a throwaway upper layer, so nothing
+// it writes stays. p holds the caller's other sandbox settings; its Command
+// must be set.
+func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
+	m, err := s.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	release, err := s.useLock(name, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	tree := s.tree(name)
+	p.Workdir = tree
+	switch m.Method {
+	case MethodSnapshot:
+		scratch, err := os.MkdirTemp("", "forkbomb-pid1-")
+		if err != nil {
+			return nil, err
+		}
+		defer removeTree(scratch)
+		mnt := filepath.Join(scratch, "tree")
+		for _, d := range []string{"tree", "upper", "work"} {
+			os.Mkdir(filepath.Join(scratch, d), 0o700)
+		}
+		p.Workdir = mnt
+		p.Overlay = &sandbox.Overlay{Lower: []string{tree}, Upper: filepath.Join(scratch, "upper"), Work: filepath.Join(scratch, "work")}
+		p.GitDirs = []string{mnt + "/.git"}
+	case MethodOverlay:
+		dir := s.dir(name)
+		p.Overlay = &sandbox.Overlay{Lower: m.Layers, Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work")}
+		// The pid 1's .git, plus any a command created in this fork or
+		// the forks it came from: a walk of the upper layers only.
+		p.GitDirs = []string{tree + "/.git"}
+		for _, layer := range append([]string{filepath.Join(dir, "upper")}, m.Layers[:len(m.Layers)-1]...) {
+			for _, g := range gitEntries(layer) {
+				p.GitDirs = append(p.GitDirs, tree+strings.TrimPrefix(g, layer))
+			}
+		}
+	}
+	res, err := sandbox.Run(ctx, p, stdio)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, nil
+}
+
+// gitEntries lists the entries named .git under dir, not descending into
+// them.
+func gitEntries(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.Name() == ".git" && p != dir {
+			out = append(out, p)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	return out
+}

@@ -1,0 +1,118 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// Fork makes dst, a fork of src. Where overlayfs works in the sandbox, the
+// fork is an empty upper layer over src's frozen layers: O(1) for a fork of
+// a pid 1, O(what src changed) for a fork of a fork (src's upper layer is
+// copied — reflinked where possible — and frozen, since overlayfs forbids a
+// lower layer that still changes). Elsewhere it is a reflink or plain copy
+// of src's whole tree.
+func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
+	sm, err := s.Get(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidateName(dst); err != nil {
+		return nil, err
+	}
+	method := s.forkMethod(ctx)
+	if sm.Method == MethodReflink || sm.Method == MethodCopy {
+		method = s.copyMethod()
+	}
+	// A fork of a fork reads the source's changes: keep commands out of
+	// the source while they are copied. A pid 1 never changes.
+	if sm.Kind == "fork" {
+		release, err := s.useLock(src, true)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	return s.create(dst, func(tmp, final string) (*Meta, error) {
+		m := &Meta{Kind: "fork", Method: method, Source: src, Pid1: sm.Pid1, Base: sm.Base}
+		tree := filepath.Join(tmp, "tree")
+		switch method {
+		case MethodOverlay:
+			for _, d := range []string{"tree", "upper", "work"} {
+				if err := os.Mkdir(filepath.Join(tmp, d), 0o755); err != nil {
+					return nil, err
+				}
+			}
+			switch sm.Method {
+			case MethodSnapshot:
+				m.Layers = []string{s.tree(src)}
+			case MethodOverlay:
+				if _, err := copyTree(filepath.Join(s.dir(src), "upper"), filepath.Join(tmp, "layer"), true); err != nil {
+					return nil, fmt.Errorf("freeze %s's changes: %w", src, err)
+				}
+				m.Layers = append([]string{filepath.Join(final, "layer")}, sm.Layers...)
+			}
+		default:
+			if sm.Method == MethodOverlay {
+				return nil, fmt.Errorf("%s is an overlay fork but overlayfs does not work here any more", src)
+			}
+			cloned, err := copyTree(s.tree(src), tree, method == MethodReflink)
+			if err != nil {
+				return nil, fmt.Errorf("copy %s: %w", src, err)
+			}
+			if method == MethodReflink && !cloned {
+				m.Method = MethodCopy
+			}
+		}
+		return m, nil
+	})
+}
+
+// capabilities caches what the machine can do for forks, per kernel and
+// user, so that a fork does not pay for a probe.
+type capabilities struct {
+	Kernel  string `json:"kernel"`
+	UID     int    `json:"uid"`
+	Overlay bool   `json:"overlay"`
+	Reflink bool   `json:"reflink"`
+}
+
+func (s *Store) forkMethod(ctx context.Context) Method {
+	if s.capabilities(ctx).Overlay {
+		return MethodOverlay
+	}
+	return s.copyMethod()
+}
+
+func (s *Store) copyMethod() Method {
+	if s.capabilities(context.Background()).Reflink {
+		return MethodReflink
+	}
+	return MethodCopy
+}
+
+func (s *Store) capabilities(ctx context.Context) capabilities {
+	var u unix.Utsname
+	unix.Uname(&u)
+	want := capabilities{Kernel: unix.ByteSliceToString(u.Release[:]), UID: os.Getuid()}
+	path := filepath.Join(s.Root, ".capabilities.json")
+	var c capabilities
+	if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &c) == nil && c.Kernel == want.Kernel && c.UID == want.UID {
+		return c
+	}
+	c = want
+	if rep, err := sandbox.Probe(ctx); err == nil {
+		if l := rep.Layer("overlayfs"); l != nil && l.Status == "ok" {
+			c.Overlay = true
+		}
+	}
+	c.Reflink = reflinkWorks(s.Root)
+	writeJSON(path, c)
+	return c
+}

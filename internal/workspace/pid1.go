@@ -1,0 +1,222 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// NewOptions say what a pid 1 is a snapshot of.
+type NewOptions struct {
+	Repo        string // any folder inside the repository
+	Rev         string // default HEAD
+	WithChanges bool   // also the uncommitted tracked and untracked changes
+}
+
+// New makes a pid 1: a checkout of Rev whose history holds Rev and its
+// ancestors only — no other branch, tag, stash or remote, so a fork can
+// read neither a sibling's work nor the future. The user's repository is
+// only read: git runs there with optional locks off, so not even the index
+// is refreshed.
+func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	if o.Rev == "" {
+		o.Rev = "HEAD"
+	}
+	if strings.HasPrefix(o.Rev, "-") {
+		return nil, fmt.Errorf("%w: revision %q", ErrBadRepo, o.Rev)
+	}
+	repo, err := filepath.Abs(o.Repo)
+	if err == nil {
+		repo, err = filepath.EvalSymlinks(repo)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: no such directory", ErrBadRepo, o.Repo)
+	}
+	user := gitCmd{dir: repo}
+	top, err := user.text(ctx, "rev-parse", "--show-toplevel")
+	if err != nil || top == "" {
+		return nil, fmt.Errorf("%w: %s is not inside a git work tree", ErrBadRepo, o.Repo)
+	}
+	if c, err := filepath.EvalSymlinks(top); err == nil {
+		top = c
+	}
+	if within(s.Root, top) {
+		return nil, fmt.Errorf("%w: %s is inside %s; set FORKBOMB_HOME elsewhere", ErrStateInRepo, s.Root, top)
+	}
+	user.dir = top
+	base, err := user.text(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", o.Rev+"^{commit}")
+	if err != nil || base == "" {
+		if o.Rev == "HEAD" {
+			return nil, fmt.Errorf("%w: %s has no commits", ErrBadRepo, top)
+		}
+		return nil, fmt.Errorf("%w: %s: no commit %q", ErrBadRepo, top, o.Rev)
+	}
+	format, _ := user.text(ctx, "rev-parse", "--show-object-format")
+	if format == "" {
+		format = "sha1"
+	}
+	var changes []byte
+	var untracked []string
+	if o.WithChanges {
+		head, _ := user.text(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+		if head != base {
+			return nil, fmt.Errorf("--with-changes snapshots the working tree, so it needs --rev HEAD")
+		}
+		if changes, err = user.run(ctx, nil, "diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD", "--"); err != nil {
+			return nil, err
+		}
+		out, err := user.run(ctx, nil, "ls-files", "-z", "--others", "--exclude-standard")
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range bytes.Split(out, []byte{0}) {
+			if len(p) > 0 {
+				untracked = append(untracked, string(p))
+			}
+		}
+	}
+
+	return s.create(name, func(tmp, final string) (*Meta, error) {
+		tree := filepath.Join(tmp, "tree")
+		if err := os.Mkdir(tree, 0o755); err != nil {
+			return nil, err
+		}
+		g := gitCmd{dir: tree}
+		steps := [][]string{
+			{"init", "-q", "--object-format=" + format, "--initial-branch=forkbomb"},
+			{"fetch", "-q", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", top, base},
+			{"update-ref", "refs/heads/forkbomb", base},
+			{"reset", "-q", "--hard", "forkbomb"},
+		}
+		for _, st := range steps {
+			if _, err := g.run(ctx, nil, st...); err != nil {
+				return nil, fmt.Errorf("snapshot %s: %w", o.Rev, err)
+			}
+		}
+		if o.WithChanges {
+			if err := copyUntracked(top, tree, untracked); err != nil {
+				return nil, err
+			}
+			if len(changes) > 0 {
+				if _, err := g.run(ctx, changes, "apply", "--binary", "--whitespace=nowarn", "-"); err != nil {
+					return nil, fmt.Errorf("apply uncommitted changes: %w", err)
+				}
+			}
+			if _, err := g.run(ctx, nil, "add", "-A"); err != nil {
+				return nil, err
+			}
+			if _, err := g.run(ctx, nil, "commit", "-q", "--allow-empty", "--no-verify", "-m", "forkbomb: uncommitted changes of "+top); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkSymlinks(tree); err != nil {
+			return nil, err
+		}
+		// Nothing of the user's repository but the snapshot: no sample
+		// hooks, no reflog naming where it came from.
+		os.RemoveAll(filepath.Join(tree, ".git", "hooks"))
+		os.Mkdir(filepath.Join(tree, ".git", "hooks"), 0o755)
+		g.run(ctx, nil, "reflog", "expire", "--expire=now", "--all")
+		head, err := g.text(ctx, "rev-parse", "HEAD")
+		if err != nil {
+			return nil, err
+		}
+		ign, err := g.run(ctx, nil, "ls-files", "-z")
+		if err != nil {
+			return nil, err
+		}
+		var ignores []string
+		for _, p := range bytes.Split(ign, []byte{0}) {
+			if s := string(p); s == ".gitignore" || strings.HasSuffix(s, "/.gitignore") {
+				ignores = append(ignores, s)
+			}
+		}
+		return &Meta{Kind: "pid1", Method: MethodSnapshot, Pid1: filepath.Base(final), Repo: top, Rev: o.Rev, Base: head, Ignores: ignores}, nil
+	})
+}
+
+// copyUntracked copies the user's untracked files into the snapshot,
+// opening them beneath the repository only (os.Root), so a path cannot
+// lead out of it.
+func copyUntracked(top, tree string, paths []string) error {
+	src, err := os.OpenRoot(top)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	for _, p := range paths {
+		fi, err := src.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("untracked %s: %w", p, err)
+		}
+		dst := filepath.Join(tree, p)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := src.Readlink(p)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, dst); err != nil {
+				return err
+			}
+		case fi.Mode().IsRegular():
+			in, err := src.Open(p)
+			if err != nil {
+				return err
+			}
+			out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fi.Mode().Perm())
+			if err == nil {
+				_, err = io.Copy(out, in)
+				if cerr := out.Close(); err == nil {
+					err = cerr
+				}
+			}
+			in.Close()
+			if err != nil {
+				return fmt.Errorf("untracked %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSymlinks refuses a tree holding a symlink that points outside it:
+// inside a sandbox it would lead into the host's read-only view, and on
+// the trusted side any code that followed it would leave the workspace.
+func checkSymlinks(tree string) error {
+	return filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" && filepath.Dir(p) == tree {
+			return filepath.SkipDir
+		}
+		if d.Type()&os.ModeSymlink == 0 {
+			return nil
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(tree, p)
+		resolved := filepath.Join(filepath.Dir(p), target)
+		if filepath.IsAbs(target) || !within(resolved, tree) {
+			return fmt.Errorf("%w: the symlink %s points outside the repository (%s)", ErrBadRepo, rel, target)
+		}
+		return nil
+	})
+}
+
+func within(path, base string) bool {
+	return path == base || strings.HasPrefix(path, base+string(filepath.Separator))
+}

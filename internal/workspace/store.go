@@ -1,0 +1,276 @@
+package workspace
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Method is how a workspace holds its tree.
+type Method string
+
+const (
+	MethodSnapshot Method = "snapshot" // a pid 1: a checkout of its own
+	MethodOverlay  Method = "overlay"  // an upper layer over frozen lower layers
+	MethodReflink  Method = "reflink"  // a copy sharing blocks with its source
+	MethodCopy     Method = "copy"     // a plain copy
+)
+
+// Meta describes one workspace; it is written once, atomically.
+type Meta struct {
+	Name    string    `json:"name"`
+	Kind    string    `json:"kind"` // "pid1" or "fork"
+	Method  Method    `json:"method"`
+	Source  string    `json:"source,omitempty"` // what a fork was forked from
+	Pid1    string    `json:"pid1"`             // the pid 1 at the root of its chain
+	Repo    string    `json:"repo,omitempty"`   // a pid 1's repository (never written)
+	Rev     string    `json:"rev,omitempty"`
+	Base    string    `json:"base"`              // the commit its patch is against
+	Layers  []string  `json:"layers,omitempty"`  // overlay: read-only layers, topmost first
+	Ignores []string  `json:"ignores,omitempty"` // a pid 1's .gitignore files
+	Created time.Time `json:"created"`
+}
+
+// Store is a directory of workspaces.
+type Store struct {
+	Root string
+}
+
+// DefaultRoot is $FORKBOMB_HOME/workspaces, FORKBOMB_HOME defaulting to
+// ~/.forkbomb.
+func DefaultRoot() (string, error) {
+	home := os.Getenv("FORKBOMB_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("locate state directory: set FORKBOMB_HOME: %w", err)
+		}
+		home = filepath.Join(h, ".forkbomb")
+	}
+	return filepath.Join(home, "workspaces"), nil
+}
+
+// Open makes the store's root (0700) if needed and reclaims what a killed
+// forkbomb left behind.
+func Open(root string) (*Store, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	if c, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = c
+	}
+	s := &Store{Root: abs}
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s.reclaim()
+	return s, nil
+}
+
+func (s *Store) dir(name string) string      { return filepath.Join(s.Root, name) }
+func (s *Store) tree(name string) string     { return filepath.Join(s.Root, name, "tree") }
+func (s *Store) metaPath(name string) string { return filepath.Join(s.Root, name, "meta.json") }
+
+// lock takes the store's exclusive lock: every change to the set of
+// workspaces happens under it, so two forkbomb processes never race.
+func (s *Store) lock() (func(), error) {
+	return flock(filepath.Join(s.Root, ".lock"), syscall.LOCK_EX)
+}
+
+func flock(path string, how int) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrInUse
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// useLock is held (shared) by every command running in a workspace and
+// taken exclusively by rm, so a workspace is never removed under a command.
+func (s *Store) useLock(name string, exclusive bool) (func(), error) {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX | syscall.LOCK_NB
+	}
+	unlock, err := flock(filepath.Join(s.dir(name), "lock"), how)
+	if errors.Is(err, ErrInUse) {
+		return nil, fmt.Errorf("%w: a command is running in %s", ErrInUse, name)
+	}
+	return unlock, err
+}
+
+// reclaim removes what an interrupted operation left: .tmp-* directories
+// (a creation that never reached its rename) and .trash-* ones (a removal
+// cut short). It runs under the store lock, which their creator held.
+func (s *Store) reclaim() {
+	entries, _ := os.ReadDir(s.Root)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".tmp-") || strings.HasPrefix(e.Name(), ".trash-") {
+			removeTree(filepath.Join(s.Root, e.Name()))
+		}
+	}
+}
+
+// Get reads a workspace's metadata.
+func (s *Store) Get(name string) (*Meta, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(s.metaPath(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := &Meta{}
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, fmt.Errorf("workspace %s: corrupt metadata: %w", name, err)
+	}
+	return m, nil
+}
+
+// List returns every workspace, by name.
+func (s *Store) List() ([]*Meta, error) {
+	entries, err := os.ReadDir(s.Root)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Meta
+	for _, e := range entries {
+		if !e.IsDir() || ValidateName(e.Name()) != nil {
+			continue
+		}
+		if m, err := s.Get(e.Name()); err == nil {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// create builds a workspace in a temporary directory and renames it into
+// place once whole. build gets the temporary directory and the final one
+// (for paths recorded in the metadata).
+func (s *Store) create(name string, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s.reclaim()
+	final := s.dir(name)
+	if _, err := os.Lstat(final); err == nil {
+		return nil, fmt.Errorf("%w: %s", ErrExists, name)
+	}
+	tmp := filepath.Join(s.Root, fmt.Sprintf(".tmp-%s-%d", name, os.Getpid()))
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, err
+	}
+	m, err := build(tmp, final)
+	if err == nil {
+		m.Name, m.Created = name, time.Now().UTC()
+		err = writeJSON(filepath.Join(tmp, "meta.json"), m)
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		removeTree(tmp)
+		return nil, err
+	}
+	return m, nil
+}
+
+// Remove deletes workspaces. A pid 1 with forks, or a workspace a command
+// is running in, is refused.
+func (s *Store) Remove(name string) error {
+	m, err := s.Get(name)
+	if err != nil {
+		return err
+	}
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if m.Kind == "pid1" {
+		all, _ := s.List()
+		var forks []string
+		for _, o := range all {
+			if o.Pid1 == name && o.Name != name {
+				forks = append(forks, o.Name)
+			}
+		}
+		if len(forks) > 0 {
+			return fmt.Errorf("%w: %s is the pid 1 of %s; remove them first", ErrHasForks, name, strings.Join(forks, ", "))
+		}
+	}
+	release, err := s.useLock(name, true)
+	if err != nil {
+		return err
+	}
+	trash := filepath.Join(s.Root, fmt.Sprintf(".trash-%s-%d", name, os.Getpid()))
+	err = os.Rename(s.dir(name), trash)
+	release()
+	if err != nil {
+		return err
+	}
+	removeTree(trash)
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// removeTree removes a directory even where a command left folders
+// without write permission in it.
+func removeTree(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
+}
