@@ -241,4 +241,3 @@ func exactArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
-

@@ -390,4 +390,3 @@ func isAncestorOfAny(path string, writes map[string]string) bool {
 	}
 	return false
 }
-
