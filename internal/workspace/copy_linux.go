@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,8 +41,8 @@ func copyTree(src, dst string, reflink bool) (allReflinked bool, err error) {
 			}
 			return os.Symlink(target, out)
 		case fi.Mode()&os.ModeCharDevice != 0:
-			st := fi.Sys().(*unix.Stat_t)
-			if st.Rdev != 0 {
+			st, ok := fi.Sys().(*syscall.Stat_t)
+			if !ok || st.Rdev != 0 {
 				return fmt.Errorf("copy %s: unexpected device file", rel)
 			}
 			if err := unix.Mknod(out, unix.S_IFCHR|uint32(fi.Mode().Perm()), 0); err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,6 +58,10 @@ func (s *Store) Diff(ctx context.Context, name string) (*Diff, error) {
 	if _, err := g.run(ctx, nil, "read-tree", m.Base); err != nil {
 		return nil, err
 	}
+	pid1, err := s.Get(m.Pid1)
+	if err != nil {
+		return nil, err
+	}
 	d := &Diff{}
 	switch m.Method {
 	case MethodSnapshot:
@@ -66,13 +71,14 @@ func (s *Store) Diff(ctx context.Context, name string) (*Diff, error) {
 			layers = append(layers, m.Layers[i])
 		}
 		layers = append(layers, filepath.Join(s.dir(name), "upper"))
-		if err := s.stageOverlay(ctx, g, m, layers, tmp, d); err != nil {
+		if err := s.stage(ctx, g, m.Base, pid1, layers, false, tmp, d); err != nil {
 			return nil, err
 		}
 	default:
-		wt := g
-		wt.workTree = s.tree(name)
-		if _, err := wt.run(ctx, nil, "add", "-A", "--", "."); err != nil {
+		// A copy holds the whole tree: every file is written, every base
+		// file it lacks is deleted. O(tree), but only where overlayfs is
+		// unavailable.
+		if err := s.stage(ctx, g, m.Base, pid1, []string{s.tree(name)}, true, tmp, d); err != nil {
 			return nil, err
 		}
 	}
@@ -89,11 +95,13 @@ func (s *Store) Diff(ctx context.Context, name string) (*Diff, error) {
 	return d, err
 }
 
-// stageOverlay stages into g's index the changes recorded in overlay upper
-// layers (oldest first): files present in a layer are written, whiteouts
-// delete, opaque directories replace what was below them. It reads only the
+// stage stages into g's index the changes recorded in overlay upper layers
+// (oldest first): files present in a layer are written, whiteouts delete,
+// opaque directories replace what was below them. It reads only the
 // layers, so its cost follows the size of the change, not of the tree.
-func (s *Store) stageOverlay(ctx context.Context, g gitCmd, m *Meta, layers []string, tmp string, d *Diff) error {
+// With full, the one layer is a whole tree, and base files it lacks are
+// deleted.
+func (s *Store) stage(ctx context.Context, g gitCmd, base string, pid1 *Meta, layers []string, full bool, tmp string, d *Diff) error {
 	writes := map[string]string{} // path → file in a layer
 	var gone []string             // paths whose base entries (and below) are gone unless rewritten
 	for _, layer := range layers {
@@ -102,6 +110,9 @@ func (s *Store) stageOverlay(ctx context.Context, g gitCmd, m *Meta, layers []st
 				return err
 			}
 			rel := filepath.ToSlash(strings.TrimPrefix(p, layer+"/"))
+			if full && rel == ".git" {
+				return filepath.SkipDir // the copy's own repository
+			}
 			if isGitPath(rel) {
 				d.Excluded = append(d.Excluded, rel)
 				if e.IsDir() {
@@ -118,11 +129,13 @@ func (s *Store) stageOverlay(ctx context.Context, g gitCmd, m *Meta, layers []st
 				dropUnder(writes, rel)
 				gone = append(gone, rel)
 			case fi.IsDir():
+				delete(writes, rel) // a folder where a lower layer had a file
 				if isOpaque(p) {
 					dropUnder(writes, rel+"/")
 					gone = append(gone, rel)
 				}
 			case fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0:
+				dropUnder(writes, rel+"/") // a file where a lower layer had a folder
 				writes[rel] = p
 				gone = append(gone, rel) // a file where the base had a folder
 			}
@@ -136,18 +149,24 @@ func (s *Store) stageOverlay(ctx context.Context, g gitCmd, m *Meta, layers []st
 	// Deletions: base files under a gone path, not written again; and base
 	// files standing where a written path needs a folder.
 	var deletes []string
+	if full {
+		gone = []string{""}
+	}
 	if len(gone) > 0 || len(writes) > 0 {
 		specs := append([]string{}, gone...)
+		if full {
+			specs = nil // every base file
+		}
 		for w := range writes {
 			for dir := filepath.Dir(w); dir != "."; dir = filepath.Dir(dir) {
 				specs = append(specs, dir)
 			}
 		}
-		base, err := lsTree(ctx, g, m.Base, specs)
+		inBase, err := lsTree(ctx, g, base, specs, full)
 		if err != nil {
 			return err
 		}
-		for path := range base {
+		for path := range inBase {
 			if _, ok := writes[path]; ok {
 				continue
 			}
@@ -164,7 +183,7 @@ func (s *Store) stageOverlay(ctx context.Context, g gitCmd, m *Meta, layers []st
 		for w := range writes {
 			paths = append(paths, w)
 		}
-		inBase, err := lsTree(ctx, g, m.Base, paths)
+		inBase, err := lsTree(ctx, g, base, paths, false)
 		if err != nil {
 			return err
 		}
@@ -173,7 +192,7 @@ func (s *Store) stageOverlay(ctx context.Context, g gitCmd, m *Meta, layers []st
 				newPaths = append(newPaths, w)
 			}
 		}
-		ignored, err := s.ignored(ctx, g, m, writes, deletes, newPaths, tmp)
+		ignored, err := s.ignored(ctx, g, pid1, writes, deletes, newPaths, tmp)
 		if err != nil {
 			return err
 		}
@@ -185,7 +204,7 @@ func (s *Store) stageOverlay(ctx context.Context, g gitCmd, m *Meta, layers []st
 	// Hash the written files into the scratch object store, then update
 	// the index: deletions first, so a file can become a folder.
 	var info bytes.Buffer
-	zero := strings.Repeat("0", len(m.Base))
+	zero := strings.Repeat("0", len(base))
 	sort.Strings(deletes)
 	for _, p := range deletes {
 		fmt.Fprintf(&info, "0 %s\t%s\x00", zero, p)
@@ -315,9 +334,13 @@ func (s *Store) ignored(ctx context.Context, g gitCmd, m *Meta, writes map[strin
 	return out, nil
 }
 
-// lsTree reports which of paths (and what lies below them) exist in rev.
-func lsTree(ctx context.Context, g gitCmd, rev string, paths []string) (map[string]bool, error) {
+// lsTree reports which of paths (and what lies below them) exist in rev;
+// with all, every file of rev.
+func lsTree(ctx context.Context, g gitCmd, rev string, paths []string, all bool) (map[string]bool, error) {
 	found := map[string]bool{}
+	if all {
+		paths = []string{"."}
+	}
 	for start := 0; start < len(paths); start += 2000 {
 		end := min(start+2000, len(paths))
 		out, err := g.run(ctx, nil, append([]string{"ls-tree", "-r", "-z", "--name-only", rev, "--"}, paths[start:end]...)...)
@@ -346,7 +369,8 @@ func isGitPath(rel string) bool {
 
 func isWhiteout(p string, fi os.FileInfo) bool {
 	if fi.Mode()&os.ModeCharDevice != 0 {
-		return fi.Sys().(*unix.Stat_t).Rdev == 0
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		return ok && st.Rdev == 0
 	}
 	if fi.Mode().IsRegular() && fi.Size() == 0 {
 		_, err := unix.Lgetxattr(p, "user.overlay.whiteout", nil)
@@ -375,7 +399,7 @@ func dropUnder(m map[string]string, prefix string) {
 
 func coveredBy(path string, prefixes []string) bool {
 	for _, p := range prefixes {
-		if path == p || strings.HasPrefix(path, p+"/") {
+		if p == "" || path == p || strings.HasPrefix(path, p+"/") {
 			return true
 		}
 	}

@@ -30,6 +30,9 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 	if sm.Method == MethodReflink || sm.Method == MethodCopy {
 		method = s.copyMethod()
 	}
+	if s.ForkMethod != "" {
+		method = s.ForkMethod
+	}
 	// A fork of a fork reads the source's changes: keep commands out of
 	// the source while they are copied. A pid 1 never changes.
 	if sm.Kind == "fork" {

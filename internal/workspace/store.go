@@ -40,6 +40,9 @@ type Meta struct {
 // Store is a directory of workspaces.
 type Store struct {
 	Root string
+	// ForkMethod, when set, forces how forks are made (for diagnosis and
+	// for testing the fallbacks on a machine that has overlayfs).
+	ForkMethod Method
 }
 
 // DefaultRoot is $FORKBOMB_HOME/workspaces, FORKBOMB_HOME defaulting to

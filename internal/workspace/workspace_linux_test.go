@@ -1,0 +1,416 @@
+package workspace_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+var ctx = context.Background()
+
+// TestPid1HistoryCut: a pid 1 holds its commit and the ancestors only —
+// no later commit, no other branch, tag, stash or remote — and making it
+// does not touch the user's repository.
+func TestPid1HistoryCut(t *testing.T) {
+	repo := userRepo(t)
+	base := git(t, repo, "rev-parse", "HEAD~1")
+	git(t, repo, "tag", "v1")
+	git(t, repo, "checkout", "-qb", "sibling")
+	write(t, filepath.Join(repo, "sibling.txt"), "a sibling's work\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "sibling")
+	sibling := git(t, repo, "rev-parse", "HEAD")
+	git(t, repo, "checkout", "-q", "main")
+	future := git(t, repo, "rev-parse", "HEAD")
+	write(t, filepath.Join(repo, "main.go"), "package main // stashed\n")
+	git(t, repo, "stash", "-q")
+	git(t, repo, "remote", "add", "origin", "https://example.invalid/repo.git")
+	before := dirState(t, repo)
+
+	s := newStore(t)
+	m, err := s.New(ctx, "p1", workspace.NewOptions{Repo: repo, Rev: "HEAD~1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Base != base {
+		t.Fatalf("base %s, want %s", m.Base, base)
+	}
+	tree := filepath.Join(s.Root, "p1", "tree")
+	refs := git(t, tree, "for-each-ref", "--format=%(refname)")
+	if refs != "refs/heads/forkbomb" {
+		t.Errorf("refs in pid 1: %q, want only refs/heads/forkbomb", refs)
+	}
+	if r := git(t, tree, "remote"); r != "" {
+		t.Errorf("remotes in pid 1: %q", r)
+	}
+	for _, sha := range []string{future, sibling} {
+		if exec.Command("git", "-C", tree, "cat-file", "-e", sha).Run() == nil {
+			t.Errorf("pid 1 holds commit %s from outside its history", sha)
+		}
+	}
+	if n := git(t, tree, "rev-list", "--count", "--all"); n != "1" {
+		t.Errorf("pid 1 holds %s commits, want 1", n)
+	}
+	if after := dirState(t, repo); after != before {
+		t.Errorf("the user's repository changed")
+	}
+}
+
+// TestWithChanges: --with-changes carries uncommitted tracked and untracked
+// changes (not ignored files) into the snapshot.
+func TestWithChanges(t *testing.T) {
+	repo := userRepo(t)
+	write(t, filepath.Join(repo, "main.go"), "package main // edited\n")
+	write(t, filepath.Join(repo, "new.txt"), "untracked\n")
+	write(t, filepath.Join(repo, "junk.o"), "ignored\n")
+	before := dirState(t, repo)
+	s := newStore(t)
+	if _, err := s.New(ctx, "p1", workspace.NewOptions{Repo: repo, WithChanges: true}); err != nil {
+		t.Fatal(err)
+	}
+	tree := filepath.Join(s.Root, "p1", "tree")
+	for f, want := range map[string]string{"main.go": "package main // edited\n", "new.txt": "untracked\n"} {
+		if got, _ := os.ReadFile(filepath.Join(tree, f)); string(got) != want {
+			t.Errorf("%s = %q, want %q", f, got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tree, "junk.o")); err == nil {
+		t.Errorf("an ignored file was carried over")
+	}
+	if st := git(t, tree, "status", "--porcelain"); st != "" {
+		t.Errorf("pid 1 is not clean: %q", st)
+	}
+	if after := dirState(t, repo); after != before {
+		t.Errorf("the user's repository changed")
+	}
+}
+
+// TestForkIsolation: writes in a fork are seen neither by its source nor
+// by its siblings; a fork of a fork sees its source as it was when forked.
+func TestForkIsolation(t *testing.T) {
+	for _, method := range []workspace.Method{"", workspace.MethodCopy} {
+		t.Run(string(method)+"auto", func(t *testing.T) {
+			s := newStore(t)
+			s.ForkMethod = method
+			if _, err := s.New(ctx, "p1", workspace.NewOptions{Repo: userRepo(t)}); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{"a", "b"} {
+				if _, err := s.Fork(ctx, "p1", f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			execIn(t, s, "a", "echo from-a > main.go; echo new > only-a")
+			if _, err := s.Fork(ctx, "a", "a2"); err != nil {
+				t.Fatal(err)
+			}
+			execIn(t, s, "a", "echo later > main.go")
+			if got := execIn(t, s, "b", "cat main.go; ls only-a 2>&1 || true"); strings.Contains(got, "from-a") || !strings.Contains(got, "No such file") {
+				t.Errorf("a sibling sees a's writes: %q", got)
+			}
+			if got := execIn(t, s, "p1", "cat main.go; echo scratch > main.go"); strings.Contains(got, "from-a") {
+				t.Errorf("the source sees a fork's writes: %q", got)
+			}
+			if got := execIn(t, s, "p1", "cat main.go"); strings.Contains(got, "scratch") {
+				t.Errorf("a command in pid 1 changed it: %q", got)
+			}
+			if got := execIn(t, s, "a2", "cat main.go only-a"); got != "from-a\nnew\n" {
+				t.Errorf("fork of a fork sees %q, want a as it was when forked", got)
+			}
+			if m, _ := s.Get("a"); method == "" && m.Method != workspace.MethodOverlay {
+				t.Errorf("auto method is %s on a machine with overlayfs", m.Method)
+			}
+		})
+	}
+}
+
+const layer1 = `set -e
+echo changed >> main.go
+rm docs/a.md
+mv lib/lib.go lib/renamed.go
+chmod +x main.go
+ln -s main.go link-to-main
+printf '\000\001\002binary\377' > bin.dat
+echo odd > "with space.txt"
+echo odd > "$(printf 'new\nline')"
+echo odd > "$(printf 'tab\there')"
+echo odd > 'ünï cødé.txt'
+echo odd > 'quo"te'
+echo odd > ./-dash
+echo odd > 'back\slash'
+mkdir -p deep/a/b && echo deep > deep/a/b/c
+echo ignored > x.o
+mkdir build && echo ignored > build/out
+echo changed >> tracked.o
+mkdir .GIT && echo evil > .GIT/config
+`
+
+const layer2 = `set -e
+rm -r deep
+rm bin.dat && mkdir bin.dat && echo now-a-dir > bin.dat/x
+rm -r lib && echo now-a-file > lib
+mkdir -p docs && rm -rf docs && mkdir docs && echo fresh > docs/b.md
+echo more >> main.go
+ln -sfn "with space.txt" link-to-main
+rm 'quo"te'
+`
+
+// TestPatchRoundTrip: git apply of a fork's patch on a fresh copy of the
+// base reproduces the fork's tree exactly — modified, added, deleted,
+// renamed files, modes, symlinks, binary files, odd names, a file turned
+// folder and back, a folder deleted and made again — leaving out only
+// ignored new files and anything under .git in any letter case; for one
+// layer of changes and for a fork of a fork, for every fork method.
+func TestPatchRoundTrip(t *testing.T) {
+	for _, method := range []workspace.Method{workspace.MethodOverlay, workspace.MethodCopy} {
+		t.Run(string(method), func(t *testing.T) {
+			s := newStore(t)
+			s.ForkMethod = method
+			if _, err := s.New(ctx, "p1", workspace.NewOptions{Repo: userRepo(t)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Fork(ctx, "p1", "f1"); err != nil {
+				t.Fatal(err)
+			}
+			execIn(t, s, "f1", layer1)
+			check := func(name string) {
+				d, err := s.Diff(ctx, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := treeOf(t, mergedTree(t, s, name))
+				for k := range want {
+					if k == "x.o" || strings.HasPrefix(k, "build") || strings.HasPrefix(k, ".GIT") {
+						delete(want, k)
+					}
+				}
+				got := treeOf(t, applyToBase(t, s, "p1", d.Patch))
+				for _, line := range diffTrees(want, got) {
+					t.Errorf("%s: fork | applied patch: %s", name, line)
+				}
+				if !strings.Contains(strings.Join(d.Excluded, " "), ".GIT") && method == workspace.MethodOverlay {
+					t.Errorf("%s: .GIT not reported as left out: %v", name, d.Excluded)
+				}
+				if strings.Contains(string(d.Patch), ".GIT") || strings.Contains(string(d.Patch), "x.o") {
+					t.Errorf("%s: the patch carries .GIT or an ignored file", name)
+				}
+				if !strings.Contains(string(d.Patch), "rename from lib/lib.go") && name == "f1" {
+					t.Errorf("%s: the rename was not detected", name)
+				}
+			}
+			check("f1")
+			if _, err := s.Fork(ctx, "f1", "f2"); err != nil {
+				t.Fatal(err)
+			}
+			execIn(t, s, "f2", layer2)
+			check("f2")
+			check("f1") // its source's patch did not change
+		})
+	}
+}
+
+// TestGitReadOnlyInWorkspace: a command in a fork cannot write its .git.
+func TestGitReadOnlyInWorkspace(t *testing.T) {
+	s := newStore(t)
+	s.New(ctx, "p1", workspace.NewOptions{Repo: userRepo(t)})
+	s.Fork(ctx, "p1", "f")
+	before := dirState(t, filepath.Join(s.Root, "p1", "tree", ".git"))
+	out := execIn(t, s, "f", "echo '[core] fsmonitor=x' >> .git/config 2>&1; echo x > .git/hooks/pre-commit 2>&1; git log --oneline | wc -l; true")
+	if !strings.Contains(out, "Read-only file system") {
+		t.Errorf("writes to .git were not refused: %s", out)
+	}
+	if after := dirState(t, filepath.Join(s.Root, "p1", "tree", ".git")); after != before {
+		t.Errorf("pid 1's .git changed")
+	}
+	if up, _ := os.ReadDir(filepath.Join(s.Root, "f", "upper")); len(up) != 0 {
+		t.Errorf("the fork's upper layer holds %v", up)
+	}
+}
+
+// TestBadInput: every bad input gets an error naming it and changes
+// nothing.
+func TestBadInput(t *testing.T) {
+	s := newStore(t)
+	repo := userRepo(t)
+	empty := t.TempDir()
+	git(t, empty, "init", "-q")
+	linky := userRepo(t)
+	os.Symlink("/etc/passwd", filepath.Join(linky, "escape"))
+	git(t, linky, "add", "escape")
+	git(t, linky, "commit", "-qm", "link out")
+	inRepo, _ := workspace.Open(filepath.Join(repo, ".forkbomb"))
+	cases := map[string]error{}
+	_, cases["name with .."] = s.New(ctx, "..", workspace.NewOptions{Repo: repo})
+	_, cases["name with /"] = s.New(ctx, "a/b", workspace.NewOptions{Repo: repo})
+	_, cases["missing repo"] = s.New(ctx, "x", workspace.NewOptions{Repo: filepath.Join(repo, "nope")})
+	_, cases["not a repo"] = s.New(ctx, "x", workspace.NewOptions{Repo: t.TempDir()})
+	_, cases["no commits"] = s.New(ctx, "x", workspace.NewOptions{Repo: empty})
+	_, cases["bad rev"] = s.New(ctx, "x", workspace.NewOptions{Repo: repo, Rev: "no-such-branch"})
+	_, cases["option as rev"] = s.New(ctx, "x", workspace.NewOptions{Repo: repo, Rev: "--output=/tmp/x"})
+	_, cases["symlink out"] = s.New(ctx, "x", workspace.NewOptions{Repo: linky})
+	_, cases["state in repo"] = inRepo.New(ctx, "x", workspace.NewOptions{Repo: repo})
+	_, cases["fork of missing"] = s.Fork(ctx, "nope", "y")
+	_, cases["fork bad name"] = s.Fork(ctx, "nope", "../y")
+	for name, err := range cases {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		} else if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error is not one line: %q", name, err)
+		}
+	}
+	if all, _ := s.List(); len(all) != 0 {
+		t.Errorf("bad input left workspaces: %v", all)
+	}
+	if entries, _ := os.ReadDir(s.Root); len(entries) > 2 { // .lock, .capabilities.json
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("bad input left files in the state directory: %v", names)
+	}
+}
+
+// TestRemove: rm leaves nothing; a pid 1 with forks, or a workspace a
+// command runs in, is refused.
+func TestRemove(t *testing.T) {
+	s := newStore(t)
+	s.New(ctx, "p1", workspace.NewOptions{Repo: userRepo(t)})
+	s.Fork(ctx, "p1", "f")
+	execIn(t, s, "f", "mkdir ro && chmod 0 ro; echo x > file")
+	if err := s.Remove("p1"); !errors.Is(err, workspace.ErrHasForks) {
+		t.Errorf("removing a pid 1 with forks: %v", err)
+	}
+	started := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		close(started)
+		_, err := s.Exec(ctx, "f", sandbox.Policy{Command: []string{"sleep", "2"}}, sandbox.Stdio{})
+		done <- err
+	}()
+	<-started
+	time.Sleep(500 * time.Millisecond)
+	if err := s.Remove("f"); !errors.Is(err, workspace.ErrInUse) {
+		t.Errorf("removing a workspace in use: %v", err)
+	}
+	<-done
+	for _, n := range []string{"f", "p1"} {
+		if err := s.Remove(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if entries, _ := os.ReadDir(s.Root); len(entries) > 2 {
+		t.Errorf("rm left %d entries", len(entries))
+	}
+}
+
+// TestCrashRecovery: a forkbomb killed with SIGKILL in the middle of making
+// a pid 1 leaves nothing the next command does not reclaim, and the user's
+// repository untouched.
+func TestCrashRecovery(t *testing.T) {
+	repo := userRepo(t)
+	for i := 0; i < 300; i++ {
+		write(t, filepath.Join(repo, "bulk", strings.Repeat("d", i%7+1), "f"+strings.Repeat("x", i%5)+string(rune('a'+i%26))+".txt"), strings.Repeat("data ", i))
+	}
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "bulk")
+	before := dirState(t, repo)
+	root := filepath.Join(t.TempDir(), "state")
+	exe, _ := os.Executable()
+	killed := 0
+	for attempt := 0; attempt < 5 && killed < 2; attempt++ {
+		cmd := exec.Command(exe, "__workspace_new", root, "p1", repo)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill it as soon as its temporary directory exists.
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			entries, _ := os.ReadDir(root)
+			found := false
+			for _, e := range entries {
+				found = found || strings.HasPrefix(e.Name(), ".tmp-")
+			}
+			if found {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if err != nil {
+			killed++
+		} else {
+			os.RemoveAll(filepath.Join(root, "p1")) // finished before the kill; try again
+		}
+	}
+	if killed == 0 {
+		t.Skip("could not kill the operation mid-way on this machine")
+	}
+	s, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".tmp-") || e.Name() == "p1" {
+			t.Errorf("left behind after a crash: %s", e.Name())
+		}
+	}
+	if _, err := s.New(ctx, "p1", workspace.NewOptions{Repo: repo}); err != nil {
+		t.Errorf("the name is not usable after a crash: %v", err)
+	}
+	if after := dirState(t, repo); after != before {
+		t.Errorf("the user's repository changed")
+	}
+}
+
+// TestConcurrentForks: many forkbomb processes (here, stores on the same
+// root) forking at once never corrupt the state: every distinct name is
+// made once, a contested name exactly once.
+func TestConcurrentForks(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "state")
+	s0, _ := workspace.Open(root)
+	if _, err := s0.New(ctx, "p1", workspace.NewOptions{Repo: userRepo(t)}); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 16)
+	for i := 0; i < 8; i++ {
+		go func(i int) {
+			s, _ := workspace.Open(root)
+			_, err := s.Fork(ctx, "p1", "f"+string(rune('a'+i)))
+			errs <- err
+		}(i)
+		go func() {
+			s, _ := workspace.Open(root)
+			_, err := s.Fork(ctx, "p1", "contested")
+			errs <- err
+		}()
+	}
+	ok, exists := 0, 0
+	for i := 0; i < 16; i++ {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case errors.Is(err, workspace.ErrExists):
+			exists++
+		default:
+			t.Errorf("fork: %v", err)
+		}
+	}
+	if ok != 9 || exists != 7 {
+		t.Errorf("%d forks made and %d refused as existing; want 9 and 7", ok, exists)
+	}
+	all, _ := s0.List()
+	if len(all) != 10 {
+		t.Errorf("%d workspaces, want 10", len(all))
+	}
+}
