@@ -106,6 +106,7 @@ func (o *sandboxOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sandbox.ReclaimStale()
 	if o.noSandbox {
 		fmt.Fprintln(o.io.Err, "forkbomb: WARNING: --no-sandbox: the command runs UNCONFINED with your full access to this machine, its files and its network")
 	}

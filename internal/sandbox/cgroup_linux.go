@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -32,6 +33,7 @@ func newCgroup(memory int64, pids int, cpus float64) (*cgroup, string) {
 		return nil, ""
 	}
 	name := fmt.Sprintf("forkbomb-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+	reclaimCgroups()
 	v2err := error(nil)
 	if cg, err := newCgroupV2(name, memory, pids, cpus); err == nil {
 		return cg, ""
@@ -188,6 +190,37 @@ func (cg *cgroup) remove() {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// reclaimCgroups removes the empty cgroups of forkbomb processes that were
+// killed before they could (forkbomb-PID-N next to the ones we make).
+func reclaimCgroups() {
+	var parents []string
+	if mnt := mountpointOf("cgroup2", ""); mnt != "" {
+		parents = append(parents, filepath.Join(mnt, ownCgroup("")))
+	}
+	for _, c := range []string{"memory", "pids", "cpu"} {
+		if mnt := mountpointOf("cgroup", c); mnt != "" {
+			parents = append(parents, filepath.Join(mnt, ownCgroup(c)))
+		}
+	}
+	for _, parent := range parents {
+		entries, _ := os.ReadDir(parent)
+		for _, e := range entries {
+			rest, ok := strings.CutPrefix(e.Name(), "forkbomb-")
+			if !ok || !e.IsDir() {
+				continue
+			}
+			pidStr, _, _ := strings.Cut(rest, "-")
+			pid, err := strconv.Atoi(pidStr)
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			if syscall.Kill(pid, 0) == syscall.ESRCH {
+				os.Remove(filepath.Join(parent, e.Name())) // fails harmlessly while in use
+			}
 		}
 	}
 }

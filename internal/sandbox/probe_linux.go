@@ -18,7 +18,7 @@ func Probe(ctx context.Context) (*ProbeReport, error) {
 	if unix.Uname(&u) == nil {
 		rep.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
-	dir, err := os.MkdirTemp("", "forkbomb-probe-")
+	dir, err := MkdirTemp("probe")
 	if err != nil {
 		return nil, err
 	}

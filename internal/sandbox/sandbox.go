@@ -66,7 +66,7 @@ func Run(ctx context.Context, p Policy, stdio Stdio) (*Result, error) {
 // environment allowlist and the timeout, so that --no-sandbox differs from a
 // confined run only in what the kernel enforces.
 func runUnconfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, error) {
-	tmp, err := os.MkdirTemp("", "forkbomb-nosandbox-")
+	tmp, err := MkdirTemp("nosandbox")
 	if err != nil {
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}

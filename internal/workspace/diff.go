@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // Diff is the patch a workspace would ship: every change from its base —
@@ -38,7 +40,7 @@ func (s *Store) Diff(ctx context.Context, name string) (*Diff, error) {
 		return nil, err
 	}
 	defer release()
-	tmp, err := os.MkdirTemp("", "forkbomb-diff-")
+	tmp, err := sandbox.MkdirTemp("diff")
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	p.Workdir = tree
 	switch m.Method {
 	case MethodSnapshot:
-		scratch, err := os.MkdirTemp("", "forkbomb-pid1-")
+		scratch, err := sandbox.MkdirTemp("pid1")
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // Method is how a workspace holds its tree.
@@ -79,6 +81,7 @@ func Open(root string) (*Store, error) {
 	}
 	defer unlock()
 	s.reclaim()
+	sandbox.ReclaimStale()
 	return s, nil
 }
 
