@@ -47,8 +47,9 @@ func checkEnvName(name string) error {
 	return nil
 }
 
-// buildEnv returns the command's whole environment.
-func buildEnv(extra []string, home, tmp string) []string {
+// buildEnv returns the command's whole environment: the allowlist, the
+// named extras, then the caller's explicit NAME=VALUE pairs.
+func buildEnv(extra, set []string, home, tmp string) []string {
 	env := make([]string, 0, len(baseEnv)+len(extra)+2)
 	seen := map[string]bool{}
 	for _, name := range append(append([]string{}, baseEnv...), extra...) {
@@ -64,7 +65,7 @@ func buildEnv(extra []string, home, tmp string) []string {
 		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin")
 	}
 	env = append(env, "HOME="+home, "TMPDIR="+tmp)
-	return env
+	return append(env, set...)
 }
 
 func hasVar(env []string, name string) bool {

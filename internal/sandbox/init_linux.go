@@ -66,6 +66,7 @@ type initConfig struct {
 	Toolchains []string `json:"toolchains"`
 	GitDirs    []string `json:"git_dirs"`
 	Overlay    *Overlay `json:"overlay,omitempty"`
+	Scratch    []string `json:"scratch,omitempty"`
 	Home       string   `json:"home"`
 	PrivTmp    string   `json:"priv_tmp"`
 	PrivHome   string   `json:"priv_home"`
@@ -84,6 +85,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		Dir:      r.Workdir,
 		Writable: append([]string{r.Workdir}, r.ReadWrite...),
 		Overlay:  r.Overlay,
+		Scratch:  r.Scratch,
 		ReadOnly: r.ReadOnly,
 		PrivTmp:  privTmp,
 		PrivHome: privHome,
@@ -106,10 +108,14 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		if cfg.Home == "" {
 			cfg.Home = "/home/sandbox"
 		}
-		cfg.Env = buildEnv(r.Env, cfg.Home, "/tmp")
+		cfg.Env = buildEnv(r.Env, r.SetEnv, cfg.Home, "/tmp")
 	default:
 		cfg.Home = privHome
-		cfg.Env = buildEnv(r.Env, privHome, privTmp)
+		cfg.Env = buildEnv(r.Env, r.SetEnv, privHome, privTmp)
+	}
+	if mode == ModeLandlock {
+		cfg.ReadOnly = append(cfg.ReadOnly, r.Scratch...)
+		cfg.Scratch = nil
 	}
 	if noCgroup {
 		cfg.RlimitData = r.Memory

@@ -111,6 +111,19 @@ func setupNamespaces(cfg *initConfig) error {
 		}
 		binds = append(binds, b)
 	}
+	for i, p := range cfg.Scratch {
+		// Its layers live in the private temp dir, removed afterwards.
+		// beside the private /tmp, not in it: the command must not reach
+		// the layers of a mounted overlay
+		base := fmt.Sprintf("%s/scratch-%d", filepath.Dir(cfg.PrivTmp), i)
+		up, work := base+"/upper", base+"/work"
+		for _, d := range []string{oldRoot + up, oldRoot + work} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return err
+			}
+		}
+		binds = append(binds, bind{src: p, dst: p, rw: true, overlay: &Overlay{Lower: []string{p}, Upper: up, Work: work}})
+	}
 	// Parents before children, so a narrower bind lands on top of a wider.
 	sort.SliceStable(binds[3:], func(i, j int) bool {
 		return depth(binds[3+i].dst) < depth(binds[3+j].dst)

@@ -41,3 +41,24 @@ func TestOverlayWorkdir(t *testing.T) {
 		t.Errorf("the host's mount point is not empty: nothing may be mounted on the host")
 	}
 }
+
+// TestScratch: a scratch path shows its content and takes writes, none of
+// which reach the host.
+func TestScratch(t *testing.T) {
+	requireLayer(t, "overlayfs")
+	cache := t.TempDir()
+	writeFile(t, filepath.Join(cache, "entry"), "cached\n")
+	p := shPolicy(sandbox.ModeNamespaces, t.TempDir(), `cat "$C/entry" && echo poisoned > "$C/entry" && echo new > "$C/new" && cat "$C/entry"`)
+	p.Scratch = []string{cache}
+	p.SetEnv = []string{"C=" + cache}
+	o := runPolicy(t, p)
+	if o.code() != 0 || o.out != "cached\npoisoned\n" {
+		t.Fatalf("scratch view wrong: %q", o.all())
+	}
+	if readFile(t, filepath.Join(cache, "entry")) != "cached\n" {
+		t.Errorf("LEAK: a scratch write reached the host")
+	}
+	if _, err := os.Stat(filepath.Join(cache, "new")); err == nil {
+		t.Errorf("LEAK: a scratch file was created on the host")
+	}
+}

@@ -39,6 +39,7 @@ type Policy struct {
 	ReadWrite []string      // extra writable paths
 	Network   Network       // none (default) or host
 	Env       []string      // names of extra variables passed from the caller's environment
+	SetEnv    []string      // extra NAME=VALUE pairs set by the caller (never credentials)
 	Timeout   time.Duration // wall-clock limit; 0 means none
 	Memory    int64         // bytes; 0 means none
 	Pids      int           // max processes; 0 means none
@@ -52,6 +53,11 @@ type Policy struct {
 	// the sandbox (namespaces backend only): the lower layers read-only,
 	// every write going to Upper. This is how a workspace fork costs O(1).
 	Overlay *Overlay
+	// Scratch paths are seen with their content and are writable, through
+	// a throwaway overlay: nothing written there reaches the host (a build
+	// cache the command may fill but not poison). Namespaces backend only;
+	// the landlock backend makes them read-only.
+	Scratch []string
 	// GitDirs, when not nil, lists the .git entries under the writable
 	// trees, for a caller that knows them (a workspace knows its pid 1's);
 	// otherwise every writable tree is scanned for them.
@@ -101,6 +107,15 @@ func (p Policy) resolve() (*resolved, error) {
 		return nil, fmt.Errorf("%w: limits must not be negative", ErrInvalidPolicy)
 	}
 	for _, name := range p.Env {
+		if err := checkEnvName(name); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range p.SetEnv {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("%w: environment entry %q is not NAME=VALUE", ErrInvalidPolicy, kv)
+		}
 		if err := checkEnvName(name); err != nil {
 			return nil, err
 		}
@@ -171,6 +186,17 @@ func (p Policy) resolve() (*resolved, error) {
 			}
 		}
 		r.Overlay = ov
+	}
+	r.Scratch = nil
+	for _, path := range p.Scratch {
+		c, err := canonicalDir(path, "scratch path", true)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.checkExposure(c, "scratch path"); err != nil {
+			return nil, err
+		}
+		r.Scratch = append(r.Scratch, c)
 	}
 	for _, ro := range r.ReadOnly {
 		for _, rw := range append([]string{r.Workdir}, r.ReadWrite...) {

@@ -78,7 +78,7 @@ func runUnconfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, erro
 	}
 	cmd := exec.CommandContext(ctx, r.Command[0], r.Command[1:]...)
 	cmd.Dir = r.Workdir
-	cmd.Env = buildEnv(r.Env, tmp, tmp)
+	cmd.Env = buildEnv(r.Env, r.SetEnv, tmp, tmp)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	// Unconfined, a daemon the command leaves behind keeps our pipes open;

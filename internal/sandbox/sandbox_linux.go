@@ -30,6 +30,9 @@ func runConfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, error)
 		if err == nil || mode == ModeNamespaces || !errors.Is(err, errNamespacesRefused) {
 			return res, err
 		}
+		if r.Overlay != nil {
+			return nil, fmt.Errorf("%w (an overlay workdir needs them)", err)
+		}
 		warning := fmt.Sprintf("namespaces unavailable (%v): confined by Landlock and seccomp only", err)
 		res, err = runWithMode(ctx, r, ModeLandlock, stdio, false)
 		if res != nil {
