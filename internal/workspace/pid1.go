@@ -32,32 +32,11 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 	if strings.HasPrefix(o.Rev, "-") {
 		return nil, fmt.Errorf("%w: revision %q", ErrBadRepo, o.Rev)
 	}
-	repo, err := filepath.Abs(o.Repo)
-	if err == nil {
-		repo, err = filepath.EvalSymlinks(repo)
-	}
+	top, base, err := s.resolve(ctx, o.Repo, o.Rev)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: no such directory", ErrBadRepo, o.Repo)
+		return nil, err
 	}
-	user := gitCmd{dir: repo}
-	top, err := user.text(ctx, "rev-parse", "--show-toplevel")
-	if err != nil || top == "" {
-		return nil, fmt.Errorf("%w: %s is not inside a git work tree", ErrBadRepo, o.Repo)
-	}
-	if c, err := filepath.EvalSymlinks(top); err == nil {
-		top = c
-	}
-	if within(s.Root, top) {
-		return nil, fmt.Errorf("%w: %s is inside %s; set FORKBOMB_HOME elsewhere", ErrStateInRepo, s.Root, top)
-	}
-	user.dir = top
-	base, err := user.text(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", o.Rev+"^{commit}")
-	if err != nil || base == "" {
-		if o.Rev == "HEAD" {
-			return nil, fmt.Errorf("%w: %s has no commits", ErrBadRepo, top)
-		}
-		return nil, fmt.Errorf("%w: %s: no commit %q", ErrBadRepo, top, o.Rev)
-	}
+	user := gitCmd{dir: top}
 	format, _ := user.text(ctx, "rev-parse", "--show-object-format")
 	if format == "" {
 		format = "sha1"
@@ -140,6 +119,48 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 		}
 		return &Meta{Kind: "pid1", Method: MethodSnapshot, Pid1: filepath.Base(final), Repo: top, Rev: o.Rev, Base: head, Ignores: ignores}, nil
 	})
+}
+
+// ResolveBase returns the top of the repository holding dir and the
+// commit rev names there, reading the repository only.
+func ResolveBase(ctx context.Context, dir, rev string) (top, commit string, err error) {
+	if rev == "" {
+		rev = "HEAD"
+	}
+	if strings.HasPrefix(rev, "-") {
+		return "", "", fmt.Errorf("%w: revision %q", ErrBadRepo, rev)
+	}
+	return (&Store{}).resolve(ctx, dir, rev)
+}
+
+func (s *Store) resolve(ctx context.Context, dir, rev string) (top, base string, err error) {
+	repo, err := filepath.Abs(dir)
+	if err == nil {
+		repo, err = filepath.EvalSymlinks(repo)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %s: no such directory", ErrBadRepo, dir)
+	}
+	user := gitCmd{dir: repo}
+	top, err = user.text(ctx, "rev-parse", "--show-toplevel")
+	if err != nil || top == "" {
+		return "", "", fmt.Errorf("%w: %s is not inside a git work tree", ErrBadRepo, dir)
+	}
+	if c, err := filepath.EvalSymlinks(top); err == nil {
+		top = c
+	}
+	if s.Root != "" && within(s.Root, top) {
+		return "", "", fmt.Errorf("%w: %s is inside %s; set FORKBOMB_HOME elsewhere", ErrStateInRepo, s.Root, top)
+	}
+	user.dir = top
+	base, err = user.text(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if err != nil || base == "" {
+		if rev == "HEAD" {
+			return "", "", fmt.Errorf("%w: %s has no commits", ErrBadRepo, top)
+		}
+		return "", "", fmt.Errorf("%w: %s: no commit %q", ErrBadRepo, top, rev)
+	}
+	return top, base, nil
 }
 
 // copyUntracked copies the user's untracked files into the snapshot,

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+func newJudgeCmd(stdio IO) *cobra.Command {
+	var (
+		o        judge.Options
+		patches  []string
+		asJSON   bool
+		strip    []string
+		keep     []string
+		parallel int
+	)
+	cmd := &cobra.Command{
+		Use:   `judge --repo DIR [--rev REV] --patch FILE --test "COMMAND" [--hidden DIR]... [--timeout DUR] [--json]`,
+		Short: "Judge a patch by the tests it passes, never by its edits to them",
+		Long: `Judge a patch the way forkbomb judges a fork: drop its edits to tests and test
+configuration (what was dropped is reported), apply the rest to a fresh copy
+of the base, lay --hidden folders over it, run the test command there —
+confined, offline, with a timeout — and compare with the same command on the
+untouched base (cached). The patch passes only if the command exits 0 and
+every test that ran at baseline ran again and passed. Output alone is never
+trusted; where no test results can be read the verdict is "unknown", which
+never passes.
+
+The test command is run with /bin/sh -c. Where it can without changing what
+runs, the judge asks the runner for structured output (go test -json,
+pytest -rA, node --test-reporter=tap). Readable formats: go test -json, JUnit
+XML, TAP (node's runner), cargo test, pytest, and a closing
+"N passed, N failed" line.
+
+Exit status: 0 when every patch passes, 1 when one fails (or is unknown), 2
+when the judge itself could not run. --json prints one object per patch
+(an array for several); the schema is in docs/JUDGE.md.`,
+		Example: `  forkbomb judge --repo . --patch fix.patch --test "go test ./..."
+  forkbomb judge --repo . --patch a.patch --patch b.patch --test "npm test" --json
+  forkbomb judge --repo . --patch fix.patch --test "pytest -q" --hidden ./hidden-tests`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			fail := func(format string, a ...any) error {
+				return &exitError{code: 2, msg: fmt.Sprintf(format, a...)}
+			}
+			if len(patches) == 0 || o.Test == "" {
+				return fail("--patch and --test are required (see 'forkbomb judge --help')")
+			}
+			var data [][]byte
+			for _, p := range patches {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return fail("--patch %s: %v", p, err)
+				}
+				data = append(data, b)
+			}
+			root, err := workspace.DefaultRoot()
+			if err != nil {
+				return fail("%v", err)
+			}
+			if o.Store, err = workspace.Open(root); err != nil {
+				return fail("%v", err)
+			}
+			o.CacheDir = filepath.Join(filepath.Dir(root), "judge")
+			o.Strip = judge.StripOptions{Add: strip, Remove: keep}
+			o.Parallel = parallel
+			verdicts, err := judge.Judge(c.Context(), o, data)
+			if err != nil {
+				return fail("%v", errors.Unwrap(err))
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdio.Out)
+				enc.SetIndent("", "  ")
+				var v any = verdicts
+				if len(verdicts) == 1 {
+					v = verdicts[0]
+				}
+				if err := enc.Encode(v); err != nil {
+					return err
+				}
+			} else {
+				for i, v := range verdicts {
+					fmt.Fprintf(stdio.Out, "%s: %s — %s\n", patches[i], v.Verdict, v.Reason)
+					if len(v.Stripped) > 0 {
+						fmt.Fprintf(stdio.Out, "  stripped: %v\n", v.Stripped)
+					}
+				}
+			}
+			for _, v := range verdicts {
+				if !v.Pass {
+					return &exitError{code: 1}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: 2, msg: fmt.Sprintf("%v (see 'forkbomb judge --help')", err)}
+	})
+	f := cmd.Flags()
+	f.StringVar(&o.Repo, "repo", ".", "the repository")
+	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
+	f.StringArrayVar(&patches, "patch", nil, "a patch file (repeatable: patches are judged in parallel)")
+	f.StringVar(&o.Test, "test", "", "the test command (yours; never read from the repository)")
+	f.StringArrayVar(&o.Hidden, "hidden", nil, "a folder of hidden tests laid out like the repository (repeatable)")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "limit for one test run")
+	f.BoolVar(&asJSON, "json", false, "print the verdict as JSON")
+	f.StringArrayVar(&strip, "strip", nil, "also strip edits to paths matching this pattern (repeatable)")
+	f.StringArrayVar(&keep, "keep", nil, "do not apply this default strip pattern (repeatable; see docs/JUDGE.md)")
+	f.IntVar(&parallel, "parallel", 0, "patches judged at once (default: the number of cores)")
+	return cmd
+}

@@ -1,0 +1,313 @@
+package judge
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Outcome of one test.
+type Outcome string
+
+const (
+	Passed  Outcome = "pass"
+	Failed  Outcome = "fail"
+	Skipped Outcome = "skip"
+)
+
+// Results are what a test run's output says. Named is false when only
+// counts could be read.
+type Results struct {
+	Format  string             `json:"format"`
+	Named   bool               `json:"named"`
+	Tests   map[string]Outcome `json:"tests,omitempty"`
+	Passed  int                `json:"passed"`
+	Failed  int                `json:"failed"`
+	Skipped int                `json:"skipped"`
+}
+
+// Total counts the tests that ran (skipped ones did not).
+func (r *Results) Total() int { return r.Passed + r.Failed }
+
+func (r *Results) add(name string, o Outcome) {
+	if r.Tests == nil {
+		r.Tests = map[string]Outcome{}
+	}
+	if prev, ok := r.Tests[name]; ok {
+		// a test that failed once (e.g. a retry) counts as failed
+		if prev == Failed || o == Skipped {
+			return
+		}
+		r.count(prev, -1)
+	}
+	r.Tests[name] = o
+	r.count(o, 1)
+}
+
+func (r *Results) count(o Outcome, n int) {
+	switch o {
+	case Passed:
+		r.Passed += n
+	case Failed:
+		r.Failed += n
+	case Skipped:
+		r.Skipped += n
+	}
+}
+
+// parse reads results from a run's output and any JUnit XML it wrote,
+// trying the formats from the most structured to the least. It returns
+// nil when nothing could be read.
+func parse(out []byte, junit [][]byte) *Results {
+	for _, p := range []func() *Results{
+		func() *Results { return parseGoJSON(out) },
+		func() *Results { return parseJUnit(junit) },
+		func() *Results { return parseTAP(out) },
+		func() *Results { return parseCargo(out) },
+		func() *Results { return parsePytest(out) },
+		func() *Results { return parsePlain(out) },
+	} {
+		if r := p(); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// parseGoJSON reads `go test -json` (test2json) events. A test that
+// started and never finished (the binary exited under it) failed.
+func parseGoJSON(out []byte) *Results {
+	r := &Results{Format: "go-test-json", Named: true}
+	running := map[string]bool{}
+	seen := false
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var ev struct{ Action, Package, Test string }
+		if json.Unmarshal(line, &ev) != nil || ev.Action == "" {
+			continue
+		}
+		seen = true
+		if ev.Test == "" {
+			// the package as a whole: a build failure or an early exit
+			// fails it even when no test says so
+			switch ev.Action {
+			case "pass":
+				r.add(ev.Package+" (package)", Passed)
+			case "fail":
+				r.add(ev.Package+" (package)", Failed)
+			}
+			continue
+		}
+		name := ev.Package + "." + ev.Test
+		switch ev.Action {
+		case "run":
+			running[name] = true
+		case "pass":
+			delete(running, name)
+			r.add(name, Passed)
+		case "fail":
+			delete(running, name)
+			r.add(name, Failed)
+		case "skip":
+			delete(running, name)
+			r.add(name, Skipped)
+		}
+	}
+	if !seen {
+		return nil
+	}
+	for name := range running {
+		r.add(name, Failed)
+	}
+	return r
+}
+
+// parseJUnit reads JUnit XML (pytest --junitxml, jest-junit, Surefire).
+func parseJUnit(docs [][]byte) *Results {
+	type tc struct {
+		Class   string    `xml:"classname,attr"`
+		Name    string    `xml:"name,attr"`
+		Failure *struct{} `xml:"failure"`
+		Error   *struct{} `xml:"error"`
+		Skipped *struct{} `xml:"skipped"`
+	}
+	type suite struct {
+		Cases  []tc    `xml:"testcase"`
+		Suites []suite `xml:"testsuite"`
+	}
+	r := &Results{Format: "junit-xml", Named: true}
+	seen := false
+	var walk func(s suite)
+	walk = func(s suite) {
+		for _, c := range s.Cases {
+			seen = true
+			name := c.Class + "." + c.Name
+			switch {
+			case c.Failure != nil || c.Error != nil:
+				r.add(name, Failed)
+			case c.Skipped != nil:
+				r.add(name, Skipped)
+			default:
+				r.add(name, Passed)
+			}
+		}
+		for _, ss := range s.Suites {
+			walk(ss)
+		}
+	}
+	for _, d := range docs {
+		var root struct {
+			XMLName xml.Name
+			suite
+		}
+		if xml.Unmarshal(d, &root) == nil {
+			walk(root.suite)
+		}
+	}
+	if !seen {
+		return nil
+	}
+	return r
+}
+
+var (
+	tapLine  = regexp.MustCompile(`^\s*(not ok|ok)\s+\d+\s*(?:-\s*)?(.*?)(\s+#\s*(SKIP|TODO)\b.*)?$`)
+	tapPlan  = regexp.MustCompile(`^\s*1\.\.(\d+)`)
+	cargoRes = regexp.MustCompile(`^test (\S+) \.\.\. (ok|FAILED|ignored)`)
+	pytestV  = regexp.MustCompile(`^(\S+::\S+)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)|^(PASSED|FAILED|ERROR|SKIPPED)\s+(\S+::\S+)`)
+	countRE  = regexp.MustCompile(`(?i)\b(\d+) (passed|failed|errors?|skipped|deselected)\b`)
+	plainRE  = regexp.MustCompile(`^(?:\w+:\s*)?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$`)
+)
+
+// parseTAP reads TAP, which node's test runner prints when not on a
+// terminal; nested subtests are indented and count by their full path.
+func parseTAP(out []byte) *Results {
+	r := &Results{Format: "tap", Named: true}
+	seen := false
+	stack := map[int]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if tapPlan.MatchString(line) {
+			seen = true
+		}
+		m := tapLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		name := strings.TrimSpace(m[2])
+		stack[indent] = name
+		full := name
+		for i := indent - 1; i >= 0; i-- {
+			if parent, ok := stack[i]; ok && i < indent {
+				full = parent + " > " + full
+				break
+			}
+		}
+		seen = true
+		switch {
+		case m[4] != "":
+			r.add(full, Skipped)
+		case m[1] == "ok":
+			r.add(full, Passed)
+		default:
+			r.add(full, Failed)
+		}
+	}
+	if !seen || len(r.Tests) == 0 {
+		return nil
+	}
+	// a parent test's line repeats its children's outcome; keep leaves
+	return r
+}
+
+// parseCargo reads cargo test's "test name ... ok" lines.
+func parseCargo(out []byte) *Results {
+	r := &Results{Format: "cargo-test", Named: true}
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := cargoRes.FindStringSubmatch(line); m != nil {
+			switch m[2] {
+			case "ok":
+				r.add(m[1], Passed)
+			case "FAILED":
+				r.add(m[1], Failed)
+			default:
+				r.add(m[1], Skipped)
+			}
+		}
+	}
+	if len(r.Tests) == 0 {
+		return nil
+	}
+	return r
+}
+
+// parsePytest reads pytest's verbose or -rA lines, else its summary counts.
+func parsePytest(out []byte) *Results {
+	r := &Results{Format: "pytest", Named: true}
+	summary := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := pytestV.FindStringSubmatch(line); m != nil {
+			name, st := m[1], m[2]
+			if name == "" {
+				name, st = m[4], m[3]
+			}
+			switch st {
+			case "PASSED", "XFAIL":
+				r.add(name, Passed)
+			case "SKIPPED":
+				r.add(name, Skipped)
+			default:
+				r.add(name, Failed)
+			}
+		}
+		t := strings.Trim(line, "= ")
+		if strings.Contains(line, "=====") && (strings.Contains(t, " passed") || strings.Contains(t, " failed") || strings.Contains(t, " error")) && strings.Contains(t, " in ") {
+			summary = t
+		}
+	}
+	if len(r.Tests) > 0 {
+		return r
+	}
+	if summary == "" {
+		return nil
+	}
+	r.Named = false
+	for _, m := range countRE.FindAllStringSubmatch(summary, -1) {
+		n, _ := strconv.Atoi(m[1])
+		switch strings.ToLower(m[2]) {
+		case "passed":
+			r.Passed += n
+		case "failed", "error", "errors":
+			r.Failed += n
+		case "skipped":
+			r.Skipped += n
+		}
+	}
+	return r
+}
+
+// parsePlain reads a closing "N passed, N failed[, N skipped]" line.
+func parsePlain(out []byte) *Results {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if m := plainRE.FindStringSubmatch(strings.TrimSpace(lines[i])); m != nil {
+			r := &Results{Format: "plain"}
+			r.Passed, _ = strconv.Atoi(m[1])
+			r.Failed, _ = strconv.Atoi(m[2])
+			if m[3] != "" {
+				r.Skipped, _ = strconv.Atoi(m[3])
+			}
+			return r
+		}
+	}
+	return nil
+}

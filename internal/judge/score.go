@@ -1,0 +1,102 @@
+package judge
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Score ranks partial fixes: how the baseline's tests fare now.
+type Score struct {
+	BaselineTests int     `json:"baseline_tests"`
+	PassingNow    int     `json:"passing_now"`
+	Fixed         int     `json:"fixed"`         // failed at baseline, pass now
+	Broken        int     `json:"broken"`        // passed at baseline, fail now
+	StillFailing  int     `json:"still_failing"` // failed at baseline, fail now
+	Missing       int     `json:"missing"`       // ran at baseline, not now
+	Value         float64 `json:"value"`         // PassingNow / BaselineTests: ranks partial fixes
+}
+
+// decide compares a run with the baseline. A patch passes only if the
+// command exited 0 and every test that ran at baseline ran again and
+// passed. Output alone is never trusted: exit 0 with tests missing fails,
+// passing lines with a non-zero exit fail, and no readable results at all
+// is "unknown", which never passes.
+func decide(base, cur *Results, exit int, timedOut bool) (verdict, reason string, sc Score) {
+	if timedOut {
+		return "fail", "the test command timed out", sc
+	}
+	if base == nil {
+		return "unknown", "no test results could be read from the baseline run; an exit status alone never passes", sc
+	}
+	if cur == nil {
+		if exit == 0 {
+			return "unknown", "the test command exited 0 but printed no test results; an exit status alone never passes", sc
+		}
+		return "fail", fmt.Sprintf("the test command exited %d and printed no test results", exit), sc
+	}
+	sc.BaselineTests = base.Total()
+	var reasons []string
+	if base.Named && cur.Named {
+		var missing, broken, still []string
+		for name, was := range base.Tests {
+			if was == Skipped {
+				continue
+			}
+			now, ok := cur.Tests[name]
+			switch {
+			case !ok || now == Skipped:
+				missing = append(missing, name)
+			case now == Passed && was == Failed:
+				sc.Fixed++
+				sc.PassingNow++
+			case now == Passed:
+				sc.PassingNow++
+			case was == Passed:
+				broken = append(broken, name)
+			default:
+				still = append(still, name)
+			}
+		}
+		sc.Missing, sc.Broken, sc.StillFailing = len(missing), len(broken), len(still)
+		if len(missing) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d baseline test(s) did not run or were skipped: %s", len(missing), names(missing)))
+		}
+		if len(broken) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d test(s) that passed before now fail: %s", len(broken), names(broken)))
+		}
+		if len(still) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d test(s) still fail: %s", len(still), names(still)))
+		}
+		if len(reasons) == 0 && cur.Failed > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d test(s) fail", cur.Failed))
+		}
+	} else {
+		sc.PassingNow = min(cur.Passed, base.Total())
+		if cur.Total() < base.Total() {
+			sc.Missing = base.Total() - cur.Total()
+			reasons = append(reasons, fmt.Sprintf("%d test(s) ran, %d at baseline", cur.Total(), base.Total()))
+		}
+		if cur.Failed > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d test(s) fail", cur.Failed))
+		}
+	}
+	if exit != 0 {
+		reasons = append(reasons, fmt.Sprintf("the test command exited %d", exit))
+	}
+	if sc.BaselineTests > 0 {
+		sc.Value = float64(sc.PassingNow) / float64(sc.BaselineTests)
+	}
+	if len(reasons) > 0 {
+		return "fail", strings.Join(reasons, "; "), sc
+	}
+	return "pass", fmt.Sprintf("all %d baseline test(s) pass (%d fixed) and the command exited 0", sc.BaselineTests, sc.Fixed), sc
+}
+
+func names(n []string) string {
+	sort.Strings(n)
+	if len(n) > 5 {
+		return strings.Join(n[:5], ", ") + fmt.Sprintf(" and %d more", len(n)-5)
+	}
+	return strings.Join(n, ", ")
+}
