@@ -215,7 +215,8 @@ func runTests(ctx context.Context, o Options, fork, runCmd string) (*testRun, er
 		Toolchains: true,
 		ReadOnly:   o.Hidden,
 		MaxOutput:  32 << 20,
-		SetEnv:     []string{"CI=true", "NO_COLOR=1", "PYTHONDONTWRITEBYTECODE=1", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off"},
+		SetEnv: []string{"CI=true", "NO_COLOR=1", "PYTHONDONTWRITEBYTECODE=1", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
+			"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
 	}
 	addGoCaches(&p)
 	var out bytes.Buffer
@@ -314,9 +315,12 @@ func structured(cmd string) string {
 		return cmd
 	}
 	f := strings.Fields(cmd)
+	if len(f) > 0 {
+		f[0] = filepath.Base(f[0])
+	}
 	switch {
 	case len(f) >= 2 && f[0] == "go" && f[1] == "test" && !contains(f, "-json"):
-		return "go test -json " + strings.Join(f[2:], " ")
+		return strings.Replace(cmd, "test", "test -json", 1)
 	case len(f) >= 1 && f[0] == "pytest",
 		len(f) >= 3 && strings.HasPrefix(f[0], "python") && f[1] == "-m" && f[2] == "pytest":
 		return cmd + " -rA -p no:cacheprovider"

@@ -180,12 +180,13 @@ func parseJUnit(docs [][]byte) *Results {
 }
 
 var (
-	tapLine  = regexp.MustCompile(`^\s*(not ok|ok)\s+\d+\s*(?:-\s*)?(.*?)(\s+#\s*(SKIP|TODO)\b.*)?$`)
-	tapPlan  = regexp.MustCompile(`^\s*1\.\.(\d+)`)
-	cargoRes = regexp.MustCompile(`^test (\S+) \.\.\. (ok|FAILED|ignored)`)
-	pytestV  = regexp.MustCompile(`^(\S+::\S+)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)|^(PASSED|FAILED|ERROR|SKIPPED)\s+(\S+::\S+)`)
-	countRE  = regexp.MustCompile(`(?i)\b(\d+) (passed|failed|errors?|skipped|deselected)\b`)
-	plainRE  = regexp.MustCompile(`^(?:\w+:\s*)?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$`)
+	tapLine   = regexp.MustCompile(`^\s*(not ok|ok)\s+\d+\s*(?:-\s*)?(.*?)(\s+#\s*(SKIP|TODO)\b.*)?$`)
+	tapPlan   = regexp.MustCompile(`^\s*1\.\.(\d+)`)
+	cargoRes  = regexp.MustCompile(`^test (\S+) \.\.\. (ok|FAILED|ignored)`)
+	pytestV   = regexp.MustCompile(`^(\S+::\S+)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)|^(PASSED|FAILED|ERROR|SKIPPED)\s+(\S+::\S+)`)
+	pytestSum = regexp.MustCompile(`^(\d+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(, )?)+ in [\d.]+s`)
+	countRE   = regexp.MustCompile(`(?i)\b(\d+) (passed|failed|errors?|skipped|deselected)\b`)
+	plainRE   = regexp.MustCompile(`^(?:\w+:\s*)?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$`)
 )
 
 // parseTAP reads TAP, which node's test runner prints when not on a
@@ -269,8 +270,7 @@ func parsePytest(out []byte) *Results {
 				r.add(name, Failed)
 			}
 		}
-		t := strings.Trim(line, "= ")
-		if strings.Contains(line, "=====") && (strings.Contains(t, " passed") || strings.Contains(t, " failed") || strings.Contains(t, " error")) && strings.Contains(t, " in ") {
+		if t := strings.Trim(line, "= "); pytestSum.MatchString(t) {
 			summary = t
 		}
 	}

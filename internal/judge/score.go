@@ -29,6 +29,9 @@ func decide(base, cur *Results, exit int, timedOut bool) (verdict, reason string
 	if base == nil {
 		return "unknown", "no test results could be read from the baseline run; an exit status alone never passes", sc
 	}
+	if cur == nil && base.Total() > 0 {
+		return "fail", fmt.Sprintf("none of the %d baseline test(s) ran: the output holds no test results (exit %d)", base.Total(), exit), sc
+	}
 	if cur == nil {
 		if exit == 0 {
 			return "unknown", "the test command exited 0 but printed no test results; an exit status alone never passes", sc

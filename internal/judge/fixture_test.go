@@ -1,0 +1,133 @@
+package judge_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// edit is one change a patch makes: new content, or "" with del to delete,
+// or a rename to.
+type edit struct {
+	content string
+	del     bool
+	to      string
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fixture makes a committed repository of files.
+func fixture(t *testing.T, files map[string]string) string {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "repo")
+	writeFiles(t, repo, files)
+	git(t, repo, "init", "-q")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-qm", "base")
+	return repo
+}
+
+// makePatch applies edits to a clone of repo and returns `git diff`.
+func makePatch(t *testing.T, repo string, edits map[string]edit) []byte {
+	t.Helper()
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, filepath.Dir(wt), "clone", "-q", repo, wt)
+	for p, e := range edits {
+		full := filepath.Join(wt, p)
+		switch {
+		case e.del:
+			os.Remove(full)
+		case e.to != "":
+			git(t, wt, "mv", p, e.to)
+			if e.content != "" {
+				writeFiles(t, wt, map[string]string{e.to: e.content})
+			}
+		default:
+			writeFiles(t, wt, map[string]string{p: e.content})
+		}
+	}
+	git(t, wt, "add", "-A")
+	return []byte(git(t, wt, "diff", "--cached", "--binary", "-M"))
+}
+
+type judged struct {
+	name   string
+	edits  map[string]edit
+	raw    []byte // a patch given as is
+	pass   bool
+	reason string // a substring the reason must hold
+}
+
+// judgeAll judges the cases' patches together and checks each verdict.
+func judgeAll(t *testing.T, repo, test string, hidden []string, cases []judged, tweak func(*judge.Options)) {
+	t.Helper()
+	s, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := judge.Options{Store: s, CacheDir: filepath.Join(s.Root, "..", "judge"), Repo: repo, Test: test, Hidden: hidden}
+	if tweak != nil {
+		tweak(&o)
+	}
+	var patches [][]byte
+	for _, c := range cases {
+		if c.raw != nil {
+			patches = append(patches, c.raw)
+		} else {
+			patches = append(patches, makePatch(t, repo, c.edits))
+		}
+	}
+	verdicts, err := judge.Judge(context.Background(), o, patches)
+	if err != nil {
+		t.Fatalf("judge: %v", err)
+	}
+	for i, c := range cases {
+		v := verdicts[i]
+		t.Logf("%s: %s — %s (stripped %v)", c.name, v.Verdict, v.Reason, v.Stripped)
+		if v.Pass != c.pass {
+			t.Errorf("%s: pass = %v, want %v: %s\n%s", c.name, v.Pass, c.pass, v.Reason, tail(v.Output))
+		}
+		if c.reason != "" && !strings.Contains(v.Reason, c.reason) {
+			t.Errorf("%s: reason %q does not name %q", c.name, v.Reason, c.reason)
+		}
+	}
+	// nothing is left behind but the cached pid 1
+	all, _ := s.List()
+	if len(all) != 1 {
+		t.Errorf("judge left %d workspaces", len(all))
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 1500 {
+		return "…" + s[len(s)-1500:]
+	}
+	return s
+}
