@@ -20,7 +20,7 @@ type edit struct {
 	to      string
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
 	cmd.Dir = dir
@@ -32,7 +32,7 @@ func git(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for p, c := range files {
 		full := filepath.Join(dir, p)
@@ -44,7 +44,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 }
 
 // fixture makes a committed repository of files.
-func fixture(t *testing.T, files map[string]string) string {
+func fixture(t testing.TB, files map[string]string) string {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "repo")
 	writeFiles(t, repo, files)
@@ -55,7 +55,7 @@ func fixture(t *testing.T, files map[string]string) string {
 }
 
 // makePatch applies edits to a clone of repo and returns `git diff`.
-func makePatch(t *testing.T, repo string, edits map[string]edit) []byte {
+func makePatch(t testing.TB, repo string, edits map[string]edit) []byte {
 	t.Helper()
 	wt := filepath.Join(t.TempDir(), "wt")
 	git(t, filepath.Dir(wt), "clone", "-q", repo, wt)

@@ -37,6 +37,8 @@ type Options struct {
 	Timeout  time.Duration // per test run
 	Strip    StripOptions
 	Parallel int // default: the number of cores
+
+	goEnv []string // found once: GOCACHE, GOMODCACHE
 }
 
 // Verdict is the judgement of one patch. See docs/JUDGE.md for the schema.
@@ -70,8 +72,7 @@ type Baseline struct {
 // Timings are in milliseconds.
 type Timings struct {
 	Fork  int64 `json:"fork"`
-	Apply int64 `json:"apply"`
-	Test  int64 `json:"test"`
+	Test  int64 `json:"test"` // apply, hidden tests and the test command, in one sandbox
 	Total int64 `json:"total"`
 }
 
@@ -106,6 +107,7 @@ func Judge(ctx context.Context, o Options, patches [][]byte) ([]*Verdict, error)
 	}
 	o.Strip.Named = append(o.Strip.Named, namedFiles(o.Test, filepath.Join(o.Store.Root, pid1, "tree"))...)
 	runCmd := structured(o.Test)
+	o.goEnv = goCaches()
 
 	bl, err := baseline(ctx, o, pid1, base, runCmd)
 	if err != nil {
@@ -148,30 +150,16 @@ func judgeOne(ctx context.Context, o Options, pid1, base, runCmd string, bl *Bas
 	v.Timings.Fork = time.Since(start).Milliseconds()
 
 	t := time.Now()
-	if len(bytes.TrimSpace(kept)) > 0 {
-		var errb bytes.Buffer
-		res, err := o.Store.Exec(ctx, fork, sandbox.Policy{
-			Command: []string{"git", "apply", "--binary", "--whitespace=nowarn", "-"},
-			Timeout: time.Minute,
-		}, sandbox.Stdio{Stdin: bytes.NewReader(kept), Stderr: &errb})
-		if err != nil {
-			return nil, fmt.Errorf("%w: apply: %v", ErrCannotJudge, err)
-		}
-		if res.ExitCode != 0 {
-			v.Verdict, v.Reason = "fail", "the patch does not apply: "+firstLine(errb.String())
-			v.Timings.Apply = time.Since(t).Milliseconds()
-			v.Timings.Total = time.Since(start).Milliseconds()
-			return v, nil
-		}
-	}
-	v.Applied = true
-	v.Timings.Apply = time.Since(t).Milliseconds()
-
-	t = time.Now()
-	run, err := runTests(ctx, o, fork, runCmd)
+	run, err := runTests(ctx, o, fork, runCmd, kept)
 	if err != nil {
 		return nil, err
 	}
+	if run.applyFailed {
+		v.Verdict, v.Reason = "fail", "the patch does not apply: "+run.applyErr
+		v.Timings.Total = time.Since(start).Milliseconds()
+		return v, nil
+	}
+	v.Applied = true
 	v.Timings.Test = time.Since(t).Milliseconds()
 	v.ExitCode, v.TimedOut, v.Results, v.Output = run.exit, run.timedOut, run.results, run.output
 	v.Verdict, v.Reason, v.Score = decide(bl.Results, v.Results, v.ExitCode, v.TimedOut)
@@ -191,34 +179,60 @@ func judgeOne(ctx context.Context, o Options, pid1, base, runCmd string, bl *Bas
 }
 
 type testRun struct {
-	exit     int
-	timedOut bool
-	results  *Results
-	output   string
+	exit        int
+	timedOut    bool
+	results     *Results
+	output      string
+	applyFailed bool
+	applyErr    string
 }
 
-// runTests lays the hidden tests over a fork and runs the test command
-// there: confined, offline, with a timeout, toolchains readable and build
-// caches behind a throwaway layer.
-func runTests(ctx context.Context, o Options, fork, runCmd string) (*testRun, error) {
-	script := runCmd
-	if len(o.Hidden) > 0 {
-		var cp []string
-		for _, h := range o.Hidden {
-			cp = append(cp, fmt.Sprintf("cp -a %s/. . || exit 125", shellQuote(h)))
+// applyFailedStatus and applyMarker tell an apply failure from the tests'
+// own: the test command could print the marker and exit so only to fail
+// its own patch.
+const (
+	applyFailedStatus = 222
+	applyMarker       = "forkbomb-judge: the patch does not apply"
+)
+
+// runTests applies a patch in a fork, lays the hidden tests over it and
+// runs the test command there, in one confined, offline sandbox with a
+// timeout, toolchains readable and build caches behind a throwaway layer.
+// One sandbox, not three: its start is most of the judge's own overhead.
+func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte) (*testRun, error) {
+	var steps []string
+	ro := append([]string{}, o.Hidden...)
+	if len(bytes.TrimSpace(patch)) > 0 {
+		dir, err := sandbox.MkdirTemp("judge")
+		if err != nil {
+			return nil, err
 		}
-		script = strings.Join(cp, " && ") + "\n" + runCmd
+		defer os.RemoveAll(dir)
+		pf := filepath.Join(dir, "patch")
+		if err := os.WriteFile(pf, patch, 0o644); err != nil {
+			return nil, err
+		}
+		os.Chmod(dir, 0o755)
+		ro = append(ro, dir)
+		steps = append(steps, fmt.Sprintf("git apply --binary --whitespace=nowarn %s 2>&1 || { echo %s >&2; exit %d; }", shellQuote(pf), shellQuote(applyMarker), applyFailedStatus))
+	}
+	for _, h := range o.Hidden {
+		steps = append(steps, fmt.Sprintf("cp -a %s/. . || exit 125", shellQuote(h)))
+	}
+	script := runCmd
+	if len(steps) > 0 {
+		script = strings.Join(steps, "\n") + "\n" + runCmd
 	}
 	p := sandbox.Policy{
 		Command:    []string{"/bin/sh", "-c", script},
 		Timeout:    o.Timeout,
 		Toolchains: true,
-		ReadOnly:   o.Hidden,
+		ReadOnly:   ro,
 		MaxOutput:  32 << 20,
 		SetEnv: []string{"CI=true", "NO_COLOR=1", "PYTHONDONTWRITEBYTECODE=1", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
 			"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
 	}
-	addGoCaches(&p)
+	addGoCaches(&p, o.goEnv)
 	var out bytes.Buffer
 	res, err := o.Store.Exec(ctx, fork, p, sandbox.Stdio{Stdout: &out, Stderr: &out})
 	if err != nil {
@@ -227,32 +241,47 @@ func runTests(ctx context.Context, o Options, fork, runCmd string) (*testRun, er
 		}
 		return nil, fmt.Errorf("%w: run tests: %v", ErrCannotJudge, err)
 	}
-	return &testRun{exit: res.ExitCode, timedOut: res.TimedOut, results: parse(out.Bytes(), nil), output: out.String()}, nil
+	r := &testRun{exit: res.ExitCode, timedOut: res.TimedOut, output: out.String()}
+	if r.exit == applyFailedStatus && strings.Contains(r.output, applyMarker) {
+		r.applyFailed = true
+		r.applyErr = firstLine(strings.Split(r.output, applyMarker)[0])
+		return r, nil
+	}
+	r.results = parse(out.Bytes(), nil)
+	return r, nil
+}
+
+// goCaches returns the user's Go build and module caches, if any.
+func goCaches() []string {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return nil
+	}
+	out, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		return nil
+	}
+	f := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(f) != 2 {
+		return nil
+	}
+	return f
 }
 
 // addGoCaches makes the Go module cache readable and the build cache
 // usable through a throwaway layer, so a judge run neither rebuilds the
 // standard library nor leaves anything in the user's cache.
-func addGoCaches(p *sandbox.Policy) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
+func addGoCaches(p *sandbox.Policy, caches []string) {
+	if len(caches) != 2 {
 		return
 	}
-	out, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE").Output()
-	if err != nil {
-		return
+	if fi, err := os.Stat(caches[0]); err == nil && fi.IsDir() {
+		p.Scratch = append(p.Scratch, caches[0])
+		p.SetEnv = append(p.SetEnv, "GOCACHE="+caches[0])
 	}
-	f := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(f) != 2 {
-		return
-	}
-	if fi, err := os.Stat(f[0]); err == nil && fi.IsDir() {
-		p.Scratch = append(p.Scratch, f[0])
-		p.SetEnv = append(p.SetEnv, "GOCACHE="+f[0])
-	}
-	if fi, err := os.Stat(f[1]); err == nil && fi.IsDir() {
-		p.ReadOnly = append(p.ReadOnly, f[1])
-		p.SetEnv = append(p.SetEnv, "GOMODCACHE="+f[1])
+	if fi, err := os.Stat(caches[1]); err == nil && fi.IsDir() {
+		p.ReadOnly = append(p.ReadOnly, caches[1])
+		p.SetEnv = append(p.SetEnv, "GOMODCACHE="+caches[1])
 	}
 }
 
@@ -275,7 +304,7 @@ func baseline(ctx context.Context, o Options, pid1, base, runCmd string) (*Basel
 		return nil, err
 	}
 	defer cleanup()
-	run, err := runTests(ctx, o, fork, runCmd)
+	run, err := runTests(ctx, o, fork, runCmd, nil)
 	if err != nil {
 		return nil, err
 	}
