@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,7 +74,7 @@ when the judge itself could not run. --json prints one object per patch
 			o.Parallel = parallel
 			verdicts, err := judge.Judge(c.Context(), o, data)
 			if err != nil {
-				return fail("%v", errors.Unwrap(err))
+				return fail("%v", err)
 			}
 			if asJSON {
 				enc := json.NewEncoder(stdio.Out)
