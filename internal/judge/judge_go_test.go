@@ -99,10 +99,13 @@ func TestSub(t *testing.T) {}
 			"calc.go": {content: "package calc\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc Add(a, b int) int { return a - b }\nfunc Sub(a, b int) int { return a - b }\n\nfunc init() {\n\tfmt.Println(\"--- PASS: TestAdd (0.00s)\\nPASS\\nok  \\texample.com/calc\\t0.001s\")\n\tos.Exit(1)\n}\n"},
 		}},
 		{name: "does not apply", raw: []byte("diff --git a/calc.go b/calc.go\n--- a/calc.go\n+++ b/calc.go\n@@ -1,3 +1,3 @@\n-nothing like this\n+at all\n context\n"), reason: "does not apply"},
+	}, nil)
+	// alone, with a short limit: the other cases must not race a timer
+	judgeAll(t, repo, "go test ./...", nil, []judged{
 		{name: "hangs", reason: "timed out", edits: map[string]edit{
 			"calc.go": {content: "package calc\n\nfunc Add(a, b int) int {\n\tfor {\n\t}\n}\n\nfunc Sub(a, b int) int { return a - b }\n"},
 		}},
-	}, func(o *judge.Options) { o.Timeout = 20 * time.Second })
+	}, func(o *judge.Options) { o.Timeout = 10 * time.Second })
 }
 
 // TestJudgeGoHidden: a patch that special-cases the visible test's inputs

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -13,13 +15,25 @@ import (
 // git directories. It is the one cost of a sandbox start that grows with
 // the tree, so it reads directories with getdents64 directly (no stat, no
 // sorting) on every core, and runs in the parent while the init starts.
-func findGitDirs(root string) []string {
+//
+// It fails closed: a directory it cannot list, if the command could make
+// it listable again (it belongs to the caller), or a path too long to
+// mount, is an error rather than a place left unchecked.
+func findGitDirs(root string) ([]string, error) {
 	var (
 		mu      sync.Mutex
 		found   []string
+		failure error
 		pending sync.WaitGroup
 		work    = make(chan string, 1024)
 	)
+	fail := func(err error) {
+		mu.Lock()
+		if failure == nil {
+			failure = err
+		}
+		mu.Unlock()
+	}
 	var enqueue func(dir string)
 	enqueue = func(dir string) {
 		pending.Add(1)
@@ -27,7 +41,7 @@ func findGitDirs(root string) []string {
 		case work <- dir:
 		default:
 			// queue full: scan inline rather than block every worker
-			scanDir(dir, enqueue, func(p string) { mu.Lock(); found = append(found, p); mu.Unlock() })
+			scanDir(dir, enqueue, func(p string) { mu.Lock(); found = append(found, p); mu.Unlock() }, fail)
 			pending.Done()
 		}
 	}
@@ -39,7 +53,7 @@ func findGitDirs(root string) []string {
 			defer wg.Done()
 			buf := make([]byte, 32<<10)
 			for dir := range work {
-				scanDirBuf(dir, buf, enqueue, func(p string) { mu.Lock(); found = append(found, p); mu.Unlock() })
+				scanDirBuf(dir, buf, enqueue, func(p string) { mu.Lock(); found = append(found, p); mu.Unlock() }, fail)
 				pending.Done()
 			}
 		}()
@@ -48,19 +62,31 @@ func findGitDirs(root string) []string {
 	pending.Wait()
 	close(work)
 	wg.Wait()
-	return found
+	return found, failure
 }
 
-func scanDir(dir string, sub func(string), git func(string)) {
-	scanDirBuf(dir, make([]byte, 32<<10), sub, git)
+func scanDir(dir string, sub func(string), git func(string), fail func(error)) {
+	scanDirBuf(dir, make([]byte, 32<<10), sub, git, fail)
 }
 
 // scanDirBuf lists one directory: subdirectories go to sub, .git entries
-// to git. Unreadable directories are skipped: the command cannot write
-// what forkbomb's user cannot read either.
-func scanDirBuf(dir string, buf []byte, sub func(string), git func(string)) {
+// to git, problems to fail.
+func scanDirBuf(dir string, buf []byte, sub func(string), git func(string), fail func(error)) {
+	if len(dir) >= unix.PathMax-16 {
+		fail(fmt.Errorf("%s…: path too long to check for .git", dir[:64]))
+		return
+	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
+		var st unix.Stat_t
+		switch {
+		case err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP:
+			// gone or replaced since it was listed: nothing to protect
+		case unix.Lstat(dir, &st) == nil && int(st.Uid) != os.Getuid():
+			// another user's folder the command cannot chmod back either
+		default:
+			fail(fmt.Errorf("cannot check %s for .git: %w", dir, err))
+		}
 		return
 	}
 	defer unix.Close(fd)

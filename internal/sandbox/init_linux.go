@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -98,7 +99,11 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		for _, t := range ToolchainDirs {
 			p := r.Home + "/" + t
 			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				cfg.Toolchains = append(cfg.Toolchains, p)
+				if c, err := filepath.EvalSymlinks(p); err == nil && c == p {
+					cfg.Toolchains = append(cfg.Toolchains, p)
+				} else if err == nil && r.checkExposure(c, "--toolchains") == nil {
+					cfg.Toolchains = append(cfg.Toolchains, c) // a link to elsewhere: bind where it points
+				}
 			}
 		}
 	}
@@ -135,8 +140,12 @@ func initMain() int {
 		fmt.Fprintln(os.Stderr, "forkbomb: the sandbox init is started by forkbomb, not by hand")
 		return ExitSetup
 	}
-	syscall.CloseOnExec(3)
-	syscall.CloseOnExec(4)
+	// Every descriptor the init inherited beyond stdio — its two pipes, and
+	// whatever forkbomb's own caller left open (a directory descriptor
+	// would open the whole host to the command) — closes at exec.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		closeInheritedFallback()
+	}
 	fail := func(kind string, err error) int {
 		_ = json.NewEncoder(status).Encode(initStatus{Error: err.Error(), Kind: kind})
 		return ExitSetup
@@ -152,8 +161,29 @@ func initMain() int {
 
 	switch cfg.Mode {
 	case ModeNamespaces:
+		// The command can send pid 1 only the signals pid 1 handles, and
+		// Go's default handling of these would end the init (and with it
+		// the command's exit status). Catching and dropping them keeps the
+		// init alive even without Landlock's signal scoping; caught, not
+		// ignored, since an ignored disposition would survive the exec
+		// into the command.
+		drop := make(chan os.Signal, 16)
+		signal.Notify(drop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM)
+		go func() {
+			for range drop {
+			}
+		}()
 		if err := setupNamespaces(&cfg); err != nil {
-			return fail("ns", err)
+			// Only a refusal to set up namespaces at all (a security
+			// module denying mounts in them) may send ModeAuto to the
+			// fallback; any later failure — which the repository's
+			// content might provoke — is a hard error, so a command
+			// cannot downgrade the next run's backend.
+			var refused *nsRefused
+			if errors.As(err, &refused) {
+				return fail("ns", err)
+			}
+			return fail("setup", err)
 		}
 	case ModeLandlock:
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -196,6 +226,10 @@ func initMain() int {
 		}
 		return fail("setup", err)
 	}
+	// An explicit record: an init that died before this point (or a
+	// binary that is not our init) leaves a bare EOF, which the parent
+	// treats as a set-up failure.
+	_ = json.NewEncoder(status).Encode(initStatus{Started: true})
 	status.Close()
 	return reap(&cfg, pid)
 }
@@ -276,4 +310,16 @@ func reap(cfg *initConfig, pid int) int {
 	}
 	killDescendants(cfg)
 	return exitCodeOf(ws)
+}
+
+// closeInheritedFallback marks descriptors close-on-exec one by one where
+// close_range(2) is missing (kernels before 5.11).
+func closeInheritedFallback() {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range entries {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }

@@ -83,10 +83,14 @@ func applyLandlock(cfg *initConfig) error {
 	if len(rwFiles) > 0 {
 		rules = append(rules, landlock.RWFiles(rwFiles...))
 	}
-	rules = append(rules,
-		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
-		landlock.PathAccess(landlock.AccessFSSet(ll.AccessFSReadFile|ll.AccessFSWriteFile|ll.AccessFSReadDir|ll.AccessFSIoctlDev), "/dev/pts").IgnoreIfMissing(),
-	)
+	rules = append(rules, landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").WithIoctlDev().IgnoreIfMissing())
+	if cfg.Mode == ModeNamespaces {
+		// The sandbox's own devpts. Never the host's: in Landlock mode
+		// /dev/pts holds the user's other terminals.
+		rules = append(rules,
+			landlock.RWFiles("/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
+			landlock.PathAccess(landlock.AccessFSSet(ll.AccessFSReadFile|ll.AccessFSWriteFile|ll.AccessFSReadDir|ll.AccessFSIoctlDev), "/dev/pts").IgnoreIfMissing())
+	}
 	fd, flags, err := conf.NewRulesetFD(rules...)
 	if err != nil {
 		return err

@@ -32,10 +32,10 @@ const (
 func setupNamespaces(cfg *initConfig) error {
 	// Nothing mounted from here on may propagate back to the host.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
+		return &nsRefused{fmt.Errorf("make mounts private: %w", err)}
 	}
 	if err := unix.Mount("tmpfs", baseDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
-		return fmt.Errorf("mount base tmpfs: %w", err)
+		return &nsRefused{fmt.Errorf("mount base tmpfs: %w", err)}
 	}
 	for _, d := range []string{newRoot, oldRoot} {
 		if err := os.Mkdir(baseDir+d, 0o755); err != nil {
@@ -61,7 +61,15 @@ func setupNamespaces(cfg *initConfig) error {
 	}
 
 	// Home directories, service sockets: empty tmpfs, made read-only below.
-	var hidden []string
+	// Each hidden tmpfs is made read-only at the end through a descriptor
+	// taken now: by then a bind (the private home) may sit on top of its
+	// path, and a path would reach that instead.
+	var hidden []int
+	defer func() {
+		for _, fd := range hidden {
+			unix.Close(fd)
+		}
+	}()
 	for _, d := range cfg.HideDirs {
 		fi, err := os.Lstat(newRoot + d)
 		if err != nil || !fi.IsDir() {
@@ -70,7 +78,11 @@ func setupNamespaces(cfg *initConfig) error {
 		if err := unix.Mount("tmpfs", newRoot+d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 			return fmt.Errorf("hide %s: %w", d, err)
 		}
-		hidden = append(hidden, newRoot+d)
+		fd, err := unix.Open(newRoot+d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("hide %s: %w", d, err)
+		}
+		hidden = append(hidden, fd)
 	}
 	for _, f := range cfg.HideFiles {
 		fi, err := os.Lstat(newRoot + f)
@@ -146,9 +158,9 @@ func setupNamespaces(cfg *initConfig) error {
 			}
 		}
 	}
-	for _, h := range hidden {
-		if err := setattr(h, false, unix.MOUNT_ATTR_RDONLY, 0); err != nil {
-			return fmt.Errorf("make %s read-only: %w", h, err)
+	for _, fd := range hidden {
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			return fmt.Errorf("make a hidden folder read-only: %w", err)
 		}
 	}
 
@@ -174,6 +186,14 @@ func setupNamespaces(cfg *initConfig) error {
 	}
 	return protectGitDirs(cfg.GitDirs, cfg.Writable)
 }
+
+// nsRefused is a failure of the very first steps in the new namespaces:
+// the kernel or a security module refusing them, not anything the
+// repository could cause.
+type nsRefused struct{ err error }
+
+func (e *nsRefused) Error() string { return e.err.Error() }
+func (e *nsRefused) Unwrap() error { return e.err }
 
 type bind struct {
 	src, dst string
@@ -205,7 +225,21 @@ func (b bind) mount() error {
 	if b.overlay != nil {
 		return mountOverlay(b.overlay, dst)
 	}
-	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	// The parent checked canonical paths; a symlink in one now means
+	// something swapped a component since. Open both ends refusing any
+	// symlink and mount through the descriptors, so what is mounted is
+	// what was checked.
+	sfd, err := openNoSymlinks(src)
+	if err != nil {
+		return fmt.Errorf("bind %s: %w", b.src, err)
+	}
+	defer unix.Close(sfd)
+	dfd, err := openNoSymlinks(dst)
+	if err != nil {
+		return fmt.Errorf("bind %s: mount point: %w", b.dst, err)
+	}
+	defer unix.Close(dfd)
+	if err := unix.Mount(fdPath(sfd), fdPath(dfd), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", b.dst, err)
 	}
 	set := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
@@ -217,6 +251,19 @@ func (b bind) mount() error {
 	}
 	return nil
 }
+
+// openNoSymlinks opens path as an O_PATH descriptor, failing if any
+// component is a symlink (openat2 RESOLVE_NO_SYMLINKS).
+func openNoSymlinks(path string) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// fdPath names a descriptor through the sandbox's own procfs (the base
+// tmpfs the init stands in has no /proc).
+func fdPath(fd int) string { return fmt.Sprintf("%s/proc/self/fd/%d", newRoot, fd) }
 
 // mountOverlay mounts a workspace fork: its layers are reached through the
 // host root still at /oldroot. userxattr keeps overlay's own metadata in

@@ -235,6 +235,13 @@ func (r *resolved) checkExposure(path, flag string) error {
 	if path == "/" {
 		return fmt.Errorf("%w: %s /: refusing to expose the whole filesystem", ErrInvalidPolicy, flag)
 	}
+	// Kernel and service interfaces: a writable /proc/sys or cgroup tree,
+	// or a service socket under /run, would undo the sandbox.
+	for _, sys := range append([]string{"/proc", "/sys", "/dev", "/boot"}, hiddenDirs...) {
+		if within(path, sys) || within(sys, path) {
+			return fmt.Errorf("%w: %s %s: refusing to expose %s", ErrInvalidPolicy, flag, path, sys)
+		}
+	}
 	for _, h := range append([]string{r.Home}, r.HomeDirs...) {
 		if h != "" && within(h, path) {
 			return fmt.Errorf("%w: %s %s: refusing to expose %s, which holds credential folders; name a folder inside it", ErrInvalidPolicy, flag, path, h)

@@ -29,11 +29,12 @@ func killDescendants(cfg *initConfig) {
 		}
 	}
 	self := os.Getpid()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	// Until no child is left: each round kills every current child, and
+	// what they forked meanwhile is reparented here for the next round.
+	for {
 		kids := childrenOf(self)
 		for _, k := range kids {
-			_ = unix.Kill(k, syscall.SIGKILL)
+			killChild(k, self)
 		}
 		for {
 			wpid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
@@ -53,6 +54,44 @@ func killDescendants(cfg *initConfig) {
 	}
 }
 
+// killChild kills pid through a pidfd, after checking — on that pidfd's
+// process — that it is still our child: a pid that was reaped and reused
+// by an unrelated process in between is never signalled.
+func killChild(pid, self int) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if ppidOf(pid) == self {
+		_ = unix.PidfdSendSignal(fd, syscall.SIGKILL, nil, 0)
+	}
+}
+
+// ppidOf reads a process's parent from /proc, or -1.
+func ppidOf(pid int) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	// The command name may hold spaces and parentheses; fields after the
+	// last ')' are fixed: state, ppid, ...
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return -1
+	}
+	return ppid
+}
+
 // childrenOf lists the processes whose parent is pid, from /proc.
 func childrenOf(pid int) []int {
 	entries, err := os.ReadDir("/proc")
@@ -65,22 +104,8 @@ func childrenOf(pid int) []int {
 		if err != nil || p == pid {
 			continue
 		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces and parentheses; fields after
-		// the last ')' are fixed: state, ppid, ...
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 {
-			if ppid, _ := strconv.Atoi(f[1]); ppid == pid {
-				out = append(out, p)
-			}
+		if ppidOf(p) == pid {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -81,11 +82,10 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 
 	cfg := r.initConfig(mode, privTmp, privHome, cg == nil)
 	cfg.Probe = probe
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("%w: locate forkbomb binary: %v", ErrSetup, err)
-	}
-	cmd := exec.Command(exe, initArg)
+	// /proc/self/exe, not a path: the very binary that is running, even if
+	// the file at its path was since replaced (perhaps by a command that
+	// could write there).
+	cmd := exec.Command("/proc/self/exe", initArg)
 	cmd.Args[0] = "forkbomb-init"
 	// The init's environment is already the command's: nothing else the
 	// caller holds (an API key, a token) is ever in a process the command can
@@ -105,7 +105,13 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	cmd.ExtraFiles = []*os.File{cfgR, statW}
 
 	var copies sync.WaitGroup
-	limiter := &outputLimit{max: r.MaxOutput}
+	var killFn atomic.Pointer[func()]
+	limiter := &outputLimit{max: r.MaxOutput, onExceed: func() {
+		if k := killFn.Load(); k != nil {
+			(*k)()
+		}
+	}}
+	var readEnds []*os.File
 	closeAfterStart := []io.Closer{cfgR, statW}
 	cmd.Stdin = stdio.Stdin
 	if f, ok := stdio.Stdin.(*os.File); ok {
@@ -128,10 +134,10 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		}
 		pair.set(pw)
 		closeAfterStart = append(closeAfterStart, pw)
+		readEnds = append(readEnds, pr)
 		copies.Add(1)
 		go func(dst io.Writer, src *os.File, stream int) {
 			defer copies.Done()
-			defer src.Close()
 			limiter.copy(dst, src, stream)
 		}(pair.dst, pr, i)
 	}
@@ -157,20 +163,30 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 			// Without a pid namespace, killing the init would orphan the
 			// command's descendants; the init kills them on SIGTERM and
 			// cannot be signalled from inside its Landlock domain.
+			// It is given time to finish: a SIGKILL in the middle would
+			// orphan what it has not killed yet.
 			_ = init.Signal(syscall.SIGTERM)
-			time.AfterFunc(2*time.Second, func() { _ = init.Kill() })
+			time.AfterFunc(2*time.Minute, func() { _ = init.Kill() })
 			return
 		}
 		_ = init.Kill()
 	}
-	limiter.onExceed = func() { kill() }
+	killFn.Store(&kill)
 
 	// While the init starts, find the .git entries it must protect.
 	if mode == ModeNamespaces {
 		cfg.GitDirs = r.GitDirs
 		if cfg.GitDirs == nil {
 			for _, w := range cfg.Writable {
-				cfg.GitDirs = append(cfg.GitDirs, findGitDirs(w)...)
+				found, err := findGitDirs(w)
+				if err != nil {
+					_ = init.Kill()
+					_ = cmd.Wait()
+					cfgW.Close()
+					statR.Close()
+					return nil, fmt.Errorf("%w: %v; forkbomb does not run a command in a tree it cannot check", ErrSetup, err)
+				}
+				cfg.GitDirs = append(cfg.GitDirs, found...)
 			}
 		}
 	}
@@ -217,7 +233,22 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	statR.Close()
 	werr := cmd.Wait()
 	close(done)
-	copies.Wait()
+	// Every process that could hold the pipes is dead by now; should one
+	// have escaped (it cannot in namespace mode), stop copying rather
+	// than wait for it.
+	copied := make(chan struct{})
+	go func() { copies.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(5 * time.Second):
+		for _, f := range readEnds {
+			f.Close()
+		}
+		<-copied
+	}
+	for _, f := range readEnds {
+		f.Close()
+	}
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -228,11 +259,11 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		return nil, status.err()
 	}
 	res.probe = status.Probe
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	res.ExitCode = exitCodeOf(ws)
-	if werr != nil && cmd.ProcessState == nil {
+	if cmd.ProcessState == nil {
 		return nil, fmt.Errorf("%w: wait: %v", ErrSetup, werr)
 	}
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	res.ExitCode = exitCodeOf(ws)
 	switch {
 	case interrupted:
 		return res, ctx.Err()
@@ -272,9 +303,10 @@ func initSysProcAttr(cfg *initConfig) *syscall.SysProcAttr {
 // initStatus is what the init reports on its status pipe before the command
 // starts: nothing when all went well, else the error.
 type initStatus struct {
-	Error string       `json:"error,omitempty"`
-	Kind  string       `json:"kind,omitempty"` // setup, notfound, notexec
-	Probe *ProbeReport `json:"probe,omitempty"`
+	Started bool         `json:"started,omitempty"`
+	Error   string       `json:"error,omitempty"`
+	Kind    string       `json:"kind,omitempty"` // setup, notfound, notexec
+	Probe   *ProbeReport `json:"probe,omitempty"`
 }
 
 func (s *initStatus) err() error {
@@ -296,7 +328,7 @@ func readStatus(r io.Reader) (*initStatus, error) {
 	}
 	st := &initStatus{}
 	if len(strings.TrimSpace(string(data))) == 0 {
-		return st, nil
+		return nil, fmt.Errorf("%w: the sandbox init exited before starting the command", ErrSetup)
 	}
 	if err := json.Unmarshal(data, st); err != nil {
 		return nil, fmt.Errorf("%w: init status: %v", ErrSetup, err)

@@ -15,7 +15,7 @@ var homeCredentials = []string{
 	".git-credentials", ".password-store", ".local/share/keyrings", ".vault-token",
 	".terraform.d", ".bash_history", ".zsh_history", ".python_history",
 	".node_repl_history", ".psql_history", ".mysql_history", ".lesshst",
-	".viminfo", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
+	".viminfo", ".cargo/credentials", ".cargo/credentials.toml", ".cargo/config.toml", ".cargo/config", ".gem/credentials",
 }
 
 // ToolchainDirs are folders under home that --toolchains makes readable (never

@@ -1,0 +1,147 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// Regression tests for the review of the sandbox: each is an attack that
+// once worked.
+
+// TestAttackInheritedDescriptors: a descriptor forkbomb's caller left open
+// (a directory, a file) does not reach the command.
+func TestAttackInheritedDescriptors(t *testing.T) {
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "secret"), "TOPSECRET")
+	dir, err := os.Open(outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	// Go opens files close-on-exec; a caller's shell would not.
+	if _, err := dupNoCloexec(int(dir.Fd()), 77); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(77)
+	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
+		o := runPolicy(t, shPolicy(mode, t.TempDir(), `ls /proc/self/fd; cat /proc/self/fd/77/secret 2>&1; true`))
+		if strings.Contains(o.out, "TOPSECRET") {
+			t.Fatalf("LEAK: an inherited directory descriptor opened the host")
+		}
+		for _, l := range strings.Fields(o.out) {
+			if l == "77" {
+				t.Fatalf("LEAK: descriptor 77 reached the command")
+			}
+		}
+	})
+}
+
+func dupNoCloexec(fd, to int) (int, error) {
+	return to, syscall.Dup3(fd, to, 0)
+}
+
+// TestAttackGitSymlinkAndFifo: a .git that is a symlink in the workdir is
+// refused (it could be re-pointed), a fifo named .git does not hang a run,
+// and a .git symlink chain that would exhaust the mount table fails the
+// run instead of downgrading it to the Landlock backend.
+func TestAttackGitSymlinkAndFifo(t *testing.T) {
+	requireLayer(t, "mount namespace")
+	t.Run("symlinked .git", func(t *testing.T) {
+		wd := t.TempDir()
+		os.MkdirAll(filepath.Join(wd, "meta", "proj.git", "hooks"), 0o755)
+		os.MkdirAll(filepath.Join(wd, "proj"), 0o755)
+		os.Symlink("../meta/proj.git", filepath.Join(wd, "proj", ".git"))
+		_, err := sandbox.Run(context.Background(), shPolicy(sandbox.ModeAuto, wd, "true"), sandbox.Stdio{})
+		if !errors.Is(err, sandbox.ErrSetup) || !strings.Contains(err.Error(), "symlink") {
+			t.Fatalf("a symlinked .git was not refused: %v", err)
+		}
+	})
+	t.Run("fifo", func(t *testing.T) {
+		wd := t.TempDir()
+		os.Mkdir(filepath.Join(wd, "x"), 0o755)
+		if err := syscall.Mkfifo(filepath.Join(wd, "x", ".git"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan outcome, 1)
+		go func() { done <- runPolicy(t, shPolicy(sandbox.ModeAuto, wd, "echo hello")) }()
+		select {
+		case o := <-done:
+			if o.out != "hello\n" {
+				t.Fatalf("run with a fifo .git: %v %q", o.err, o.all())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a fifo named .git hung the run")
+		}
+	})
+	t.Run("mount table exhaustion", func(t *testing.T) {
+		wd := t.TempDir()
+		deep := filepath.Join(wd, "c")
+		for i := 0; i < 25; i++ {
+			deep = filepath.Join(deep, "c")
+		}
+		os.MkdirAll(deep, 0o755)
+		os.MkdirAll(filepath.Join(wd, "n", ".git"), 0o755)
+		p := deep
+		for i := 0; i < 25; i++ {
+			rel, _ := filepath.Rel(filepath.Join(wd, "n", ".git"), p)
+			os.Symlink(rel, filepath.Join(wd, "n", ".git", "l"+string(rune('a'+i))))
+			p = filepath.Dir(p)
+		}
+		res, err := sandbox.Run(context.Background(), shPolicy(sandbox.ModeAuto, wd, "true"), sandbox.Stdio{})
+		if err == nil || (res != nil && res.Mode == sandbox.ModeLandlock) {
+			t.Fatalf("a crafted tree ran (mode %v) instead of failing: %v", res, err)
+		}
+	})
+}
+
+// TestAttackUnreadableDirHidesGit: a folder of the caller's that the scan
+// cannot read (the command could chmod it back) fails the run closed.
+func TestAttackUnreadableDirHidesGit(t *testing.T) {
+	if os.Getuid() == 0 {
+		t.Skip("root reads every folder regardless of its mode; nothing to hide the scan from")
+	}
+	wd := t.TempDir()
+	os.MkdirAll(filepath.Join(wd, "sub", ".git", "hooks"), 0o755)
+	os.Chmod(filepath.Join(wd, "sub"), 0o100)
+	defer os.Chmod(filepath.Join(wd, "sub"), 0o755)
+	_, err := sandbox.Run(context.Background(), shPolicy(sandbox.ModeAuto, wd, "true"), sandbox.Stdio{})
+	if !errors.Is(err, sandbox.ErrSetup) || !strings.Contains(err.Error(), "cannot check") {
+		t.Fatalf("an unreadable folder was skipped by the .git scan: %v", err)
+	}
+}
+
+// TestHomeWritable: the private $HOME is writable for every caller (as
+// root, /root is both a hidden folder and the home).
+func TestHomeWritable(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
+		o := runPolicy(t, shPolicy(mode, t.TempDir(), `touch "$HOME/x" && echo ok`))
+		if o.out != "ok\n" {
+			t.Fatalf("$HOME is not writable: %s", o.all())
+		}
+	})
+}
+
+// TestKernelInterfacesRefused: /proc, /sys, /dev and service folders
+// cannot be exposed with --ro or --rw.
+func TestKernelInterfacesRefused(t *testing.T) {
+	for _, p := range []string{"/proc/sys/kernel", "/sys/fs/cgroup", "/run", "/dev"} {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		_, err := sandbox.Run(context.Background(), sandbox.Policy{Command: []string{"true"}, Workdir: t.TempDir(), ReadWrite: []string{p}}, sandbox.Stdio{})
+		if !errors.Is(err, sandbox.ErrInvalidPolicy) {
+			t.Errorf("--rw %s: %v, want refusal", p, err)
+		}
+	}
+}
+
+var _ = exec.Command
