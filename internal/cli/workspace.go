@@ -146,7 +146,7 @@ func newWSDiffCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := s.Diff(c.Context(), args[0])
+			d, err := s.Diff(c.Context(), args[0], stat)
 			if err != nil {
 				return err
 			}

@@ -134,7 +134,7 @@ func setupNamespaces(cfg *initConfig) error {
 				return err
 			}
 		}
-		binds = append(binds, bind{src: p, dst: p, rw: true, overlay: &Overlay{Lower: []string{p}, Upper: up, Work: work}})
+		binds = append(binds, bind{src: p, dst: p, rw: true, overlay: &Overlay{Lower: []string{p}, Upper: up, Work: work, Volatile: true}})
 	}
 	// Parents before children, so a narrower bind lands on top of a wider.
 	sort.SliceStable(binds[3:], func(i, j int) bool {
@@ -275,6 +275,9 @@ func mountOverlay(o *Overlay, dst string) error {
 	}
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr",
 		strings.Join(lower, ":"), oldRoot+o.Upper, oldRoot+o.Work)
+	if o.Volatile {
+		opts += ",volatile"
+	}
 	if err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 		return fmt.Errorf("mount overlay at %s: %w", strings.TrimPrefix(dst, newRoot), err)
 	}

@@ -73,6 +73,10 @@ type Overlay struct {
 	Lower []string
 	Upper string
 	Work  string
+	// Volatile skips the flush of the upper filesystem when the overlay
+	// is unmounted (every sandbox exit): for layers thrown away afterwards,
+	// where a crash losing them costs nothing.
+	Volatile bool
 }
 
 // resolved is a Policy whose paths are absolute and canonical and whose
@@ -163,7 +167,7 @@ func (p Policy) resolve() (*resolved, error) {
 		if p.Mode == ModeLandlock {
 			return nil, fmt.Errorf("%w: an overlay workdir needs the namespaces backend", ErrInvalidPolicy)
 		}
-		ov := &Overlay{}
+		ov := &Overlay{Volatile: p.Overlay.Volatile}
 		for _, l := range p.Overlay.Lower {
 			c, err := canonicalDir(l, "overlay lower layer", true)
 			if err != nil {

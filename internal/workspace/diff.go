@@ -29,8 +29,8 @@ type Diff struct {
 	Excluded []string
 }
 
-// Diff computes a workspace's patch.
-func (s *Store) Diff(ctx context.Context, name string) (*Diff, error) {
+// Diff computes a workspace's patch, and with stat its summary.
+func (s *Store) Diff(ctx context.Context, name string, stat bool) (*Diff, error) {
 	m, err := s.Get(name)
 	if err != nil {
 		return nil, err
@@ -92,9 +92,14 @@ func (s *Store) Diff(ctx context.Context, name string) (*Diff, error) {
 	if d.Patch, err = g.run(ctx, nil, append([]string{"diff-tree", "-p", "--binary", "--full-index"}, args...)...); err != nil {
 		return nil, err
 	}
-	stat, err := g.run(ctx, nil, append([]string{"diff-tree", "--stat", "--summary"}, args...)...)
-	d.Stat = string(stat)
-	return d, err
+	if stat {
+		out, err := g.run(ctx, nil, append([]string{"diff-tree", "--stat", "--summary"}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		d.Stat = string(out)
+	}
+	return d, nil
 }
 
 // stage stages into g's index the changes recorded in overlay upper layers

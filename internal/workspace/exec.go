@@ -39,7 +39,7 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 			os.Mkdir(filepath.Join(scratch, d), 0o700)
 		}
 		p.Workdir = mnt
-		p.Overlay = &sandbox.Overlay{Lower: []string{tree}, Upper: filepath.Join(scratch, "upper"), Work: filepath.Join(scratch, "work")}
+		p.Overlay = &sandbox.Overlay{Lower: []string{tree}, Upper: filepath.Join(scratch, "upper"), Work: filepath.Join(scratch, "work"), Volatile: true}
 		p.GitDirs = []string{mnt + "/.git"}
 	case MethodOverlay:
 		dir := s.dir(name)

@@ -183,7 +183,7 @@ func TestPatchRoundTrip(t *testing.T) {
 			}
 			execIn(t, s, "f1", layer1)
 			check := func(name string) {
-				d, err := s.Diff(ctx, name)
+				d, err := s.Diff(ctx, name, false)
 				if err != nil {
 					t.Fatal(err)
 				}
