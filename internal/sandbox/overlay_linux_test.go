@@ -17,6 +17,8 @@ func TestOverlayWorkdir(t *testing.T) {
 	for _, d := range []string{upper, work, merged} {
 		os.Mkdir(d, 0o755)
 	}
+	// overlayfs leaves work/work mode 000; the owner may still open it up
+	t.Cleanup(func() { os.Chmod(filepath.Join(work, "work"), 0o700) })
 	writeFile(t, filepath.Join(lower, "keep"), "base\n")
 	writeFile(t, filepath.Join(lower, "gone"), "base\n")
 	writeFile(t, filepath.Join(lower, "dir", "f"), "base\n")
