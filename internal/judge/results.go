@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Outcome of one test.
@@ -179,14 +180,26 @@ func parseJUnit(docs [][]byte) *Results {
 	return r
 }
 
+// The patterns are compiled on first use: every start of the binary (two
+// per sandbox) would pay for them otherwise.
 var (
-	tapLine   = regexp.MustCompile(`^\s*(not ok|ok)\s+\d+\s*(?:-\s*)?(.*?)(\s+#\s*(SKIP|TODO)\b.*)?$`)
-	tapPlan   = regexp.MustCompile(`^\s*1\.\.(\d+)`)
-	cargoRes  = regexp.MustCompile(`^test (\S+) \.\.\. (ok|FAILED|ignored)`)
-	pytestV   = regexp.MustCompile(`^(\S+::\S+)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)|^(PASSED|FAILED|ERROR|SKIPPED)\s+(\S+::\S+)`)
-	pytestSum = regexp.MustCompile(`^(\d+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(, )?)+ in [\d.]+s`)
-	countRE   = regexp.MustCompile(`(?i)\b(\d+) (passed|failed|errors?|skipped|deselected)\b`)
-	plainRE   = regexp.MustCompile(`^(?:\w+:\s*)?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$`)
+	tapLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*(not ok|ok)\s+\d+\s*(?:-\s*)?(.*?)(\s+#\s*(SKIP|TODO)\b.*)?$`)
+	})
+	tapPlan  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*1\.\.(\d+)`) })
+	cargoRes = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^test (\S+) \.\.\. (ok|FAILED|ignored)`) })
+	pytestV  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\S+::\S+)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)|^(PASSED|FAILED|ERROR|SKIPPED)\s+(\S+::\S+)`)
+	})
+	pytestSum = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\d+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(, )?)+ in [\d.]+s`)
+	})
+	countRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(\d+) (passed|failed|errors?|skipped|deselected)\b`)
+	})
+	plainRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:\w+:\s*)?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$`)
+	})
 )
 
 // parseTAP reads TAP, which node's test runner prints when not on a
@@ -196,10 +209,10 @@ func parseTAP(out []byte) *Results {
 	seen := false
 	stack := map[int]string{}
 	for _, line := range strings.Split(string(out), "\n") {
-		if tapPlan.MatchString(line) {
+		if tapPlan().MatchString(line) {
 			seen = true
 		}
-		m := tapLine.FindStringSubmatch(line)
+		m := tapLine().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -234,7 +247,7 @@ func parseTAP(out []byte) *Results {
 func parseCargo(out []byte) *Results {
 	r := &Results{Format: "cargo-test", Named: true}
 	for _, line := range strings.Split(string(out), "\n") {
-		if m := cargoRes.FindStringSubmatch(line); m != nil {
+		if m := cargoRes().FindStringSubmatch(line); m != nil {
 			switch m[2] {
 			case "ok":
 				r.add(m[1], Passed)
@@ -256,7 +269,7 @@ func parsePytest(out []byte) *Results {
 	r := &Results{Format: "pytest", Named: true}
 	summary := ""
 	for _, line := range strings.Split(string(out), "\n") {
-		if m := pytestV.FindStringSubmatch(line); m != nil {
+		if m := pytestV().FindStringSubmatch(line); m != nil {
 			name, st := m[1], m[2]
 			if name == "" {
 				name, st = m[4], m[3]
@@ -270,7 +283,7 @@ func parsePytest(out []byte) *Results {
 				r.add(name, Failed)
 			}
 		}
-		if t := strings.Trim(line, "= "); pytestSum.MatchString(t) {
+		if t := strings.Trim(line, "= "); pytestSum().MatchString(t) {
 			summary = t
 		}
 	}
@@ -281,7 +294,7 @@ func parsePytest(out []byte) *Results {
 		return nil
 	}
 	r.Named = false
-	for _, m := range countRE.FindAllStringSubmatch(summary, -1) {
+	for _, m := range countRE().FindAllStringSubmatch(summary, -1) {
 		n, _ := strconv.Atoi(m[1])
 		switch strings.ToLower(m[2]) {
 		case "passed":
@@ -299,7 +312,7 @@ func parsePytest(out []byte) *Results {
 func parsePlain(out []byte) *Results {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		if m := plainRE.FindStringSubmatch(strings.TrimSpace(lines[i])); m != nil {
+		if m := plainRE().FindStringSubmatch(strings.TrimSpace(lines[i])); m != nil {
 			r := &Results{Format: "plain"}
 			r.Passed, _ = strconv.Atoi(m[1])
 			r.Failed, _ = strconv.Atoi(m[2])
