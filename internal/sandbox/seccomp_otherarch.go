@@ -10,4 +10,4 @@ const (
 	cloneFlagsArg = 0
 )
 
-var deniedSyscalls []uint32
+var archDenied []uint32
