@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package attacker is the hostile program the sandbox's tests run inside a
 // sandbox: each verb tries one way out and prints what it got. The tests
 // never trust that output for the verdict where an outside check exists
