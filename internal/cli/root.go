@@ -26,6 +26,7 @@ Start with:
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v (see '%s --help')", errUsage, err, c.CommandPath())
 	})
-	root.AddCommand(newSandboxCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio))
+	root.AddCommand(newSandboxCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
+		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio))
 	return root
 }

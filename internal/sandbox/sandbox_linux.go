@@ -16,6 +16,10 @@ import (
 	"time"
 )
 
+// errNoStart: the init ended without a word — killed (by a timeout that
+// fired during set-up, say) or not our init at all.
+var errNoStart = fmt.Errorf("%w: the sandbox init exited before starting the command", ErrSetup)
+
 // errNamespacesRefused marks a failure to build the namespaces before
 // anything ran: ModeAuto then falls back to Landlock alone.
 var errNamespacesRefused = errors.New("namespaces refused")
@@ -252,6 +256,9 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 
 	mu.Lock()
 	defer mu.Unlock()
+	if errors.Is(statusErr, errNoStart) && (timedOut || interrupted || limiter.exceeded()) {
+		statusErr, status = nil, &initStatus{} // we killed it: report why
+	}
 	if statusErr != nil {
 		return nil, statusErr
 	}
@@ -328,7 +335,7 @@ func readStatus(r io.Reader) (*initStatus, error) {
 	}
 	st := &initStatus{}
 	if len(strings.TrimSpace(string(data))) == 0 {
-		return nil, fmt.Errorf("%w: the sandbox init exited before starting the command", ErrSetup)
+		return nil, errNoStart
 	}
 	if err := json.Unmarshal(data, st); err != nil {
 		return nil, fmt.Errorf("%w: init status: %v", ErrSetup, err)

@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkbomb/forkbomb/internal/record"
+	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+func defaultRunsDir() (string, error) {
+	root, err := workspace.DefaultRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(root), "runs"), nil
+}
+
+func newRunCmd(stdio IO) *cobra.Command {
+	var (
+		o       run.Options
+		agent   string
+		prompts string
+		asJSON  bool
+	)
+	cmd := &cobra.Command{
+		Use:   `run [flags] "TASK"`,
+		Short: "Race agents on a task in forks of the repository; keep the first fix that passes",
+		Long: `Fork the repository N times, run an agent in each fork (confined by the
+sandbox), judge each fork by its patch as soon as its agent stops (see
+'forkbomb judge'), keep the first that passes — or with --all the best — and
+kill the rest. Everything is recorded in the runs directory; 'forkbomb apply'
+puts the winner on a new branch.
+
+Engines: command (any agent program, run entirely inside the fork's sandbox;
+it gets the task on stdin and in $FORKBOMB_TASK). The api, claude-code and
+codex engines arrive in later releases.`,
+		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
+		Args:    exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Task = args[0]
+			if agent != "" {
+				o.Agent = strings.Fields(agent)
+			}
+			if prompts != "" {
+				data, err := os.ReadFile(prompts)
+				if err != nil {
+					return fmt.Errorf("--prompts: %w", err)
+				}
+				for _, p := range strings.Split(string(data), "\n---\n") {
+					if strings.TrimSpace(p) != "" {
+						o.Prompts = append(o.Prompts, strings.TrimSpace(p))
+					}
+				}
+			}
+			root, err := workspace.DefaultRoot()
+			if err != nil {
+				return err
+			}
+			if o.Store, err = workspace.Open(root); err != nil {
+				return err
+			}
+			o.CacheDir = filepath.Join(filepath.Dir(root), "judge")
+			if o.RunsDir == "" {
+				if o.RunsDir, err = defaultRunsDir(); err != nil {
+					return err
+				}
+			}
+			if !asJSON {
+				o.Progress = stdio.Err
+			}
+			r, dir, err := run.Race(c.Context(), o)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdio.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(stdio.Out, "run %s: %s", r.ID, r.Status)
+				if r.Winner != nil {
+					fmt.Fprintf(stdio.Out, ", winner fork %d — forkbomb apply %s", *r.Winner, r.ID)
+				}
+				fmt.Fprintf(stdio.Out, "\nrecord: %s\n", dir)
+			}
+			switch r.Status {
+			case "won":
+				return nil
+			case "interrupted":
+				return &exitError{code: 130}
+			}
+			return &exitError{code: 1}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Repo, "repo", ".", "the repository")
+	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
+	f.IntVar(&o.Forks, "forks", 4, "number of forks")
+	f.StringVar(&o.Engine, "engine", "command", "agent engine: command")
+	f.StringVar(&agent, "agent", "", `the command engine's agent program and arguments, e.g. "./agent --fast"`)
+	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per fork")
+	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")
+	f.StringArrayVar(&o.Hidden, "hidden", nil, "hidden tests for the judge (repeatable)")
+	f.BoolVar(&o.All, "all", false, "wait for every fork and keep the best, instead of the first that passes")
+	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "limit for each fork's agent")
+	f.StringVar(&o.RunsDir, "runs-dir", "", "where runs are recorded (default $FORKBOMB_HOME/runs; never inside the repository)")
+	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
+	return cmd
+}
+
+func newRunsCmd(stdio IO) *cobra.Command {
+	var asJSON bool
+	var runsDir string
+	cmd := &cobra.Command{
+		Use:   "runs [--json]",
+		Short: "List recorded runs: id, task, status, winner, duration",
+		Args:  exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := runsDirOr(runsDir)
+			if err != nil {
+				return err
+			}
+			all, err := record.List(dir)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if all == nil {
+					all = []*record.Run{}
+				}
+				enc := json.NewEncoder(stdio.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(all)
+			}
+			w := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tSTATUS\tWINNER\tSECONDS\tTASK")
+			for _, r := range all {
+				winner := "-"
+				if r.Winner != nil {
+					winner = fmt.Sprint(*r.Winner)
+				}
+				task := r.Task
+				if len(task) > 50 {
+					task = task[:47] + "..."
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%.1f\t%s\n", r.ID, r.Status, winner, r.Seconds, task)
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&runsDir, "runs-dir", "", "runs directory (default $FORKBOMB_HOME/runs)")
+	return cmd
+}
+
+func runsDirOr(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return defaultRunsDir()
+}
+
+func newShowCmd(stdio IO) *cobra.Command {
+	var runsDir string
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "One run: its forks, their verdicts, and the winning patch",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := runsDirOr(runsDir)
+			if err != nil {
+				return err
+			}
+			r, err := record.Load(dir, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "run %s — %s\ntask: %s\nrepo: %s at %s\ntest: %s\n\n", r.ID, r.Status, r.Task, r.Repo, r.Base, r.Test)
+			for _, f := range r.Fork {
+				fmt.Fprintf(stdio.Out, "fork %d: %s (exit %d) %s %s\n", f.N, f.State, f.Exit, f.Verdict, f.Reason)
+			}
+			if r.Winner != nil {
+				patch, _ := os.ReadFile(filepath.Join(dir, r.ID, "winner.patch"))
+				fmt.Fprintf(stdio.Out, "\nwinner: fork %d\n%s", *r.Winner, patch)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&runsDir, "runs-dir", "", "runs directory (default $FORKBOMB_HOME/runs)")
+	return cmd
+}
+
+func newApplyCmd(stdio IO) *cobra.Command {
+	var runsDir, branch string
+	cmd := &cobra.Command{
+		Use:   "apply RUN [--branch NAME]",
+		Short: "Put a run's winning patch on a new branch of your repository (never the current one)",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir, err := runsDirOr(runsDir)
+			if err != nil {
+				return err
+			}
+			r, err := record.Load(dir, args[0])
+			if err != nil {
+				return err
+			}
+			if r.Winner == nil {
+				return fmt.Errorf("run %s has no winner", r.ID)
+			}
+			patch, err := os.ReadFile(filepath.Join(dir, r.ID, "winner.patch"))
+			if err != nil {
+				return err
+			}
+			if branch == "" {
+				branch = "forkbomb/" + r.ID
+			}
+			commit, err := workspace.Apply(c.Context(), r.Repo, r.Base, patch, branch, fmt.Sprintf("%s\n\nforkbomb run %s, fork %d", r.Task, r.ID, *r.Winner))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "branch %s at %s (your current branch and working tree are unchanged)\n", branch, commit[:12])
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&runsDir, "runs-dir", "", "runs directory (default $FORKBOMB_HOME/runs)")
+	cmd.Flags().StringVar(&branch, "branch", "", "the new branch (default forkbomb/RUN)")
+	return cmd
+}

@@ -1,0 +1,166 @@
+package run_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/record"
+	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// repo has a bug (add subtracts) and a check that finds it.
+func repo(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "repo")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "lib.sh"), []byte("add() { echo $(($1 - $2)); }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "check.sh"), []byte(". ./lib.sh\np=0; f=0\n[ \"$(add 2 3)\" = 5 ] && p=$((p+1)) || f=$((f+1))\necho \"$p passed, $f failed\"\n[ $f = 0 ]\n"), 0o644)
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "base")
+	return dir
+}
+
+// agents: fork 0 fixes the bug honestly (a little later than the others
+// finish), fork 1 rewrites the check, fork 2 works forever, fork 3 crashes.
+const agents = `case $FORKBOMB_FORK in
+0) sleep 1; sed -i 's/\$1 - \$2/$1 + $2/' lib.sh ;;
+1) printf 'echo "1 passed, 0 failed"\n' > check.sh ;;
+2) sleep 300 ;;
+3) echo "giving up: $FORKBOMB_TASK" >&2; exit 3 ;;
+esac`
+
+func options(t *testing.T, repoDir string) run.Options {
+	s, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run.Options{
+		Store: s, RunsDir: filepath.Join(t.TempDir(), "runs"), CacheDir: filepath.Join(t.TempDir(), "cache"),
+		Repo: repoDir, Task: "make add add", Forks: 4, Engine: "command",
+		Agent: []string{"/bin/sh", "-c", agents}, Test: "/bin/sh check.sh", Timeout: time.Minute,
+	}
+}
+
+// TestRaceFirstPassWins: the honest fork wins, the cheat is rejected with
+// its reason, the crash is recorded, the slow fork is killed at once, and
+// the record holds every event, each fork's patch and verdict, and no key.
+func TestRaceFirstPassWins(t *testing.T) {
+	key := "sk-ant-CANARY-" + strings.Repeat("x", 20)
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	dir := repo(t)
+	o := options(t, dir)
+	o.Task = "make add add (" + key + ")"
+	start := time.Now()
+	r, recDir, err := run.Race(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed > 4*time.Minute {
+		t.Errorf("the race waited for the slow fork (%v)", elapsed)
+	}
+	if r.Status != "won" || r.Winner == nil || *r.Winner != 0 {
+		t.Fatalf("status %s winner %v, want won by fork 0: %+v", r.Status, r.Winner, r.Fork)
+	}
+	want := map[int]string{1: "fail", 2: "", 3: "fail"}
+	for n, v := range want {
+		if r.Fork[n].Verdict != v {
+			t.Errorf("fork %d verdict %q, want %q (%s)", n, r.Fork[n].Verdict, v, r.Fork[n].Reason)
+		}
+	}
+	if !strings.Contains(r.Fork[1].Reason, "check.sh") {
+		t.Errorf("the cheat's reason does not name the stripped file: %s", r.Fork[1].Reason)
+	}
+	if r.Fork[2].State != "killed" || r.Fork[3].State != "crashed" || r.Fork[3].Exit != 3 {
+		t.Errorf("states: %+v", r.Fork)
+	}
+	types := map[string]int{}
+	f, _ := os.Open(filepath.Join(recDir, "events.jsonl"))
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var ev record.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil || ev.V != record.SchemaVersion || ev.Time.IsZero() {
+			t.Errorf("bad event line %q: %v", sc.Text(), err)
+		}
+		types[ev.Type]++
+	}
+	f.Close()
+	for _, typ := range []string{"run_start", "fork_start", "fork_exit", "judge_start", "verdict", "winner", "kill", "run_end"} {
+		if types[typ] == 0 {
+			t.Errorf("no %s event: %v", typ, types)
+		}
+	}
+	for _, p := range []string{"run.json", "winner.patch", "forks/0/patch", "forks/0/verdict.json", "forks/3/agent.log"} {
+		if _, err := os.Stat(filepath.Join(recDir, p)); err != nil {
+			t.Errorf("record lacks %s", p)
+		}
+	}
+	filepath.WalkDir(recDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if data, _ := os.ReadFile(p); strings.Contains(string(data), key) {
+				t.Errorf("LEAK: the key is in %s", p)
+			}
+		}
+		return nil
+	})
+	// the run's workspaces are gone; the record stays
+	if all, _ := o.Store.List(); len(all) > 1 { // the judge's cached pid 1
+		t.Errorf("the race left %d workspaces", len(all))
+	}
+
+	// apply: a new branch with the fix; the current branch and tree untouched
+	before := git(t, dir, "status", "--porcelain") + git(t, dir, "rev-parse", "HEAD")
+	patch, _ := os.ReadFile(filepath.Join(recDir, "winner.patch"))
+	if _, err := workspace.Apply(context.Background(), dir, r.Base, patch, "forkbomb/"+r.ID, "fix"); err != nil {
+		t.Fatal(err)
+	}
+	if after := git(t, dir, "status", "--porcelain") + git(t, dir, "rev-parse", "HEAD"); after != before {
+		t.Errorf("apply changed the current branch or working tree")
+	}
+	if got := git(t, dir, "show", "forkbomb/"+r.ID+":lib.sh"); !strings.Contains(got, "$1 + $2") {
+		t.Errorf("the new branch lacks the fix: %s", got)
+	}
+	if _, err := workspace.Apply(context.Background(), dir, r.Base, patch, "forkbomb/"+r.ID, "fix"); err == nil {
+		t.Errorf("apply overwrote an existing branch")
+	}
+}
+
+// TestRaceInterrupted: cancelling the race (Ctrl-C) kills every fork and
+// records the run as interrupted.
+func TestRaceInterrupted(t *testing.T) {
+	o := options(t, repo(t))
+	o.Agent = []string{"/bin/sh", "-c", "sleep 300"}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(3*time.Second, cancel)
+	start := time.Now()
+	r, _, err := run.Race(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != "interrupted" || time.Since(start) > 2*time.Minute {
+		t.Fatalf("status %s after %v", r.Status, time.Since(start))
+	}
+	got, _ := record.Load(o.RunsDir, r.ID)
+	if got.Status != "interrupted" {
+		t.Errorf("run.json says %s", got.Status)
+	}
+}
