@@ -48,7 +48,7 @@ codex engines arrive in later releases.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Task = args[0]
 			if agent != "" {
-				o.Agent = strings.Fields(agent)
+				o.Agent = []string{"/bin/sh", "-c", agent}
 			}
 			if prompts != "" {
 				data, err := os.ReadFile(prompts)
@@ -108,7 +108,7 @@ codex engines arrive in later releases.`,
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
 	f.StringVar(&o.Engine, "engine", "command", "agent engine: command")
-	f.StringVar(&agent, "agent", "", `the command engine's agent program and arguments, e.g. "./agent --fast"`)
+	f.StringVar(&agent, "agent", "", `the command engine's agent: a shell command run in each fork (cwd: the fork; task on stdin and in $FORKBOMB_TASK, fork number in $FORKBOMB_FORK)`)
 	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per fork")
 	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")
 	f.StringArrayVar(&o.Hidden, "hidden", nil, "hidden tests for the judge (repeatable)")
