@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"sync"
+	"unicode/utf8"
+)
+
+// Step is one scripted model turn: some text, then tool calls (or none,
+// which ends the conversation).
+type Step struct {
+	Text  string
+	Tools []ToolCall
+}
+
+// ToolCall is a tool_use block the scripted model emits.
+type ToolCall struct {
+	Name  string
+	Input map[string]any
+}
+
+// Scripted is a model server speaking the Anthropic Messages protocol
+// (streaming server-sent events) on loopback, that plays a script chosen
+// by the "[persona: NAME]" tag in a conversation's first message, one step
+// per assistant turn. It stands in for the network forkbomb's demo and
+// tests do not have; the code under test talks to it exactly as to the
+// real API.
+type Scripted struct {
+	URL     string
+	Key     string // the x-api-key it accepts
+	Scripts map[string][]Step
+
+	srv      *http.Server
+	mu       sync.Mutex
+	requests int
+}
+
+var personaRE = regexp.MustCompile(`\[persona: ?([A-Za-z0-9_-]+)\]`)
+
+// StartScripted listens on 127.0.0.1 and serves until Close.
+func StartScripted(key string, scripts map[string][]Step) (*Scripted, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &Scripted{URL: "http://" + ln.Addr().String(), Key: key, Scripts: scripts}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/messages", s.messages)
+	s.srv = &http.Server{Handler: mux}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+// Close stops the server.
+func (s *Scripted) Close() error { return s.srv.Close() }
+
+// Requests counts the calls served.
+func (s *Scripted) Requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
+}
+
+func (s *Scripted) messages(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests++
+	n := s.requests
+	s.mu.Unlock()
+	if r.Header.Get("x-api-key") != s.Key && r.Header.Get("Authorization") != "Bearer "+s.Key {
+		http.Error(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, http.StatusUnauthorized)
+		return
+	}
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad body"}}`, http.StatusBadRequest)
+		return
+	}
+	persona := ""
+	if m := personaRE.FindSubmatch(req.Messages[0].Content); m != nil {
+		persona = string(m[1])
+	}
+	turn := 0
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			turn++
+		}
+	}
+	script := s.Scripts[persona]
+	step := Step{Text: "I have nothing more to do."}
+	if turn < len(script) {
+		step = script[turn]
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	fl, _ := w.(http.Flusher)
+	send := func(event string, data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": fmt.Sprintf("msg_scripted_%d", n), "type": "message", "role": "assistant", "content": []any{},
+		"model": "scripted", "stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": len(body) / 4, "output_tokens": 1},
+	}})
+	idx := 0
+	if step.Text != "" {
+		send("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
+		for _, chunk := range chunks(step.Text, 24) {
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "text_delta", "text": chunk}})
+		}
+		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+		idx++
+	}
+	for i, tc := range step.Tools {
+		input, _ := json.Marshal(tc.Input)
+		send("content_block_start", map[string]any{"type": "content_block_start", "index": idx, "content_block": map[string]any{
+			"type": "tool_use", "id": fmt.Sprintf("toolu_%d_%d", n, i), "name": tc.Name, "input": map[string]any{}}})
+		for _, chunk := range chunks(string(input), 16) {
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": chunk}})
+		}
+		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx})
+		idx++
+	}
+	stop := "end_turn"
+	if len(step.Tools) > 0 {
+		stop = "tool_use"
+	}
+	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": 10 + len(step.Text)/4}})
+	send("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// chunks splits s into pieces of about n bytes, on rune boundaries.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		cut := n
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	return append(out, s)
+}
