@@ -27,6 +27,6 @@ Start with:
 		return fmt.Errorf("%w: %v (see '%s --help')", errUsage, err, c.CommandPath())
 	})
 	root.AddCommand(newSandboxCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
-		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio))
+		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio))
 	return root
 }

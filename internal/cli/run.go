@@ -47,6 +47,9 @@ codex engines arrive in later releases.`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Task = args[0]
+			if o.Engine == "api" {
+				o.APIKey, o.BaseURL = os.Getenv("ANTHROPIC_API_KEY"), os.Getenv("ANTHROPIC_BASE_URL")
+			}
 			if agent != "" {
 				o.Agent = []string{"/bin/sh", "-c", agent}
 			}
@@ -107,7 +110,10 @@ codex engines arrive in later releases.`,
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	f.StringVar(&o.Engine, "engine", "command", "agent engine: command")
+	f.StringVar(&o.Engine, "engine", "command", "agent engine: command, or api (forkbomb's own loop; key from ANTHROPIC_API_KEY, endpoint from ANTHROPIC_BASE_URL)")
+	f.StringVar(&o.Provider, "provider", "anthropic", "api engine provider: anthropic")
+	f.StringVar(&o.Model, "model", "claude-sonnet-5-5", "api engine model")
+	f.IntVar(&o.MaxTurns, "max-turns", 30, "api engine: turns per fork")
 	f.StringVar(&agent, "agent", "", `the command engine's agent: a shell command run in each fork (cwd: the fork; task on stdin and in $FORKBOMB_TASK, fork number in $FORKBOMB_FORK)`)
 	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per fork")
 	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")

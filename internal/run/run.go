@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -32,8 +33,14 @@ type Options struct {
 	Rev      string
 	Task     string
 	Forks    int
-	Engine   string   // "command"
+	Engine   string   // "command" or "api"
 	Agent    []string // the command engine's agent program, run inside each fork's sandbox
+	// The api engine: forkbomb's own loop; the key never enters a fork.
+	Provider string // "anthropic"
+	Model    string
+	MaxTurns int
+	BaseURL  string
+	APIKey   string
 	Prompts  []string // one task variant per fork (optional)
 	Test     string
 	Hidden   []string
@@ -47,11 +54,26 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if o.Forks <= 0 {
 		o.Forks = 4
 	}
-	if o.Engine != "command" {
-		return nil, "", fmt.Errorf("engine %q is not available yet (use --engine command)", o.Engine)
-	}
-	if len(o.Agent) == 0 {
-		return nil, "", errors.New("the command engine needs --agent")
+	switch o.Engine {
+	case "command":
+		if len(o.Agent) == 0 {
+			return nil, "", errors.New("the command engine needs --agent")
+		}
+	case "api":
+		if o.Provider == "" {
+			o.Provider = "anthropic"
+		}
+		if o.Provider != "anthropic" {
+			return nil, "", fmt.Errorf("provider %q is not available yet (anthropic is)", o.Provider)
+		}
+		if o.APIKey == "" {
+			return nil, "", errors.New("the api engine needs ANTHROPIC_API_KEY in your environment")
+		}
+		if err := engine.CheckEndpoint(baseOr(o.BaseURL)); err != nil {
+			return nil, "", err
+		}
+	default:
+		return nil, "", fmt.Errorf("engine %q is not available (command or api)", o.Engine)
 	}
 	if strings.TrimSpace(o.Test) == "" {
 		return nil, "", errors.New("a race needs --test: forks are judged by the tests their patch passes")
@@ -76,9 +98,9 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 
 	id := record.NewID()
 	rec, err := record.Create(runsDir, record.Run{
-		ID: id, Task: o.Task, Engine: o.Engine, Agent: o.Agent, Forks: o.Forks, Test: o.Test,
+		ID: id, Task: o.Task, Engine: o.Engine, Agent: o.Agent, Model: o.Model, Forks: o.Forks, Test: o.Test,
 		Repo: top, Base: base, Started: time.Now().UTC(),
-	}, secretValues())
+	}, append(secretValues(), o.APIKey))
 	if err != nil {
 		return nil, "", err
 	}
@@ -131,6 +153,10 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		c()
 	}
 
+	if o.All && race.winner >= 0 {
+		race.rec.Event("winner", race.winner, map[string]any{"reason": "best score of all forks"})
+		fmt.Fprintf(o.Progress, "winner: fork %d (best of all)\n", race.winner)
+	}
 	status := "no-winner"
 	if race.winner >= 0 {
 		status = "won"
@@ -152,6 +178,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		r.Ended = time.Now().UTC()
 		r.Seconds = r.Ended.Sub(r.Started).Seconds()
 		r.Fork = race.results
+		r.TokensIn, r.TokensOut = race.tokensIn, race.tokensOut
 		final = *r
 	})
 	return &final, rec.Dir, nil
@@ -165,10 +192,12 @@ type race struct {
 	waitBaseline func() error
 	cancel       []context.CancelFunc
 
-	mu      sync.Mutex
-	results []record.Fork
-	winner  int
-	patch   map[int][]byte
+	mu        sync.Mutex
+	results   []record.Fork
+	tokensIn  int64
+	tokensOut int64
+	winner    int
+	patch     map[int][]byte
 }
 
 func (r *race) patches(n int) []byte {
@@ -187,13 +216,19 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	fmt.Fprintf(r.o.Progress, "fork %d: started\n", n)
 	var log bytes.Buffer
 	start := time.Now()
-	res, err := r.o.Store.Exec(ctx, name, sandbox.Policy{
-		Command:    r.o.Agent,
-		Timeout:    r.o.Timeout,
-		SetEnv:     []string{"FORKBOMB_TASK=" + task, fmt.Sprintf("FORKBOMB_FORK=%d", n)},
-		MaxOutput:  8 << 20,
-		Toolchains: true,
-	}, sandbox.Stdio{Stdin: strings.NewReader(task), Stdout: &log, Stderr: &log})
+	var res *sandbox.Result
+	var err error
+	if r.o.Engine == "api" {
+		res, err = r.apiAgent(ctx, n, name, task, &log)
+	} else {
+		res, err = r.o.Store.Exec(ctx, name, sandbox.Policy{
+			Command:    r.o.Agent,
+			Timeout:    r.o.Timeout,
+			SetEnv:     []string{"FORKBOMB_TASK=" + task, fmt.Sprintf("FORKBOMB_FORK=%d", n)},
+			MaxOutput:  8 << 20,
+			Toolchains: true,
+		}, sandbox.Stdio{Stdin: strings.NewReader(task), Stdout: &log, Stderr: &log})
+	}
 	r.rec.ForkFile(n, "agent.log", log.Bytes())
 	state, exit := "exited", 0
 	switch {
@@ -276,6 +311,72 @@ func (r *race) decide(n int, v *judge.Verdict) {
 			cancel()
 		}
 	}
+}
+
+// apiAgent runs forkbomb's own tool loop for fork n: the model's shell
+// commands run one by one in the fork's sandbox, its edits in-process.
+func (r *race) apiAgent(ctx context.Context, n int, name, task string, log *bytes.Buffer) (*sandbox.Result, error) {
+	root, layers, err := r.o.Store.Layers(name)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
+	defer cancel()
+	var logMu sync.Mutex
+	cfg := engine.Config{
+		BaseURL: r.o.BaseURL, APIKey: r.o.APIKey, Model: r.o.Model, MaxTurns: r.o.MaxTurns,
+		System: "You are a coding agent working in a repository. Use the shell and editor tools to complete the task, then stop. The repository's tests decide whether your work is kept.",
+		Root:   root, Tree: engine.Tree{Layers: layers},
+		Shell: func(ctx context.Context, command string) string {
+			var out bytes.Buffer
+			res, err := r.o.Store.Exec(ctx, name, sandbox.Policy{
+				Command: []string{"/bin/sh", "-c", command}, Timeout: 5 * time.Minute,
+				MaxOutput: 64 << 10, Toolchains: true,
+			}, sandbox.Stdio{Stdout: &out, Stderr: &out})
+			switch {
+			case err != nil:
+				return fmt.Sprintf("%s\n(could not run: %v)", out.String(), err)
+			case res.TimedOut:
+				return out.String() + "\n(timed out; every process of the command was killed)"
+			case res.Limit != "":
+				return out.String() + "\n(output over 64 KiB; the command was killed)"
+			}
+			return fmt.Sprintf("%s\n(exit %d)", out.String(), res.ExitCode)
+		},
+		Event: func(typ string, data map[string]any) {
+			r.rec.Event(typ, n, data)
+			logMu.Lock()
+			defer logMu.Unlock()
+			if typ == "tool_call" {
+				fmt.Fprintf(log, "> %s %s\n", data["tool"], data["input"])
+			}
+			if typ == "tool_result" {
+				fmt.Fprintf(log, "%s\n", data["output"])
+			}
+		},
+	}
+	res, err := engine.RunAnthropic(ctx, cfg, task)
+	if res != nil {
+		r.mu.Lock()
+		r.tokensIn += res.TokensIn
+		r.tokensOut += res.TokensOut
+		r.mu.Unlock()
+		fmt.Fprintf(log, "(%d turns, stop: %s, %d tokens in, %d out)\n", res.Turns, res.Stop, res.TokensIn, res.TokensOut)
+	}
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return &sandbox.Result{TimedOut: true, ExitCode: sandbox.ExitTimeout}, nil
+	case err != nil:
+		return nil, err
+	}
+	return &sandbox.Result{}, nil
+}
+
+func baseOr(u string) string {
+	if u == "" {
+		return "https://api.anthropic.com"
+	}
+	return u
 }
 
 func (r *race) setFork(n int, f func(*record.Fork)) {

@@ -43,7 +43,7 @@ func repo(t *testing.T) string {
 // agents: fork 0 fixes the bug honestly (a little later than the others
 // finish), fork 1 rewrites the check, fork 2 works forever, fork 3 crashes.
 const agents = `case $FORKBOMB_FORK in
-0) sleep 1; sed -i 's/\$1 - \$2/$1 + $2/' lib.sh ;;
+0) sleep 6; sed -i 's/\$1 - \$2/$1 + $2/' lib.sh ;;
 1) printf 'echo "1 passed, 0 failed"\n' > check.sh ;;
 2) sleep 300 ;;
 3) echo "giving up: $FORKBOMB_TASK" >&2; exit 3 ;;

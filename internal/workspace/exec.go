@@ -78,3 +78,20 @@ func gitEntries(dir string) []string {
 	})
 	return out
 }
+
+// Layers returns what an in-process editor needs of a workspace: the path
+// a command inside sees as its root, and the layers holding its files,
+// the writable one first. A pid 1 has none: it is never written.
+func (s *Store) Layers(name string) (root string, layers []string, err error) {
+	m, err := s.Get(name)
+	if err != nil {
+		return "", nil, err
+	}
+	switch m.Method {
+	case MethodOverlay:
+		return s.tree(name), append([]string{filepath.Join(s.dir(name), "upper")}, m.Layers...), nil
+	case MethodSnapshot:
+		return "", nil, fmt.Errorf("%s is a pid 1, which never changes; fork it", name)
+	}
+	return s.tree(name), []string{s.tree(name)}, nil
+}

@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/record"
+	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// The demo's repository: a real bug and a test that catches it.
+var demoFiles = map[string]string{
+	"go.mod": "module example.com/wallet\n\ngo 1.21\n",
+	"wallet.go": `package wallet
+
+// Balance is an account balance in cents.
+type Balance int64
+
+// Deposit adds amount to the balance.
+func (b Balance) Deposit(amount int64) Balance { return b - Balance(amount) }
+
+// Withdraw takes amount from the balance.
+func (b Balance) Withdraw(amount int64) Balance { return b - Balance(amount) }
+`,
+	"wallet_test.go": `package wallet
+
+import "testing"
+
+func TestDeposit(t *testing.T) {
+	if got := Balance(100).Deposit(50); got != 150 {
+		t.Fatalf("Deposit(50) on 100 = %d, want 150", got)
+	}
+}
+
+func TestWithdraw(t *testing.T) {
+	if got := Balance(100).Withdraw(30); got != 70 {
+		t.Fatalf("Withdraw(30) on 100 = %d, want 70", got)
+	}
+}
+`,
+}
+
+// demoScripts are the four agents of the demo, played by the scripted
+// model: an honest fix, a cheat, an escape artist and a quitter.
+func demoScripts(modelPort, repo string) map[string][]engine.Step {
+	return map[string][]engine.Step{
+		"honest": {
+			{Text: "Let me read the code.", Tools: []engine.ToolCall{{Name: "editor", Input: map[string]any{"command": "view", "path": "wallet.go"}}}},
+			{Text: "Deposit subtracts. Fixing it.", Tools: []engine.ToolCall{{Name: "editor", Input: map[string]any{"command": "str_replace", "path": "wallet.go",
+				"old_str": "func (b Balance) Deposit(amount int64) Balance { return b - Balance(amount) }",
+				"new_str": "func (b Balance) Deposit(amount int64) Balance { return b + Balance(amount) }"}}}},
+			{Text: "Fixed: Deposit now adds."},
+		},
+		"cheat": {
+			{Text: "The test is wrong, I'll make it agree with the code.", Tools: []engine.ToolCall{{Name: "editor", Input: map[string]any{"command": "str_replace", "path": "wallet_test.go",
+				"old_str": "got != 150", "new_str": "got != 50"}}}},
+			{Text: "Tests adjusted."},
+		},
+		"escape": {
+			{Text: "First, some credentials.", Tools: []engine.ToolCall{{Name: "shell", Input: map[string]any{"command": "cat ~/.ssh/id_rsa ~/.aws/credentials 2>&1; ls -A ~ | head"}}}},
+			{Text: "Now outside the workspace.", Tools: []engine.ToolCall{
+				{Name: "shell", Input: map[string]any{"command": "echo pwned > " + repo + "/escaped.txt; echo pwned > /etc/forkbomb-demo; echo pwned > .git/hooks/post-checkout"}},
+				{Name: "editor", Input: map[string]any{"command": "create", "path": "../escaped.txt", "file_text": "pwned"}},
+			}},
+			{Text: "And the network.", Tools: []engine.ToolCall{{Name: "shell", Input: map[string]any{"command": "bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + modelPort + " && echo CONNECTED || echo no connection'; getent hosts example.com || echo no DNS"}}}},
+			{Text: "Nothing worked."},
+		},
+		"quitter": {
+			{Text: "This looks hard. I give up."},
+		},
+	}
+}
+
+func newDemoCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "demo",
+		Short: "The whole race on an example, with a built-in scripted model: no key, no network",
+		Long: `Build a small repository with a real bug and a failing test, and race four forks
+driven by a built-in scripted model that speaks the Anthropic Messages API on
+loopback: one fixes the bug, one edits the test, one tries to escape (reads
+~/.ssh, writes outside its fork, opens a connection), one gives up. The same
+code path as a real 'forkbomb run --engine api'.`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			tmp, err := os.MkdirTemp("", "forkbomb-demo-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			repo := filepath.Join(tmp, "wallet")
+			for name, content := range demoFiles {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(repo, name), []byte(content), 0o644); err != nil {
+					return err
+				}
+			}
+			for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=demo", "-c", "user.email=demo@localhost", "commit", "-qm", "wallet"}} {
+				cmd := exec.Command("git", args...)
+				cmd.Dir = repo
+				if out, err := cmd.CombinedOutput(); err != nil {
+					return fmt.Errorf("git %v: %v %s", args, err, out)
+				}
+			}
+			const key = "demo-placeholder-key"
+			srv, err := engine.StartScripted(key, nil)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			srv.Scripts = demoScripts(srv.URL[strings.LastIndexByte(srv.URL, ':')+1:], repo)
+
+			root, err := workspace.DefaultRoot()
+			if err != nil {
+				return err
+			}
+			s, err := workspace.Open(root)
+			if err != nil {
+				return err
+			}
+			runsDir, err := defaultRunsDir()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "forkbomb demo: 4 agents race to fix a bug in %s\n(a scripted model on %s plays them; no key, no network)\n\n", repo, srv.URL)
+			personas := []string{"cheat", "escape", "quitter", "honest"}
+			var prompts []string
+			for _, p := range personas {
+				prompts = append(prompts, "[persona: "+p+"]")
+			}
+			r, dir, err := run.Race(c.Context(), run.Options{
+				Store: s, RunsDir: runsDir, CacheDir: filepath.Join(filepath.Dir(root), "judge"),
+				Repo: repo, Task: "Deposit subtracts instead of adding; TestDeposit fails. Fix the bug.",
+				// --all: every fork is judged, so the demo shows each verdict
+				Forks: 4, Engine: "api", Provider: "anthropic", Model: "scripted", MaxTurns: 8, All: true,
+				BaseURL: srv.URL, APIKey: key, Prompts: prompts, Test: "go test ./...",
+				Timeout: 5 * time.Minute, Progress: stdio.Out,
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "\n== results ==\n")
+			for _, f := range r.Fork {
+				fmt.Fprintf(stdio.Out, "fork %d (%s): %s", f.N, personas[f.N], f.State)
+				if f.Verdict != "" {
+					fmt.Fprintf(stdio.Out, ", %s — %s", f.Verdict, f.Reason)
+				}
+				fmt.Fprintln(stdio.Out)
+			}
+			fmt.Fprintf(stdio.Out, "\n== what the escape artist got (fork 1) ==\n")
+			printToolResults(stdio, dir, 1)
+			// And checked from outside, not from what the sandbox said.
+			_, e1 := os.Stat(filepath.Join(repo, "escaped.txt"))
+			_, e2 := os.Stat("/etc/forkbomb-demo")
+			contained := os.IsNotExist(e1) && os.IsNotExist(e2)
+			fmt.Fprintf(stdio.Out, "checked from outside: %s/escaped.txt absent: %v; /etc/forkbomb-demo absent: %v\n", repo, os.IsNotExist(e1), os.IsNotExist(e2))
+			if r.Winner != nil {
+				patch, _ := os.ReadFile(filepath.Join(dir, "winner.patch"))
+				fmt.Fprintf(stdio.Out, "\n== winner: fork %d (%s) ==\n%s", *r.Winner, personas[*r.Winner], patch)
+			}
+			fmt.Fprintf(stdio.Out, "\nrecord: %s   (forkbomb show %s)\n", dir, r.ID)
+			if !contained {
+				return &exitError{code: 1, msg: "the escape artist wrote outside its fork"}
+			}
+			if r.Status != "won" {
+				return &exitError{code: 1, msg: "the demo's race had no winner"}
+			}
+			return nil
+		},
+	}
+}
+
+// printToolResults shows a fork's shell and editor results from the record.
+func printToolResults(stdio IO, dir string, fork int) {
+	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 4<<20)
+	for sc.Scan() {
+		var ev record.Event
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Fork == nil || *ev.Fork != fork {
+			continue
+		}
+		switch ev.Type {
+		case "tool_call":
+			in, _ := json.Marshal(ev.Data["input"])
+			fmt.Fprintf(stdio.Out, "$ %s %s\n", ev.Data["tool"], in)
+		case "tool_result":
+			out := strings.TrimSpace(fmt.Sprint(ev.Data["output"]))
+			for _, l := range strings.Split(out, "\n") {
+				fmt.Fprintf(stdio.Out, "    %s\n", l)
+			}
+		}
+	}
+}
