@@ -169,7 +169,9 @@ func (t Tree) Write(rel string, data []byte, mode os.FileMode) error {
 	if rel == "." {
 		return errors.New("cannot write the root")
 	}
-	if _, _, err := t.lookup(path.Dir(rel)); err != nil && !errors.Is(err, errNoFile) {
+	// Neither the file nor a folder on its way may be a symlink: a write
+	// would replace a link the model could take for its target.
+	if _, _, err := t.lookup(rel); err != nil && !errors.Is(err, errNoFile) {
 		return err
 	}
 	upper := t.Layers[0]
