@@ -59,12 +59,14 @@ type Run struct {
 
 // Fork is one fork's outcome in run.json.
 type Fork struct {
-	N       int     `json:"n"`
-	State   string  `json:"state"` // running, exited, crashed, timed-out, killed
-	Exit    int     `json:"exit"`
-	Verdict string  `json:"verdict,omitempty"`
-	Reason  string  `json:"reason,omitempty"`
-	Score   float64 `json:"score"`
+	N         int     `json:"n"`
+	State     string  `json:"state"` // running, exited, crashed, timed-out, killed
+	Exit      int     `json:"exit"`
+	Verdict   string  `json:"verdict,omitempty"`
+	Reason    string  `json:"reason,omitempty"`
+	Score     float64 `json:"score"`
+	TokensIn  int64   `json:"tokens_in,omitempty"`
+	TokensOut int64   `json:"tokens_out,omitempty"`
 }
 
 // Event is one line of events.jsonl.

@@ -96,6 +96,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		return nil, "", fmt.Errorf("the runs directory %s is inside the repository %s; use --runs-dir elsewhere", runsDir, top)
 	}
 
+	reclaimInterrupted(o.Store, runsDir)
 	id := record.NewID()
 	rec, err := record.Create(runsDir, record.Run{
 		ID: id, Task: o.Task, Engine: o.Engine, Agent: o.Agent, Model: o.Model, Forks: o.Forks, Test: o.Test,
@@ -360,6 +361,7 @@ func (r *race) apiAgent(ctx context.Context, n int, name, task string, log *byte
 		r.mu.Lock()
 		r.tokensIn += res.TokensIn
 		r.tokensOut += res.TokensOut
+		r.results[n].TokensIn, r.results[n].TokensOut = res.TokensIn, res.TokensOut
 		r.mu.Unlock()
 		fmt.Fprintf(log, "(%d turns, stop: %s, %d tokens in, %d out)\n", res.Turns, res.Stop, res.TokensIn, res.TokensOut)
 	}
@@ -397,6 +399,35 @@ func secretValues() []string {
 		}
 	}
 	return out
+}
+
+// reclaimInterrupted removes the workspaces of runs whose forkbomb was
+// killed (their record reads "interrupted"): forks first, then pid 1.
+func reclaimInterrupted(s *workspace.Store, runsDir string) {
+	all, err := s.List()
+	if err != nil {
+		return
+	}
+	var pid1s []string
+	for _, m := range all {
+		id, ok := strings.CutPrefix(m.Pid1, "run-")
+		if !ok {
+			continue
+		}
+		if r, err := record.Load(runsDir, id); err == nil && r.Status != "interrupted" {
+			continue
+		} else if err != nil && !strings.HasPrefix(err.Error(), "no run") {
+			continue
+		}
+		if m.Kind == "pid1" {
+			pid1s = append(pid1s, m.Name)
+		} else {
+			s.Remove(m.Name)
+		}
+	}
+	for _, p := range pid1s {
+		s.Remove(p)
+	}
 }
 
 func canonicalExisting(p string) (string, error) {
