@@ -414,9 +414,9 @@ func reclaimInterrupted(s *workspace.Store, runsDir string) {
 		if !ok {
 			continue
 		}
-		if r, err := record.Load(runsDir, id); err == nil && r.Status != "interrupted" {
-			continue
-		} else if err != nil && !strings.HasPrefix(err.Error(), "no run") {
+		// only a run whose record says its forkbomb is gone: a run
+		// recorded elsewhere (another --runs-dir) may be alive
+		if r, err := record.Load(runsDir, id); err != nil || r.Status != "interrupted" {
 			continue
 		}
 		if m.Kind == "pid1" {
