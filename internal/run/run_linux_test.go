@@ -164,3 +164,42 @@ func TestRaceInterrupted(t *testing.T) {
 		t.Errorf("run.json says %s", got.Status)
 	}
 }
+
+// TestRaceSIGKILL: a forkbomb killed with SIGKILL mid-race leaves a run
+// that reads as interrupted, and the next race reclaims its workspaces.
+func TestRaceSIGKILL(t *testing.T) {
+	dir := repo(t)
+	state, runs := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "runs")
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "__race", state, runs, dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := workspace.Open(state)
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) { // until both forks exist
+		if all, _ := s.List(); len(all) >= 3 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Kill()
+	cmd.Wait()
+	all, _ := record.List(runs)
+	if len(all) != 1 || all[0].Status != "interrupted" {
+		t.Fatalf("runs after SIGKILL: %+v", all)
+	}
+	o := options(t, dir)
+	o.Store, o.RunsDir, o.Forks = s, runs, 1
+	o.Agent = []string{"/bin/sh", "-c", "true"}
+	if _, _, err := run.Race(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := s.List()
+	for _, m := range left {
+		if strings.HasPrefix(m.Pid1, "run-"+all[0].ID) {
+			t.Errorf("the killed run's workspace %s was not reclaimed", m.Name)
+		}
+	}
+}
