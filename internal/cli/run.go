@@ -48,7 +48,8 @@ codex engines arrive in later releases.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Task = args[0]
 			if o.Engine == "api" {
-				o.APIKey, o.BaseURL = os.Getenv("ANTHROPIC_API_KEY"), os.Getenv("ANTHROPIC_BASE_URL")
+				p := strings.ToUpper(o.Provider)
+				o.APIKey, o.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
 			}
 			if agent != "" {
 				o.Agent = []string{"/bin/sh", "-c", agent}
@@ -110,8 +111,9 @@ codex engines arrive in later releases.`,
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	f.StringVar(&o.Engine, "engine", "command", "agent engine: command, or api (forkbomb's own loop; key from ANTHROPIC_API_KEY, endpoint from ANTHROPIC_BASE_URL)")
-	f.StringVar(&o.Provider, "provider", "anthropic", "api engine provider: anthropic")
+	f.StringVar(&o.Engine, "engine", "command", "agent engine: command, or api (forkbomb's own loop over --provider)")
+	f.StringVar(&o.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)")
+	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
 	f.StringVar(&o.Model, "model", "claude-sonnet-5-5", "api engine model")
 	f.IntVar(&o.MaxTurns, "max-turns", 30, "api engine: turns per fork")
 	f.StringVar(&agent, "agent", "", `the command engine's agent: a shell command run in each fork (cwd: the fork; task on stdin and in $FORKBOMB_TASK, fork number in $FORKBOMB_FORK)`)

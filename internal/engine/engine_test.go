@@ -8,6 +8,50 @@ import (
 	"testing"
 )
 
+// loopScript is the conversation both protocol tests play.
+func loopScript() map[string][]Step {
+	return map[string][]Step{"tester": {
+		{Text: "Looking.", Tools: []ToolCall{{Name: "editor", Input: map[string]any{"command": "view", "path": "a.txt"}}}},
+		{Tools: []ToolCall{
+			{Name: "editor", Input: map[string]any{"command": "str_replace", "path": "/ws/a.txt", "old_str": "two", "new_str": "deux ünï"}},
+			{Name: "editor", Input: map[string]any{"command": "create", "path": ".GIT/config", "file_text": "x"}},
+			{Name: "editor", Input: map[string]any{"command": "create", "path": "../escape", "file_text": "x"}},
+			{Name: "shell", Input: map[string]any{"command": "make test"}},
+		}},
+		{Text: "Done."},
+	}}
+}
+
+// TestOpenAILoop: the same loop over an OpenAI-compatible endpoint
+// (streaming chat completions with tool calls).
+func TestOpenAILoop(t *testing.T) {
+	lower, upper := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(lower, "a.txt"), []byte("one\ntwo\n"), 0o644)
+	srv, err := StartScripted("k-oa", loopScript())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var calls []string
+	res, err := RunOpenAI(context.Background(), Config{
+		BaseURL: srv.URL + "/v1", APIKey: "k-oa", Model: "scripted", Root: "/ws",
+		Tree:  Tree{Layers: []string{upper, lower}},
+		Shell: func(ctx context.Context, c string) string { calls = append(calls, c); return "ok (exit 0)" },
+	}, "[persona: tester] fix it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Turns != 3 || res.Stop != "stop" || res.TokensOut == 0 {
+		t.Errorf("result %+v", res)
+	}
+	if got, _ := os.ReadFile(filepath.Join(upper, "a.txt")); string(got) != "one\ndeux ünï\n" {
+		t.Errorf("upper a.txt = %q", got)
+	}
+	if len(calls) != 1 {
+		t.Errorf("shell calls %v", calls)
+	}
+}
+
 // TestAnthropicLoop drives the loop against the scripted server speaking
 // the real streaming protocol: the editor changes the upper layer only,
 // the shell tool is called, refusals come back to the model as errors.

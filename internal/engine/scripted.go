@@ -51,6 +51,7 @@ func StartScripted(key string, scripts map[string][]Step) (*Scripted, error) {
 	s := &Scripted{URL: "http://" + ln.Addr().String(), Key: key, Scripts: scripts}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.messages)
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	s.srv = &http.Server{Handler: mux}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -142,6 +143,83 @@ func (s *Scripted) messages(w http.ResponseWriter, r *http.Request) {
 	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": 10 + len(step.Text)/4}})
 	send("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// chat serves the OpenAI chat completions protocol (streaming), playing
+// the same scripts.
+func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests++
+	n := s.requests
+	s.mu.Unlock()
+	if r.Header.Get("Authorization") != "Bearer "+s.Key {
+		http.Error(w, `{"error":{"message":"invalid key","type":"invalid_request_error"}}`, http.StatusUnauthorized)
+		return
+	}
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, `{"error":{"message":"bad body"}}`, http.StatusBadRequest)
+		return
+	}
+	persona, turn := "", 0
+	for _, m := range req.Messages {
+		if m.Role == "user" && persona == "" {
+			if p := personaRE.FindSubmatch(m.Content); p != nil {
+				persona = string(p[1])
+			}
+		}
+		if m.Role == "assistant" {
+			turn++
+		}
+	}
+	step := Step{Text: "I have nothing more to do."}
+	if sc := s.Scripts[persona]; turn < len(sc) {
+		step = sc[turn]
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl, _ := w.(http.Flusher)
+	id := fmt.Sprintf("chatcmpl-scripted-%d", n)
+	send := func(choices []any, usage any) {
+		chunk := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": choices}
+		if usage != nil {
+			chunk["usage"] = usage
+		}
+		b, _ := json.Marshal(chunk)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	delta := func(d map[string]any, finish any) []any {
+		return []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish}}
+	}
+	send(delta(map[string]any{"role": "assistant", "content": ""}, nil), nil)
+	for _, c := range chunks(step.Text, 24) {
+		if c != "" {
+			send(delta(map[string]any{"content": c}, nil), nil)
+		}
+	}
+	for i, tc := range step.Tools {
+		args, _ := json.Marshal(tc.Input)
+		send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", n, i), "type": "function",
+			"function": map[string]any{"name": tc.Name, "arguments": ""}}}}, nil), nil)
+		for _, c := range chunks(string(args), 16) {
+			send(delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": c}}}}, nil), nil)
+		}
+	}
+	finish := "stop"
+	if len(step.Tools) > 0 {
+		finish = "tool_calls"
+	}
+	send(delta(map[string]any{}, finish), nil)
+	send([]any{}, map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": 10 + len(step.Text)/4, "total_tokens": len(body)/4 + 10})
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 // chunks splits s into pieces of about n bytes, on rune boundaries.

@@ -46,6 +46,7 @@ type Options struct {
 	Hidden   []string
 	All      bool
 	Timeout  time.Duration // per fork
+	Parallel int           // agents at once (default: all forks)
 	Progress io.Writer
 }
 
@@ -63,14 +64,16 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		if o.Provider == "" {
 			o.Provider = "anthropic"
 		}
-		if o.Provider != "anthropic" {
-			return nil, "", fmt.Errorf("provider %q is not available yet (anthropic is)", o.Provider)
+		if o.Provider != "anthropic" && o.Provider != "openai" {
+			return nil, "", fmt.Errorf("provider %q: anthropic or openai", o.Provider)
 		}
 		if o.APIKey == "" {
-			return nil, "", errors.New("the api engine needs ANTHROPIC_API_KEY in your environment")
+			return nil, "", fmt.Errorf("the api engine needs %s_API_KEY in your environment", strings.ToUpper(o.Provider))
 		}
-		if err := engine.CheckEndpoint(baseOr(o.BaseURL)); err != nil {
-			return nil, "", err
+		if o.BaseURL != "" {
+			if err := engine.CheckEndpoint(o.BaseURL); err != nil {
+				return nil, "", err
+			}
 		}
 	default:
 		return nil, "", fmt.Errorf("engine %q is not available (command or api)", o.Engine)
@@ -133,6 +136,10 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	race := &race{o: o, rec: rec, jo: jo, waitBaseline: waitBaseline, results: make([]record.Fork, o.Forks), winner: -1}
 	forkCtx := make([]context.CancelFunc, o.Forks)
 	race.cancel = forkCtx
+	if o.Parallel <= 0 || o.Parallel > o.Forks {
+		o.Parallel = o.Forks
+	}
+	slots := make(chan struct{}, o.Parallel)
 	var wg sync.WaitGroup
 	for n := 0; n < o.Forks; n++ {
 		name := fmt.Sprintf("%s-f%d", pid1, n)
@@ -146,6 +153,13 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		go func() {
 			defer wg.Done()
 			defer o.Store.Remove(name)
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			case <-fctx.Done():
+				race.setFork(n, func(f *record.Fork) { f.State = "killed" })
+				return
+			}
 			race.fork(fctx, n, name)
 		}()
 	}
@@ -356,7 +370,11 @@ func (r *race) apiAgent(ctx context.Context, n int, name, task string, log *byte
 			}
 		},
 	}
-	res, err := engine.RunAnthropic(ctx, cfg, task)
+	loop := engine.RunAnthropic
+	if r.o.Provider == "openai" {
+		loop = engine.RunOpenAI
+	}
+	res, err := loop(ctx, cfg, task)
 	if res != nil {
 		r.mu.Lock()
 		r.tokensIn += res.TokensIn
@@ -372,13 +390,6 @@ func (r *race) apiAgent(ctx context.Context, n int, name, task string, log *byte
 		return nil, err
 	}
 	return &sandbox.Result{}, nil
-}
-
-func baseOr(u string) string {
-	if u == "" {
-		return "https://api.anthropic.com"
-	}
-	return u
 }
 
 func (r *race) setFork(n int, f func(*record.Fork)) {

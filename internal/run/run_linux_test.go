@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -201,5 +202,53 @@ func TestRaceSIGKILL(t *testing.T) {
 		if strings.HasPrefix(m.Pid1, "run-"+all[0].ID) {
 			t.Errorf("the killed run's workspace %s was not reclaimed", m.Name)
 		}
+	}
+}
+
+// TestRaceAPIEngine: forkbomb's own loop against both protocols (a scripted
+// server standing in for the network): the model's edit wins, its shell
+// command ran in the sandbox, and its key appears nowhere in the record.
+func TestRaceAPIEngine(t *testing.T) {
+	for _, provider := range []string{"anthropic", "openai"} {
+		t.Run(provider, func(t *testing.T) {
+			key := "sk-scripted-" + strings.Repeat("k", 24)
+			srv, err := engine.StartScripted(key, map[string][]engine.Step{
+				"fixer": {
+					{Tools: []engine.ToolCall{{Name: "shell", Input: map[string]any{"command": "cat lib.sh; echo $HOME; env | grep -c KEY"}}}},
+					{Tools: []engine.ToolCall{{Name: "editor", Input: map[string]any{"command": "str_replace", "path": "lib.sh", "old_str": "$1 - $2", "new_str": "$1 + $2"}}}},
+					{Text: "Fixed."},
+				},
+				"idler": {{Text: "Nothing to do."}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			o := options(t, repo(t))
+			o.Engine, o.Provider, o.Model, o.APIKey = "api", provider, "scripted", key
+			o.BaseURL = srv.URL
+			if provider == "openai" {
+				o.BaseURL += "/v1"
+			}
+			o.Forks, o.All = 2, true
+			o.Prompts = []string{"[persona: idler]", "[persona: fixer]"}
+			r, dir, err := run.Race(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != "won" || *r.Winner != 1 || r.TokensOut == 0 {
+				t.Fatalf("status %s winner %v tokens %d: %+v", r.Status, r.Winner, r.TokensOut, r.Fork)
+			}
+			log, _ := os.ReadFile(filepath.Join(dir, "forks", "1", "agent.log"))
+			if !strings.Contains(string(log), "add() { echo $(($1 - $2)); }") || !strings.Contains(string(log), "\n0\n") {
+				t.Errorf("the shell tool did not run in the fork's sandbox, or saw a key:\n%s", log)
+			}
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if data, _ := os.ReadFile(p); err == nil && !d.IsDir() && strings.Contains(string(data), key) {
+					t.Errorf("LEAK: the key is in %s", p)
+				}
+				return nil
+			})
+		})
 	}
 }
