@@ -117,7 +117,17 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		rec.Update(func(r *record.Run) { r.Status = "failed" })
 		return nil, "", err
 	}
-	defer o.Store.Remove(pid1)
+	defer func() {
+		// The forks are gone by now; a lingering lock (a judge run winding
+		// down) gets a moment before the pid 1 is left for the next
+		// run's reclaim.
+		for i := 0; i < 20; i++ {
+			if err := o.Store.Remove(pid1); err == nil || errors.Is(err, workspace.ErrNotFound) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 
 	jo := judge.Options{Store: o.Store, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden}
 	// The baseline runs while the agents work; every verdict waits for it.

@@ -125,7 +125,11 @@ func TestRaceFirstPassWins(t *testing.T) {
 	})
 	// the run's workspaces are gone; the record stays
 	if all, _ := o.Store.List(); len(all) > 1 { // the judge's cached pid 1
-		t.Errorf("the race left %d workspaces", len(all))
+		var names []string
+		for _, m := range all {
+			names = append(names, m.Name)
+		}
+		t.Errorf("the race left %d workspaces: %v", len(all), names)
 	}
 
 	// apply: a new branch with the fix; the current branch and tree untouched
