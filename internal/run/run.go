@@ -110,7 +110,8 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	}
 	defer rec.Close()
 	rec.Event("run_start", -1, map[string]any{"task": o.Task, "forks": o.Forks, "engine": o.Engine, "base": base, "test": o.Test})
-	fmt.Fprintf(o.Progress, "run %s: %d forks of %s at %s\n", id, o.Forks, top, base[:12])
+	prog := newProgress(o.Progress, o.Forks)
+	prog.logf("run %s: %d forks of %s at %s", id, o.Forks, top, base[:12])
 
 	pid1 := "run-" + id
 	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil {
@@ -143,7 +144,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		return baselineErr
 	}
 
-	race := &race{o: o, rec: rec, jo: jo, waitBaseline: waitBaseline, results: make([]record.Fork, o.Forks), winner: -1}
+	race := &race{o: o, rec: rec, jo: jo, waitBaseline: waitBaseline, results: make([]record.Fork, o.Forks), winner: -1, prog: prog}
 	forkCtx := make([]context.CancelFunc, o.Forks)
 	race.cancel = forkCtx
 	if o.Parallel <= 0 || o.Parallel > o.Forks {
@@ -180,7 +181,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 
 	if o.All && race.winner >= 0 {
 		race.rec.Event("winner", race.winner, map[string]any{"reason": "best score of all forks"})
-		fmt.Fprintf(o.Progress, "winner: fork %d (best of all)\n", race.winner)
+		prog.logf("winner: fork %d (best of all)", race.winner)
 	}
 	status := "no-winner"
 	if race.winner >= 0 {
@@ -213,6 +214,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 type race struct {
 	o            Options
 	rec          *record.Recorder
+	prog         *progress
 	jo           judge.Options
 	waitBaseline func() error
 	cancel       []context.CancelFunc
@@ -238,7 +240,7 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		task = r.o.Prompts[n%len(r.o.Prompts)] + "\n\n" + r.o.Task
 	}
 	r.rec.Event("fork_start", n, map[string]any{"workspace": name})
-	fmt.Fprintf(r.o.Progress, "fork %d: started\n", n)
+	r.prog.update(n, func(l *forkLine) { l.state = "working" })
 	var log bytes.Buffer
 	start := time.Now()
 	var res *sandbox.Result
@@ -272,7 +274,9 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	}
 	r.setFork(n, func(f *record.Fork) { f.State, f.Exit = state, exit })
 	r.rec.Event("fork_exit", n, map[string]any{"state": state, "exit": exit, "seconds": time.Since(start).Seconds()})
-	fmt.Fprintf(r.o.Progress, "fork %d: %s (exit %d) after %.1fs\n", n, state, exit, time.Since(start).Seconds())
+	r.prog.update(n, func(l *forkLine) {
+		l.state = fmt.Sprintf("%s (exit %d, %.1fs)", state, exit, time.Since(start).Seconds())
+	})
 	if state == "killed" {
 		return
 	}
@@ -307,7 +311,7 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	vj, _ := json.MarshalIndent(v, "", "  ")
 	r.rec.ForkFile(n, "verdict.json", vj)
 	r.rec.Event("verdict", n, map[string]any{"verdict": v.Verdict, "reason": v.Reason, "score": v.Score.Value, "stripped": v.Stripped})
-	fmt.Fprintf(r.o.Progress, "fork %d: %s — %s\n", n, v.Verdict, v.Reason)
+	r.prog.update(n, func(l *forkLine) { l.verdict = v.Verdict + ": " + v.Reason })
 	r.setFork(n, func(f *record.Fork) { f.Verdict, f.Reason, f.Score = v.Verdict, v.Reason, v.Score.Value })
 	r.decide(n, v)
 }
@@ -329,7 +333,7 @@ func (r *race) decide(n int, v *judge.Verdict) {
 		return
 	}
 	r.rec.Event("winner", n, map[string]any{"reason": v.Reason})
-	fmt.Fprintf(r.o.Progress, "winner: fork %d\n", n)
+	r.prog.logf("winner: fork %d", n) // lock order: r.mu, then the progress lock
 	for i, cancel := range r.cancel {
 		if i != n && r.results[i].State == "running" || i != n && r.results[i].Verdict == "" {
 			r.rec.Event("kill", i, nil)
@@ -370,6 +374,16 @@ func (r *race) apiAgent(ctx context.Context, n int, name, task string, log *byte
 		},
 		Event: func(typ string, data map[string]any) {
 			r.rec.Event(typ, n, data)
+			switch typ {
+			case "model_response":
+				r.prog.update(n, func(l *forkLine) { l.turns++ })
+			case "tool_call":
+				in := fmt.Sprint(data["input"])
+				if raw, ok := data["input"].(json.RawMessage); ok {
+					in = string(raw)
+				}
+				r.prog.update(n, func(l *forkLine) { l.tool = fmt.Sprintf("%s %.60s", data["tool"], in) })
+			}
 			logMu.Lock()
 			defer logMu.Unlock()
 			if typ == "tool_call" {
