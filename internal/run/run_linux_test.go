@@ -17,7 +17,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
 	cmd.Dir = dir
@@ -30,7 +30,7 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 // repo has a bug (add subtracts) and a check that finds it.
-func repo(t *testing.T) string {
+func repo(t testing.TB) string {
 	dir := filepath.Join(t.TempDir(), "repo")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "lib.sh"), []byte("add() { echo $(($1 - $2)); }\n"), 0o644)
