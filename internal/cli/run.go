@@ -116,6 +116,8 @@ codex engines arrive in later releases.`,
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
 	f.StringVar(&o.Model, "model", "claude-sonnet-5-5", "api engine model")
 	f.IntVar(&o.MaxTurns, "max-turns", 30, "api engine: turns per fork")
+	f.Float64Var(&o.PriceIn, "price-in", 0, "api engine: dollars per million input tokens, for the recorded cost")
+	f.Float64Var(&o.PriceOut, "price-out", 0, "api engine: dollars per million output tokens, for the recorded cost")
 	f.StringVar(&agent, "agent", "", `the command engine's agent: a shell command run in each fork (cwd: the fork; task on stdin and in $FORKBOMB_TASK, fork number in $FORKBOMB_FORK)`)
 	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per fork")
 	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")

@@ -131,7 +131,7 @@ func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error)
 			tu := block.AsToolUse()
 			out, isErr := callTool(ctx, cfg, tu.Name, tu.Input)
 			cfg.Event("tool_call", map[string]any{"turn": res.Turns, "tool": tu.Name, "input": json.RawMessage(tu.Input)})
-			cfg.Event("tool_result", map[string]any{"turn": res.Turns, "tool": tu.Name, "error": isErr, "output": truncate(out, 4000)})
+			cfg.Event("tool_result", map[string]any{"turn": res.Turns, "tool": tu.Name, "error": isErr, "output": truncate(out, 64<<10)})
 			results = append(results, anthropic.NewToolResultBlock(tu.ID, out, isErr))
 		}
 		if len(results) == 0 {
@@ -165,7 +165,7 @@ func textOf(m anthropic.Message) string {
 			s += b.AsText().Text
 		}
 	}
-	return truncate(s, 2000)
+	return truncate(s, 64<<10)
 }
 
 func truncate(s string, n int) string {

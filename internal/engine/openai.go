@@ -74,7 +74,7 @@ func RunOpenAI(ctx context.Context, cfg Config, task string) (*Result, error) {
 		res.TokensOut += acc.Usage.CompletionTokens
 		msg := acc.Choices[0].Message
 		cfg.Event("model_response", map[string]any{"turn": res.Turns, "stop_reason": acc.Choices[0].FinishReason,
-			"input_tokens": acc.Usage.PromptTokens, "output_tokens": acc.Usage.CompletionTokens, "text": truncate(msg.Content, 2000)})
+			"input_tokens": acc.Usage.PromptTokens, "output_tokens": acc.Usage.CompletionTokens, "text": truncate(msg.Content, 64<<10)})
 		messages = append(messages, msg.ToParam())
 		if len(msg.ToolCalls) == 0 {
 			res.Stop = acc.Choices[0].FinishReason
@@ -83,7 +83,7 @@ func RunOpenAI(ctx context.Context, cfg Config, task string) (*Result, error) {
 		for _, tc := range msg.ToolCalls {
 			out, isErr := callTool(ctx, cfg, tc.Function.Name, json.RawMessage(tc.Function.Arguments))
 			cfg.Event("tool_call", map[string]any{"turn": res.Turns, "tool": tc.Function.Name, "input": json.RawMessage(tc.Function.Arguments)})
-			cfg.Event("tool_result", map[string]any{"turn": res.Turns, "tool": tc.Function.Name, "error": isErr, "output": truncate(out, 4000)})
+			cfg.Event("tool_result", map[string]any{"turn": res.Turns, "tool": tc.Function.Name, "error": isErr, "output": truncate(out, 64<<10)})
 			if isErr {
 				out = "error: " + out
 			}

@@ -36,37 +36,39 @@ const SchemaVersion = 1
 
 // Run is run.json.
 type Run struct {
-	V         int       `json:"v"`
-	ID        string    `json:"id"`
-	Task      string    `json:"task"`
-	Engine    string    `json:"engine"`
-	Agent     []string  `json:"agent,omitempty"`
-	Model     string    `json:"model,omitempty"`
-	Forks     int       `json:"forks"`
-	Test      string    `json:"test"`
-	Repo      string    `json:"repo"`
-	Base      string    `json:"base"`
-	Status    string    `json:"status"` // running, won, no-winner, interrupted
-	Winner    *int      `json:"winner,omitempty"`
-	PID       int       `json:"pid"`
-	Started   time.Time `json:"started"`
-	Ended     time.Time `json:"ended,omitzero"`
-	Seconds   float64   `json:"seconds,omitempty"`
-	Fork      []Fork    `json:"fork_results,omitempty"`
-	TokensIn  int64     `json:"tokens_in,omitempty"`
-	TokensOut int64     `json:"tokens_out,omitempty"`
+	V            int       `json:"v"`
+	ID           string    `json:"id"`
+	Task         string    `json:"task"`
+	Engine       string    `json:"engine"`
+	Agent        []string  `json:"agent,omitempty"`
+	Model        string    `json:"model,omitempty"`
+	Forks        int       `json:"forks"`
+	Test         string    `json:"test"`
+	Repo         string    `json:"repo"`
+	Base         string    `json:"base"`
+	Status       string    `json:"status"` // running, won, no-winner, interrupted
+	Winner       *int      `json:"winner,omitempty"`
+	PID          int       `json:"pid"`
+	Started      time.Time `json:"started"`
+	Ended        time.Time `json:"ended,omitzero"`
+	Seconds      float64   `json:"seconds,omitempty"`
+	Fork         []Fork    `json:"fork_results,omitempty"`
+	TokensIn     int64     `json:"tokens_in,omitempty"`
+	TokensOut    int64     `json:"tokens_out,omitempty"`
+	CostMicroUSD int64     `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
 }
 
 // Fork is one fork's outcome in run.json.
 type Fork struct {
-	N         int     `json:"n"`
-	State     string  `json:"state"` // running, exited, crashed, timed-out, killed
-	Exit      int     `json:"exit"`
-	Verdict   string  `json:"verdict,omitempty"`
-	Reason    string  `json:"reason,omitempty"`
-	Score     float64 `json:"score"`
-	TokensIn  int64   `json:"tokens_in,omitempty"`
-	TokensOut int64   `json:"tokens_out,omitempty"`
+	N            int     `json:"n"`
+	State        string  `json:"state"` // running, exited, crashed, timed-out, killed
+	Exit         int     `json:"exit"`
+	Verdict      string  `json:"verdict,omitempty"`
+	Reason       string  `json:"reason,omitempty"`
+	Score        float64 `json:"score"`
+	TokensIn     int64   `json:"tokens_in,omitempty"`
+	TokensOut    int64   `json:"tokens_out,omitempty"`
+	CostMicroUSD int64   `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
 }
 
 // Event is one line of events.jsonl.

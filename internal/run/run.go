@@ -47,7 +47,9 @@ type Options struct {
 	All      bool
 	Timeout  time.Duration // per fork
 	Parallel int           // agents at once (default: all forks)
-	Progress io.Writer
+	// Prices in dollars per million tokens, for cost accounting (0: none).
+	PriceIn, PriceOut float64
+	Progress          io.Writer
 }
 
 // Race runs the race and returns its record.
@@ -205,6 +207,9 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		r.Seconds = r.Ended.Sub(r.Started).Seconds()
 		r.Fork = race.results
 		r.TokensIn, r.TokensOut = race.tokensIn, race.tokensOut
+		for _, f := range race.results {
+			r.CostMicroUSD += f.CostMicroUSD
+		}
 		final = *r
 	})
 	return &final, rec.Dir, nil
@@ -404,6 +409,8 @@ func (r *race) apiAgent(ctx context.Context, n int, name, task string, log *byte
 		r.tokensIn += res.TokensIn
 		r.tokensOut += res.TokensOut
 		r.results[n].TokensIn, r.results[n].TokensOut = res.TokensIn, res.TokensOut
+		// dollars per million tokens = micro-dollars per token
+		r.results[n].CostMicroUSD = int64(float64(res.TokensIn)*r.o.PriceIn + float64(res.TokensOut)*r.o.PriceOut)
 		r.mu.Unlock()
 		fmt.Fprintf(log, "(%d turns, stop: %s, %d tokens in, %d out)\n", res.Turns, res.Stop, res.TokensIn, res.TokensOut)
 	}

@@ -235,12 +235,13 @@ func TestRaceAPIEngine(t *testing.T) {
 				o.BaseURL += "/v1"
 			}
 			o.Forks, o.All = 2, true
+			o.PriceIn, o.PriceOut = 3, 15
 			o.Prompts = []string{"[persona: idler]", "[persona: fixer]"}
 			r, dir, err := run.Race(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Status != "won" || *r.Winner != 1 || r.TokensOut == 0 {
+			if r.Status != "won" || *r.Winner != 1 || r.TokensOut == 0 || r.CostMicroUSD != int64(float64(r.TokensIn)*3+float64(r.TokensOut)*15) {
 				t.Fatalf("status %s winner %v tokens %d: %+v", r.Status, r.Winner, r.TokensOut, r.Fork)
 			}
 			log, _ := os.ReadFile(filepath.Join(dir, "forks", "1", "agent.log"))
