@@ -2,8 +2,8 @@ package judge_test
 
 import (
 	"context"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,18 +18,6 @@ type edit struct {
 	content string
 	del     bool
 	to      string
-}
-
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
 }
 
 func writeFiles(t testing.TB, dir string, files map[string]string) {
@@ -48,9 +36,9 @@ func fixture(t testing.TB, files map[string]string) string {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "repo")
 	writeFiles(t, repo, files)
-	git(t, repo, "init", "-q")
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-qm", "base")
+	testutil.Git(t, repo, "init", "-q")
+	testutil.Git(t, repo, "add", "-A")
+	testutil.Git(t, repo, "commit", "-qm", "base")
 	return repo
 }
 
@@ -58,14 +46,14 @@ func fixture(t testing.TB, files map[string]string) string {
 func makePatch(t testing.TB, repo string, edits map[string]edit) []byte {
 	t.Helper()
 	wt := filepath.Join(t.TempDir(), "wt")
-	git(t, filepath.Dir(wt), "clone", "-q", repo, wt)
+	testutil.Git(t, filepath.Dir(wt), "clone", "-q", repo, wt)
 	for p, e := range edits {
 		full := filepath.Join(wt, p)
 		switch {
 		case e.del:
 			os.Remove(full)
 		case e.to != "":
-			git(t, wt, "mv", p, e.to)
+			testutil.Git(t, wt, "mv", p, e.to)
 			if e.content != "" {
 				writeFiles(t, wt, map[string]string{e.to: e.content})
 			}
@@ -73,8 +61,11 @@ func makePatch(t testing.TB, repo string, edits map[string]edit) []byte {
 			writeFiles(t, wt, map[string]string{p: e.content})
 		}
 	}
-	git(t, wt, "add", "-A")
-	return []byte(git(t, wt, "diff", "--cached", "--binary", "-M"))
+	testutil.Git(t, wt, "add", "-A")
+	if p := testutil.Git(t, wt, "diff", "--cached", "--binary", "-M"); p != "" {
+		return []byte(p + "\n")
+	}
+	return nil
 }
 
 type judged struct {

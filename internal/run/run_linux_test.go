@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,27 +18,15 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // repo has a bug (add subtracts) and a check that finds it.
 func repo(t testing.TB) string {
 	dir := filepath.Join(t.TempDir(), "repo")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "lib.sh"), []byte("add() { echo $(($1 - $2)); }\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "check.sh"), []byte(". ./lib.sh\np=0; f=0\n[ \"$(add 2 3)\" = 5 ] && p=$((p+1)) || f=$((f+1))\necho \"$p passed, $f failed\"\n[ $f = 0 ]\n"), 0o644)
-	git(t, dir, "init", "-q")
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-qm", "base")
+	testutil.Git(t, dir, "init", "-q")
+	testutil.Git(t, dir, "add", "-A")
+	testutil.Git(t, dir, "commit", "-qm", "base")
 	return dir
 }
 
@@ -133,15 +122,15 @@ func TestRaceFirstPassWins(t *testing.T) {
 	}
 
 	// apply: a new branch with the fix; the current branch and tree untouched
-	before := git(t, dir, "status", "--porcelain") + git(t, dir, "rev-parse", "HEAD")
+	before := testutil.Git(t, dir, "status", "--porcelain") + testutil.Git(t, dir, "rev-parse", "HEAD")
 	patch, _ := os.ReadFile(filepath.Join(recDir, "winner.patch"))
 	if _, err := workspace.Apply(context.Background(), dir, r.Base, patch, "forkbomb/"+r.ID, "fix"); err != nil {
 		t.Fatal(err)
 	}
-	if after := git(t, dir, "status", "--porcelain") + git(t, dir, "rev-parse", "HEAD"); after != before {
+	if after := testutil.Git(t, dir, "status", "--porcelain") + testutil.Git(t, dir, "rev-parse", "HEAD"); after != before {
 		t.Errorf("apply changed the current branch or working tree")
 	}
-	if got := git(t, dir, "show", "forkbomb/"+r.ID+":lib.sh"); !strings.Contains(got, "$1 + $2") {
+	if got := testutil.Git(t, dir, "show", "forkbomb/"+r.ID+":lib.sh"); !strings.Contains(got, "$1 + $2") {
 		t.Errorf("the new branch lacks the fix: %s", got)
 	}
 	if _, err := workspace.Apply(context.Background(), dir, r.Base, patch, "forkbomb/"+r.ID, "fix"); err == nil {

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"fmt"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -94,28 +95,16 @@ func findName(root, name string, maxDepth int) []string {
 	return out
 }
 
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
 // gitFixture makes a repository with a nested repository, .git/hooks as a
 // symlink to a folder elsewhere in the workdir, and returns it.
 func gitFixture(t *testing.T, hooksTarget string) string {
 	wd := filepath.Join(t.TempDir(), "repo")
 	writeFile(t, filepath.Join(wd, "main.go"), "package main\n")
-	git(t, wd, "init", "-q")
-	git(t, wd, "add", "-A")
-	git(t, wd, "commit", "-qm", "base")
+	testutil.Git(t, wd, "init", "-q")
+	testutil.Git(t, wd, "add", "-A")
+	testutil.Git(t, wd, "commit", "-qm", "base")
 	writeFile(t, filepath.Join(wd, "sub", "lib.go"), "package sub\n")
-	git(t, filepath.Join(wd, "sub"), "init", "-q")
+	testutil.Git(t, filepath.Join(wd, "sub"), "init", "-q")
 	if hooksTarget != "" {
 		if err := os.RemoveAll(filepath.Join(wd, ".git", "hooks")); err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -16,18 +17,6 @@ import (
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 func write(t *testing.T, path, content string) {
 	t.Helper()
@@ -49,12 +38,12 @@ func userRepo(t *testing.T) string {
 	write(t, filepath.Join(repo, "docs", "a.md"), "a\n")
 	write(t, filepath.Join(repo, ".gitignore"), "*.o\nbuild/\n")
 	write(t, filepath.Join(repo, "tracked.o"), "tracked despite the ignore rule\n")
-	git(t, repo, "init", "-q")
-	git(t, repo, "add", "-A")
-	git(t, repo, "add", "-f", "tracked.o")
-	git(t, repo, "commit", "-qm", "one")
+	testutil.Git(t, repo, "init", "-q")
+	testutil.Git(t, repo, "add", "-A")
+	testutil.Git(t, repo, "add", "-f", "tracked.o")
+	testutil.Git(t, repo, "commit", "-qm", "one")
 	write(t, filepath.Join(repo, "lib", "lib.go"), "package lib\n\nconst V = 2\n")
-	git(t, repo, "commit", "-qam", "two")
+	testutil.Git(t, repo, "commit", "-qam", "two")
 	return repo
 }
 
@@ -138,7 +127,7 @@ func mergedTree(t *testing.T, s *workspace.Store, name string) string {
 func applyToBase(t *testing.T, s *workspace.Store, pid1 string, patch []byte) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "applied")
-	git(t, t.TempDir(), "clone", "-q", filepath.Join(s.Root, pid1, "tree"), dst)
+	testutil.Git(t, t.TempDir(), "clone", "-q", filepath.Join(s.Root, pid1, "tree"), dst)
 	if len(patch) == 0 {
 		return dst
 	}

@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"context"
 	"errors"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,18 +23,18 @@ var ctx = context.Background()
 // does not touch the user's repository.
 func TestPid1HistoryCut(t *testing.T) {
 	repo := userRepo(t)
-	base := git(t, repo, "rev-parse", "HEAD~1")
-	git(t, repo, "tag", "v1")
-	git(t, repo, "checkout", "-qb", "sibling")
+	base := testutil.Git(t, repo, "rev-parse", "HEAD~1")
+	testutil.Git(t, repo, "tag", "v1")
+	testutil.Git(t, repo, "checkout", "-qb", "sibling")
 	write(t, filepath.Join(repo, "sibling.txt"), "a sibling's work\n")
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-qm", "sibling")
-	sibling := git(t, repo, "rev-parse", "HEAD")
-	git(t, repo, "checkout", "-q", "main")
-	future := git(t, repo, "rev-parse", "HEAD")
+	testutil.Git(t, repo, "add", "-A")
+	testutil.Git(t, repo, "commit", "-qm", "sibling")
+	sibling := testutil.Git(t, repo, "rev-parse", "HEAD")
+	testutil.Git(t, repo, "checkout", "-q", "main")
+	future := testutil.Git(t, repo, "rev-parse", "HEAD")
 	write(t, filepath.Join(repo, "main.go"), "package main // stashed\n")
-	git(t, repo, "stash", "-q")
-	git(t, repo, "remote", "add", "origin", "https://example.invalid/repo.git")
+	testutil.Git(t, repo, "stash", "-q")
+	testutil.Git(t, repo, "remote", "add", "origin", "https://example.invalid/repo.git")
 	before := dirState(t, repo)
 
 	s := newStore(t)
@@ -45,11 +46,11 @@ func TestPid1HistoryCut(t *testing.T) {
 		t.Fatalf("base %s, want %s", m.Base, base)
 	}
 	tree := filepath.Join(s.Root, "p1", "tree")
-	refs := git(t, tree, "for-each-ref", "--format=%(refname)")
+	refs := testutil.Git(t, tree, "for-each-ref", "--format=%(refname)")
 	if refs != "refs/heads/forkbomb" {
 		t.Errorf("refs in pid 1: %q, want only refs/heads/forkbomb", refs)
 	}
-	if r := git(t, tree, "remote"); r != "" {
+	if r := testutil.Git(t, tree, "remote"); r != "" {
 		t.Errorf("remotes in pid 1: %q", r)
 	}
 	for _, sha := range []string{future, sibling} {
@@ -57,7 +58,7 @@ func TestPid1HistoryCut(t *testing.T) {
 			t.Errorf("pid 1 holds commit %s from outside its history", sha)
 		}
 	}
-	if n := git(t, tree, "rev-list", "--count", "--all"); n != "1" {
+	if n := testutil.Git(t, tree, "rev-list", "--count", "--all"); n != "1" {
 		t.Errorf("pid 1 holds %s commits, want 1", n)
 	}
 	if after := dirState(t, repo); after != before {
@@ -86,7 +87,7 @@ func TestWithChanges(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tree, "junk.o")); err == nil {
 		t.Errorf("an ignored file was carried over")
 	}
-	if st := git(t, tree, "status", "--porcelain"); st != "" {
+	if st := testutil.Git(t, tree, "status", "--porcelain"); st != "" {
 		t.Errorf("pid 1 is not clean: %q", st)
 	}
 	if after := dirState(t, repo); after != before {
@@ -242,11 +243,11 @@ func TestBadInput(t *testing.T) {
 	s := newStore(t)
 	repo := userRepo(t)
 	empty := t.TempDir()
-	git(t, empty, "init", "-q")
+	testutil.Git(t, empty, "init", "-q")
 	linky := userRepo(t)
 	os.Symlink("/etc/passwd", filepath.Join(linky, "escape"))
-	git(t, linky, "add", "escape")
-	git(t, linky, "commit", "-qm", "link out")
+	testutil.Git(t, linky, "add", "escape")
+	testutil.Git(t, linky, "commit", "-qm", "link out")
 	inRepo, _ := workspace.Open(filepath.Join(repo, ".forkbomb"))
 	cases := map[string]error{}
 	_, cases["name with .."] = s.New(ctx, "..", workspace.NewOptions{Repo: repo})
@@ -320,8 +321,8 @@ func TestCrashRecovery(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		write(t, filepath.Join(repo, "bulk", strings.Repeat("d", i%7+1), "f"+strings.Repeat("x", i%5)+string(rune('a'+i%26))+".txt"), strings.Repeat("data ", i))
 	}
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-qm", "bulk")
+	testutil.Git(t, repo, "add", "-A")
+	testutil.Git(t, repo, "commit", "-qm", "bulk")
 	before := dirState(t, repo)
 	root := filepath.Join(t.TempDir(), "state")
 	exe, _ := os.Executable()
