@@ -76,15 +76,27 @@ type Timings struct {
 	Total int64 `json:"total"`
 }
 
-// Judge judges patches against one base, in parallel. The error is for
-// the judge itself; a patch's failure is its Verdict.
-func Judge(ctx context.Context, o Options, patches [][]byte) ([]*Verdict, error) {
+// Judger judges patches against one base. Prepare does the work all
+// patches share once — the base, the pid 1, the command as run, the
+// caches, the baseline — so a race that judges forks one at a time as they
+// finish pays for it once.
+type Judger struct {
+	o      Options
+	pid1   string
+	base   string
+	runCmd string
+	bl     *Baseline
+}
+
+// Prepare readies a Judger; its error is the judge's own.
+func Prepare(ctx context.Context, o Options) (*Judger, error) {
 	if strings.TrimSpace(o.Test) == "" {
 		return nil, fmt.Errorf("%w: no test command", ErrCannotJudge)
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Minute
 	}
+	hidden := make([]string, len(o.Hidden))
 	for i, h := range o.Hidden {
 		abs, err := filepath.Abs(h)
 		if err == nil {
@@ -93,27 +105,40 @@ func Judge(ctx context.Context, o Options, patches [][]byte) ([]*Verdict, error)
 		if err != nil {
 			return nil, fmt.Errorf("%w: --hidden %s: no such directory", ErrCannotJudge, h)
 		}
-		o.Hidden[i] = abs
+		hidden[i] = abs
 	}
+	o.Hidden = hidden
 	top, base, err := workspace.ResolveBase(ctx, o.Repo, o.Rev)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
-	pid1 := "judge-" + hashOf(top, base)[:16]
-	if _, err := o.Store.Get(pid1); err != nil {
-		if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil && !errors.Is(err, workspace.ErrExists) {
+	j := &Judger{o: o, base: base, pid1: "judge-" + hashOf(top, base)[:16], runCmd: structured(o.Test)}
+	if _, err := o.Store.Get(j.pid1); err != nil {
+		if _, err := o.Store.New(ctx, j.pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil && !errors.Is(err, workspace.ErrExists) {
 			return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 		}
 	}
-	o.Strip.Named = append(o.Strip.Named, namedFiles(o.Test, filepath.Join(o.Store.Root, pid1, "tree"))...)
-	runCmd := structured(o.Test)
-	o.goEnv = goCaches()
+	j.o.Strip.Named = append(append([]string{}, o.Strip.Named...), namedFiles(o.Test, filepath.Join(o.Store.Root, j.pid1, "tree"))...)
+	j.o.goEnv = goCaches()
+	if j.bl, err = baseline(ctx, j.o, j.pid1, base, j.runCmd); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
 
-	bl, err := baseline(ctx, o, pid1, base, runCmd)
+// Judge prepares and judges in one call.
+func Judge(ctx context.Context, o Options, patches [][]byte) ([]*Verdict, error) {
+	j, err := Prepare(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	n := o.Parallel
+	return j.Judge(ctx, patches)
+}
+
+// Judge judges patches in parallel. The error is for the judge itself; a
+// patch's failure is its Verdict.
+func (j *Judger) Judge(ctx context.Context, patches [][]byte) ([]*Verdict, error) {
+	n := j.o.Parallel
 	if n <= 0 {
 		n = runtime.NumCPU()
 	}
@@ -127,7 +152,7 @@ func Judge(ctx context.Context, o Options, patches [][]byte) ([]*Verdict, error)
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i], errs[i] = judgeOne(ctx, o, pid1, base, runCmd, bl, p)
+			out[i], errs[i] = judgeOne(ctx, j.o, j.pid1, j.base, j.runCmd, j.bl, p)
 		}()
 	}
 	wg.Wait()

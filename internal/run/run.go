@@ -133,20 +133,21 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	}()
 
 	jo := judge.Options{Store: o.Store, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden}
-	// The baseline runs while the agents work; every verdict waits for it.
-	baselineDone := make(chan error, 1)
+	// The judge (its pid 1 and baseline) is readied while the agents work;
+	// every verdict waits for it.
+	judgerDone := make(chan struct{})
+	var judger *judge.Judger
+	var judgerErr error
 	go func() {
-		_, err := judge.Judge(ctx, jo, nil)
-		baselineDone <- err
+		judger, judgerErr = judge.Prepare(ctx, jo)
+		close(judgerDone)
 	}()
-	var baselineErr error
-	var baselineOnce sync.Once
-	waitBaseline := func() error {
-		baselineOnce.Do(func() { baselineErr = <-baselineDone })
-		return baselineErr
+	waitJudger := func() (*judge.Judger, error) {
+		<-judgerDone
+		return judger, judgerErr
 	}
 
-	race := &race{o: o, rec: rec, jo: jo, waitBaseline: waitBaseline, results: make([]record.Fork, o.Forks), winner: -1, prog: prog}
+	race := &race{o: o, rec: rec, waitJudger: waitJudger, results: make([]record.Fork, o.Forks), winner: -1, prog: prog}
 	forkCtx := make([]context.CancelFunc, o.Forks)
 	race.cancel = forkCtx
 	if o.Parallel <= 0 || o.Parallel > o.Forks {
@@ -217,12 +218,11 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 
 // race is the shared state of one race's forks.
 type race struct {
-	o            Options
-	rec          *record.Recorder
-	prog         *progress
-	jo           judge.Options
-	waitBaseline func() error
-	cancel       []context.CancelFunc
+	o          Options
+	rec        *record.Recorder
+	prog       *progress
+	waitJudger func() (*judge.Judger, error)
+	cancel     []context.CancelFunc
 
 	mu        sync.Mutex
 	results   []record.Fork
@@ -298,12 +298,13 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	r.patch[n] = d.Patch
 	r.mu.Unlock()
 	r.rec.ForkFile(n, "patch", d.Patch)
-	if err := r.waitBaseline(); err != nil {
-		r.rec.Event("error", n, map[string]any{"error": "baseline: " + err.Error()})
+	judger, err := r.waitJudger()
+	if err != nil {
+		r.rec.Event("error", n, map[string]any{"error": "judge: " + err.Error()})
 		return
 	}
 	r.rec.Event("judge_start", n, map[string]any{"patch_bytes": len(d.Patch)})
-	vs, err := judge.Judge(ctx, r.jo, [][]byte{d.Patch})
+	vs, err := judger.Judge(ctx, [][]byte{d.Patch})
 	if err != nil || len(vs) != 1 {
 		if ctx.Err() != nil {
 			r.setFork(n, func(f *record.Fork) { f.State = "killed" })
@@ -340,7 +341,7 @@ func (r *race) decide(n int, v *judge.Verdict) {
 	r.rec.Event("winner", n, map[string]any{"reason": v.Reason})
 	r.prog.logf("winner: fork %d", n) // lock order: r.mu, then the progress lock
 	for i, cancel := range r.cancel {
-		if i != n && r.results[i].State == "running" || i != n && r.results[i].Verdict == "" {
+		if i != n && r.results[i].Verdict == "" { // still working, or being judged
 			r.rec.Event("kill", i, nil)
 			cancel()
 		}
