@@ -181,6 +181,16 @@ func runsDirOr(dir string) (string, error) {
 	return defaultRunsDir()
 }
 
+// loadRun reads one run from the runs directory (default or --runs-dir).
+func loadRun(runsDir, id string) (string, *record.Run, error) {
+	dir, err := runsDirOr(runsDir)
+	if err != nil {
+		return "", nil, err
+	}
+	r, err := record.Load(dir, id)
+	return dir, r, err
+}
+
 func newShowCmd(stdio IO) *cobra.Command {
 	var runsDir string
 	cmd := &cobra.Command{
@@ -188,11 +198,7 @@ func newShowCmd(stdio IO) *cobra.Command {
 		Short: "One run: its forks, their verdicts, and the winning patch",
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir, err := runsDirOr(runsDir)
-			if err != nil {
-				return err
-			}
-			r, err := record.Load(dir, args[0])
+			dir, r, err := loadRun(runsDir, args[0])
 			if err != nil {
 				return err
 			}
@@ -218,11 +224,7 @@ func newApplyCmd(stdio IO) *cobra.Command {
 		Short: "Put a run's winning patch on a new branch of your repository (never the current one)",
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir, err := runsDirOr(runsDir)
-			if err != nil {
-				return err
-			}
-			r, err := record.Load(dir, args[0])
+			dir, r, err := loadRun(runsDir, args[0])
 			if err != nil {
 				return err
 			}

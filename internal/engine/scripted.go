@@ -67,14 +67,18 @@ func (s *Scripted) Requests() int {
 	return s.requests
 }
 
-func (s *Scripted) messages(w http.ResponseWriter, r *http.Request) {
+// next reads a request of either protocol: its number, its size, and the
+// scripted step for it — the persona tagged in the conversation's first
+// user message, at the turn its count of assistant messages says. ok is
+// false when it already answered with an error.
+func (s *Scripted) next(w http.ResponseWriter, r *http.Request, authorized bool) (n, size int, step Step, ok bool) {
 	s.mu.Lock()
 	s.requests++
-	n := s.requests
+	n = s.requests
 	s.mu.Unlock()
-	if r.Header.Get("x-api-key") != s.Key && r.Header.Get("Authorization") != "Bearer "+s.Key {
-		http.Error(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, http.StatusUnauthorized)
-		return
+	if !authorized {
+		http.Error(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid key"}}`, http.StatusUnauthorized)
+		return n, 0, step, false
 	}
 	var req struct {
 		Messages []struct {
@@ -85,22 +89,30 @@ func (s *Scripted) messages(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad body"}}`, http.StatusBadRequest)
-		return
+		return n, 0, step, false
 	}
-	persona := ""
-	if m := personaRE.FindSubmatch(req.Messages[0].Content); m != nil {
-		persona = string(m[1])
-	}
-	turn := 0
+	persona, turn := "", 0
 	for _, m := range req.Messages {
+		if m.Role == "user" && persona == "" {
+			if p := personaRE.FindSubmatch(m.Content); p != nil {
+				persona = string(p[1])
+			}
+		}
 		if m.Role == "assistant" {
 			turn++
 		}
 	}
-	script := s.Scripts[persona]
-	step := Step{Text: "I have nothing more to do."}
-	if turn < len(script) {
-		step = script[turn]
+	step = Step{Text: "I have nothing more to do."}
+	if sc := s.Scripts[persona]; turn < len(sc) {
+		step = sc[turn]
+	}
+	return n, len(body), step, true
+}
+
+func (s *Scripted) messages(w http.ResponseWriter, r *http.Request) {
+	n, size, step, ok := s.next(w, r, r.Header.Get("x-api-key") == s.Key || r.Header.Get("Authorization") == "Bearer "+s.Key)
+	if !ok {
+		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -115,7 +127,7 @@ func (s *Scripted) messages(w http.ResponseWriter, r *http.Request) {
 	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": fmt.Sprintf("msg_scripted_%d", n), "type": "message", "role": "assistant", "content": []any{},
 		"model": "scripted", "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": len(body) / 4, "output_tokens": 1},
+		"usage": map[string]any{"input_tokens": size / 4, "output_tokens": 1},
 	}})
 	idx := 0
 	if step.Text != "" {
@@ -148,39 +160,9 @@ func (s *Scripted) messages(w http.ResponseWriter, r *http.Request) {
 // chat serves the OpenAI chat completions protocol (streaming), playing
 // the same scripts.
 func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.requests++
-	n := s.requests
-	s.mu.Unlock()
-	if r.Header.Get("Authorization") != "Bearer "+s.Key {
-		http.Error(w, `{"error":{"message":"invalid key","type":"invalid_request_error"}}`, http.StatusUnauthorized)
+	n, size, step, ok := s.next(w, r, r.Header.Get("Authorization") == "Bearer "+s.Key)
+	if !ok {
 		return
-	}
-	var req struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, `{"error":{"message":"bad body"}}`, http.StatusBadRequest)
-		return
-	}
-	persona, turn := "", 0
-	for _, m := range req.Messages {
-		if m.Role == "user" && persona == "" {
-			if p := personaRE.FindSubmatch(m.Content); p != nil {
-				persona = string(p[1])
-			}
-		}
-		if m.Role == "assistant" {
-			turn++
-		}
-	}
-	step := Step{Text: "I have nothing more to do."}
-	if sc := s.Scripts[persona]; turn < len(sc) {
-		step = sc[turn]
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl, _ := w.(http.Flusher)
@@ -218,7 +200,7 @@ func (s *Scripted) chat(w http.ResponseWriter, r *http.Request) {
 		finish = "tool_calls"
 	}
 	send(delta(map[string]any{}, finish), nil)
-	send([]any{}, map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": 10 + len(step.Text)/4, "total_tokens": len(body)/4 + 10})
+	send([]any{}, map[string]any{"prompt_tokens": size / 4, "completion_tokens": 10 + len(step.Text)/4, "total_tokens": size/4 + 10})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 

@@ -125,7 +125,7 @@ func cutQuoted(s string) (string, string, bool) {
 			continue
 		}
 		if s[i] == '"' {
-			u, err := strconv.Unquote(octalToGo(s[:i+1]))
+			u, err := strconv.Unquote(s[:i+1]) // git C-quotes; Go reads the same escapes
 			if err != nil {
 				return "", s, false
 			}
@@ -134,10 +134,6 @@ func cutQuoted(s string) (string, string, bool) {
 	}
 	return "", s, false
 }
-
-// octalToGo turns git's \NNN octal escapes (which strconv understands
-// already) and leaves the rest; kept separate in case of differences.
-func octalToGo(q string) string { return q }
 
 func joinPatch(files []filePatch) []byte {
 	var b bytes.Buffer

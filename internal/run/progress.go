@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // progress shows one line per fork — state, turns, last tool call,
@@ -28,8 +26,7 @@ type forkLine struct {
 func newProgress(w io.Writer, forks int) *progress {
 	p := &progress{w: w, forks: make([]forkLine, forks)}
 	if f, ok := w.(*os.File); ok {
-		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-		p.tty = err == nil
+		p.tty = isTerminal(f)
 	}
 	for i := range p.forks {
 		p.forks[i].state = "waiting"

@@ -26,7 +26,7 @@ const maxGitTargets = 512
 // tree, a link out of its repository into another writable place — fails
 // the run rather than leave it writable.
 //
-// gitDirs are the .git entries the parent found (findGitDirs); each is
+// gitDirs are the .git entries the parent found (FindGitDirs); each is
 // checked again here, in the final view, before it is acted on.
 func protectGitDirs(gitDirs, writable []string) error {
 	var targets []string

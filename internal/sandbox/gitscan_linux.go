@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// findGitDirs returns every entry named .git below root (directories and
+// FindGitDirs returns every entry named .git below root (directories and
 // gitdir files), without following symlinks and without descending into
 // git directories. It is the one cost of a sandbox start that grows with
 // the tree, so it reads directories with getdents64 directly (no stat, no
@@ -19,7 +19,7 @@ import (
 // It fails closed: a directory it cannot list, if the command could make
 // it listable again (it belongs to the caller), or a path too long to
 // mount, is an error rather than a place left unchecked.
-func findGitDirs(root string) ([]string, error) {
+func FindGitDirs(root string) ([]string, error) {
 	var (
 		mu      sync.Mutex
 		found   []string

@@ -17,7 +17,7 @@ type outputLimit struct {
 	over bool
 }
 
-func (l *outputLimit) copy(dst io.Writer, src io.Reader, _ int) {
+func (l *outputLimit) copy(dst io.Writer, src io.Reader) {
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)

@@ -121,7 +121,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if f, ok := stdio.Stdin.(*os.File); ok {
 		cmd.Stdin = f
 	}
-	for i, pair := range []struct {
+	for _, pair := range []struct {
 		dst io.Writer
 		set func(*os.File)
 	}{
@@ -140,10 +140,10 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		closeAfterStart = append(closeAfterStart, pw)
 		readEnds = append(readEnds, pr)
 		copies.Add(1)
-		go func(dst io.Writer, src *os.File, stream int) {
+		go func(dst io.Writer, src *os.File) {
 			defer copies.Done()
-			limiter.copy(dst, src, stream)
-		}(pair.dst, pr, i)
+			limiter.copy(dst, src)
+		}(pair.dst, pr)
 	}
 
 	if err := cmd.Start(); err != nil {
@@ -182,7 +182,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		cfg.GitDirs = r.GitDirs
 		if cfg.GitDirs == nil {
 			for _, w := range cfg.Writable {
-				found, err := findGitDirs(w)
+				found, err := FindGitDirs(w)
 				if err != nil {
 					_ = init.Kill()
 					_ = cmd.Wait()

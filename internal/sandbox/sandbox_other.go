@@ -26,3 +26,6 @@ func IsInit() bool { return false }
 
 // InitMain is never called where IsInit is false.
 func InitMain() {}
+
+// FindGitDirs has nothing to protect where there is no sandbox.
+func FindGitDirs(root string) ([]string, error) { return nil, nil }

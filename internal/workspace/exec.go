@@ -48,7 +48,11 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 		// the forks it came from: a walk of the upper layers only.
 		p.GitDirs = []string{tree + "/.git"}
 		for _, layer := range append([]string{filepath.Join(dir, "upper")}, m.Layers[:len(m.Layers)-1]...) {
-			for _, g := range gitEntries(layer) {
+			found, err := sandbox.FindGitDirs(layer)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			for _, g := range found {
 				p.GitDirs = append(p.GitDirs, tree+strings.TrimPrefix(g, layer))
 			}
 		}
@@ -58,25 +62,6 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 		return res, fmt.Errorf("%s: %w", name, err)
 	}
 	return res, nil
-}
-
-// gitEntries lists the entries named .git under dir, not descending into
-// them.
-func gitEntries(dir string) []string {
-	var out []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.Name() == ".git" && p != dir {
-			out = append(out, p)
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-		}
-		return nil
-	})
-	return out
 }
 
 // Layers returns what an in-process editor needs of a workspace: the path
