@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
@@ -145,3 +147,30 @@ func TestKernelInterfacesRefused(t *testing.T) {
 }
 
 var _ = exec.Command
+
+// TestAttackOtherTerminals: the command cannot write to (or read from)
+// another terminal of the user's by its /dev/pts path — in Landlock mode
+// the host's /dev/pts is not granted; in namespace mode it is not there.
+func TestAttackOtherTerminals(t *testing.T) {
+	readable := func(m *os.File) bool {
+		fds := []unix.PollFd{{Fd: int32(m.Fd()), Events: unix.POLLIN}}
+		n, _ := unix.Poll(fds, 300)
+		return n > 0
+	}
+	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
+		m, s := openPty(t)
+		runPolicy(t, shPolicy(mode, t.TempDir(), "echo INJECTED > "+s.Name()+" 2>&1; true"))
+		if readable(m) {
+			t.Fatalf("LEAK: the command wrote to another terminal (%s)", s.Name())
+		}
+	})
+	t.Run("control", func(t *testing.T) {
+		m, s := openPty(t)
+		p := shPolicy(sandbox.ModeAuto, t.TempDir(), "echo INJECTED > "+s.Name())
+		p.NoSandbox = true
+		runPolicy(t, p)
+		if !readable(m) {
+			t.Fatal("positive control: an unconfined write to the terminal was not seen")
+		}
+	})
+}
