@@ -48,10 +48,11 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 		// the forks it came from: a walk of the upper layers only.
 		p.GitDirs = []string{tree + "/.git"}
 		for _, layer := range append([]string{filepath.Join(dir, "upper")}, m.Layers[:len(m.Layers)-1]...) {
-			found, err := sandbox.FindGitDirs(layer)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
+			// A folder the fork's own command made unreadable (a test of
+			// permissions, say) must not stop every later command in
+			// the fork: metadata made in a fork never leaves it (patches
+			// drop .git), so here what the scan could read suffices.
+			found, _ := sandbox.FindGitDirs(layer)
 			for _, g := range found {
 				p.GitDirs = append(p.GitDirs, tree+strings.TrimPrefix(g, layer))
 			}
