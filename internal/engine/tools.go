@@ -48,7 +48,7 @@ func edit(t Tree, root string, raw json.RawMessage) (out string, isErr bool) {
 	}
 	switch in.Command {
 	case "view":
-		if _, fi, err := t.lookup(rel); err == nil && fi.IsDir() {
+		if t.isDir(rel) {
 			names, err := t.List(rel)
 			if err != nil {
 				return err.Error(), true

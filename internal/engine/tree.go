@@ -3,15 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
-	"sort"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/layerfs"
 )
 
 // Tree is a fork's files as the editor sees them: an overlay's layers
@@ -59,184 +57,89 @@ func clean(root, p string) (string, error) {
 	return path.Clean(p), nil
 }
 
-// lookup finds rel in the merged view: the layer holding it and its
-// lstat, or errNoFile. A symlink on the way is refused.
-func (t Tree) lookup(rel string) (int, os.FileInfo, error) {
-	parts := strings.Split(rel, "/")
-	if rel == "." {
-		parts = nil
+// MaxEditFile is the largest file the editor reads: a view of a sparse
+// terabyte must not take forkbomb (and every fork) down with it.
+const MaxEditFile = 8 << 20
+
+// open opens the layers for one call: descriptors are held only while the
+// call runs.
+func (t Tree) open() (*layerfs.Layers, error) { return layerfs.OpenLayers(t.Layers) }
+
+// refusal words a layerfs error for the model.
+func refusal(rel string, err error) error {
+	var le *layerfs.LimitError
+	switch {
+	case errors.Is(err, layerfs.ErrSymlink):
+		return errSymlink
+	case errors.As(err, &le):
+		return fmt.Errorf("refused: %s is %s, over the editor's limit of %s; read parts of it with the shell (head, sed -n)",
+			rel, layerfs.HumanBytes(le.Size), layerfs.HumanBytes(le.Limit))
+	case errors.Is(err, layerfs.ErrNotRegular):
+		var ke *layerfs.KindError
+		if errors.As(err, &ke) && strings.Contains(ke.Kind, "hard link") {
+			return errLink
+		}
+		return fmt.Errorf("refused: %s is not a regular file", rel)
+	case errors.Is(err, os.ErrNotExist):
+		return errNoFile
 	}
-	for i, layer := range t.Layers {
-		p := layer
-		opaque := false
-		present := true
-		for j, c := range parts {
-			p = filepath.Join(p, c)
-			fi, err := os.Lstat(p)
-			if err != nil {
-				present = false
-				break
-			}
-			if isWhiteout(fi) {
-				return 0, nil, errNoFile
-			}
-			if fi.Mode()&os.ModeSymlink != 0 {
-				return 0, nil, errSymlink
-			}
-			if j < len(parts)-1 && !fi.IsDir() {
-				return 0, nil, errNoFile
-			}
-			if fi.IsDir() && isOpaque(p) && j < len(parts)-1 {
-				opaque = true
-			}
-		}
-		if present {
-			fi, err := os.Lstat(p)
-			if err != nil {
-				return 0, nil, err
-			}
-			return i, fi, nil
-		}
-		if opaque {
-			return 0, nil, errNoFile
-		}
-	}
-	return 0, nil, errNoFile
+	return err
 }
 
-// Read returns a file's content and mode.
+// isDir reports whether rel is a folder of the merged view.
+func (t Tree) isDir(rel string) bool {
+	l, err := t.open()
+	if err != nil {
+		return false
+	}
+	defer l.Close()
+	_, st, err := l.Lookup(rel)
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// Read returns a file's content and mode. Only a regular file of at most
+// MaxEditFile bytes is read, and no link is followed on the way.
 func (t Tree) Read(rel string) ([]byte, os.FileMode, error) {
-	i, fi, err := t.lookup(rel)
+	l, err := t.open()
 	if err != nil {
 		return nil, 0, err
 	}
-	if fi.IsDir() {
-		return nil, 0, fmt.Errorf("%s is a directory", rel)
-	}
-	root, err := os.OpenRoot(t.Layers[i])
+	defer l.Close()
+	data, mode, err := l.ReadFile(rel, MaxEditFile)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, refusal(rel, err)
 	}
-	defer root.Close()
-	data, err := root.ReadFile(rel)
-	return data, fi.Mode().Perm(), err
+	return data, mode.Perm(), nil
 }
 
 // List returns a directory's merged entries (dirs end in "/").
 func (t Tree) List(rel string) ([]string, error) {
-	if _, fi, err := t.lookup(rel); err != nil {
+	l, err := t.open()
+	if err != nil {
 		return nil, err
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", rel)
 	}
-	seen := map[string]bool{}
-	gone := map[string]bool{}
-	var out []string
-	for _, layer := range t.Layers {
-		dir := filepath.Join(layer, rel)
-		entries, err := os.ReadDir(dir)
-		if err == nil {
-			for _, e := range entries {
-				n := e.Name()
-				if seen[n] || gone[n] {
-					continue
-				}
-				fi, _ := e.Info()
-				if fi != nil && isWhiteout(fi) {
-					gone[n] = true
-					continue
-				}
-				seen[n] = true
-				if e.IsDir() {
-					n += "/"
-				}
-				out = append(out, n)
-			}
-		}
-		if isOpaque(dir) {
-			break
-		}
+	defer l.Close()
+	names, err := l.List(rel, 100_000)
+	if err != nil {
+		return nil, refusal(rel, err)
 	}
-	sort.Strings(out)
-	return out, nil
+	return names, nil
 }
 
 // Write replaces or creates a file in the upper layer, making its parent
 // folders there as overlayfs would (a folder over a whiteout is opaque).
-// An existing upper file with other hard links is refused: writing it
-// would change the other names too.
+// The new content goes to a fresh file renamed into place, so nothing at
+// the name — a link, a FIFO, a hard link — is written through; an existing
+// upper file with other hard links is refused all the same, as the model
+// would expect the other names to change.
 func (t Tree) Write(rel string, data []byte, mode os.FileMode) error {
-	if rel == "." {
-		return errors.New("cannot write the root")
-	}
-	// Neither the file nor a folder on its way may be a symlink: a write
-	// would replace a link the model could take for its target.
-	if _, _, err := t.lookup(rel); err != nil && !errors.Is(err, errNoFile) {
-		return err
-	}
-	upper := t.Layers[0]
-	p := upper
-	for _, c := range strings.Split(path.Dir(rel), "/") {
-		if c == "." {
-			continue
-		}
-		p = filepath.Join(p, c)
-		fi, err := os.Lstat(p)
-		switch {
-		case err == nil && fi.IsDir():
-		case err == nil && isWhiteout(fi):
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-			if err := os.Mkdir(p, 0o755); err != nil {
-				return err
-			}
-			if err := unix.Lsetxattr(p, "user.overlay.opaque", []byte("y"), 0); err != nil {
-				return fmt.Errorf("mark %s opaque: %w", c, err)
-			}
-		case err == nil:
-			return fmt.Errorf("%s is not a directory", c)
-		default:
-			if err := os.Mkdir(p, 0o755); err != nil {
-				return err
-			}
-		}
-	}
-	target := filepath.Join(upper, rel)
-	if fi, err := os.Lstat(target); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
-			return errLink
-		}
-		if fi.IsDir() {
-			return fmt.Errorf("%s is a directory", rel)
-		}
-	}
-	root, err := os.OpenRoot(upper)
+	l, err := t.open()
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	tmp := rel + ".forkbomb-edit"
-	if err := root.WriteFile(tmp, data, mode); err != nil {
-		return err
+	defer l.Close()
+	if err := l.WriteFile(rel, data, mode); err != nil {
+		return refusal(rel, err)
 	}
-	return root.Rename(tmp, rel)
-}
-
-func isWhiteout(fi os.FileInfo) bool {
-	if fi.Mode()&fs.ModeCharDevice == 0 {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Rdev == 0
-}
-
-func isOpaque(dir string) bool {
-	buf := make([]byte, 4)
-	for _, n := range []string{"user.overlay.opaque", "trusted.overlay.opaque"} {
-		if k, err := unix.Lgetxattr(dir, n, buf); err == nil && k > 0 && (buf[0] == 'y' || buf[0] == 'x') {
-			return true
-		}
-	}
-	return false
+	return nil
 }

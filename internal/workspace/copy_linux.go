@@ -6,9 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/layerfs"
 )
 
 // copyTree copies src to dst (which must not exist): directories, regular
@@ -16,66 +17,76 @@ import (
 // else by copy), symlinks as they are, overlayfs whiteouts (character
 // devices 0/0, which the kernel lets anyone make) and user.* extended
 // attributes (overlayfs's opaque-directory marks). It reports whether every
-// file was reflinked.
+// file was reflinked. src is a fork's tree or layer: it is read through
+// layerfs, so no link is followed and no FIFO or device is opened.
 func copyTree(src, dst string, reflink bool) (allReflinked bool, err error) {
+	root, err := layerfs.Open(src)
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return false, err
+	}
+	if err := copyXattrs(root, ".", dst); err != nil {
+		return false, err
+	}
 	allReflinked = reflink
-	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
+	type dirMode struct {
+		path string
+		perm os.FileMode
+	}
+	dirs := []dirMode{{dst, os.FileMode(statPerm(root))}}
+	err = root.Walk(layerfs.WalkLimits{}, func(e layerfs.WalkEntry) error {
+		out := filepath.Join(dst, filepath.FromSlash(e.Rel))
+		perm := os.FileMode(e.Stat.Mode & 0o7777)
 		switch {
-		case d.IsDir():
-			if err := os.Mkdir(out, fi.Mode().Perm()|0o700); err != nil {
+		case e.Kind == layerfs.KindDir:
+			if err := os.Mkdir(out, perm.Perm()|0o700); err != nil {
 				return err
 			}
-		case fi.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(p)
+			dirs = append(dirs, dirMode{out, perm})
+			return copyXattrs(root, e.Rel, out)
+		case e.Kind == layerfs.KindSymlink:
+			target, err := root.Readlink(e.Rel)
 			if err != nil {
 				return err
 			}
 			return os.Symlink(target, out)
-		case fi.Mode()&os.ModeCharDevice != 0:
-			st, ok := fi.Sys().(*syscall.Stat_t)
-			if !ok || st.Rdev != 0 {
-				return fmt.Errorf("copy %s: unexpected device file", rel)
+		case e.Kind == layerfs.KindWhiteout && e.Stat.Mode&unix.S_IFMT == unix.S_IFCHR:
+			if err := unix.Mknod(out, unix.S_IFCHR|uint32(perm.Perm()), 0); err != nil {
+				return fmt.Errorf("copy whiteout %s: %w", e.Rel, err)
 			}
-			if err := unix.Mknod(out, unix.S_IFCHR|uint32(fi.Mode().Perm()), 0); err != nil {
-				return fmt.Errorf("copy whiteout %s: %w", rel, err)
-			}
-		case fi.Mode().IsRegular():
-			cloned, err := copyFile(p, out, fi.Mode().Perm(), reflink)
+			return nil
+		case e.Kind == layerfs.KindFile || e.Kind == layerfs.KindWhiteout: // the latter: an xattr whiteout
+			cloned, err := copyFile(root, e.Rel, out, perm.Perm(), reflink)
 			if err != nil {
 				return err
 			}
 			allReflinked = allReflinked && cloned
-		default:
-			return nil // sockets, fifos: not part of a tree
+			return copyXattrs(root, e.Rel, out)
 		}
-		return copyXattrs(p, out)
+		return nil // sockets, fifos, devices: not part of a tree
 	})
 	if err != nil {
 		return false, err
 	}
 	// Directory modes last, so a read-only directory did not stop its copy.
-	return allReflinked, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			rel, _ := filepath.Rel(src, p)
-			if fi, err := d.Info(); err == nil {
-				os.Chmod(filepath.Join(dst, rel), fi.Mode().Perm())
-			}
-		}
-		return nil
-	})
+	for _, d := range dirs {
+		os.Chmod(d.path, d.perm.Perm())
+	}
+	return allReflinked, nil
 }
 
-func copyFile(src, dst string, perm os.FileMode, reflink bool) (cloned bool, err error) {
-	in, err := os.Open(src)
+func statPerm(d *layerfs.Dir) uint32 {
+	if st, err := d.Lstat("."); err == nil {
+		return st.Mode & 0o777
+	}
+	return 0o755
+}
+
+func copyFile(root *layerfs.Dir, rel, dst string, perm os.FileMode, reflink bool) (cloned bool, err error) {
+	in, _, err := root.OpenFile(rel)
 	if err != nil {
 		return false, err
 	}
@@ -99,46 +110,17 @@ func copyFile(src, dst string, perm os.FileMode, reflink bool) (cloned bool, err
 	return false, err
 }
 
-func copyXattrs(src, dst string) error {
-	size, err := unix.Llistxattr(src, nil)
-	if err != nil || size == 0 {
+func copyXattrs(root *layerfs.Dir, rel, dst string) error {
+	attrs, err := root.UserXattrs(rel)
+	if err != nil {
 		return nil
 	}
-	buf := make([]byte, size)
-	if size, err = unix.Llistxattr(src, buf); err != nil {
-		return nil
-	}
-	for _, name := range splitNul(buf[:size]) {
-		if len(name) < 5 || name[:5] != "user." {
-			continue
-		}
-		vs, err := unix.Lgetxattr(src, name, nil)
-		if err != nil {
-			continue
-		}
-		val := make([]byte, vs)
-		if vs, err = unix.Lgetxattr(src, name, val); err != nil {
-			continue
-		}
-		if err := unix.Lsetxattr(dst, name, val[:vs], 0); err != nil && !errors.Is(err, unix.EPERM) {
-			return fmt.Errorf("copy attribute %s of %s: %w", name, src, err)
+	for name, val := range attrs {
+		if err := unix.Lsetxattr(dst, name, val, 0); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.ENOTSUP) {
+			return fmt.Errorf("copy attribute %s of %s: %w", name, rel, err)
 		}
 	}
 	return nil
-}
-
-func splitNul(b []byte) []string {
-	var out []string
-	start := 0
-	for i, c := range b {
-		if c == 0 {
-			if i > start {
-				out = append(out, string(b[start:i]))
-			}
-			start = i + 1
-		}
-	}
-	return out
 }
 
 // reflinkWorks reports whether dir's filesystem can share blocks (FICLONE).

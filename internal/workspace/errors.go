@@ -10,4 +10,8 @@ var (
 	ErrStateInRepo = errors.New("the state directory is inside the repository")
 	ErrInUse       = errors.New("workspace in use")
 	ErrHasForks    = errors.New("workspace has forks")
+	// ErrPatchRefused: a fork's changes could not be made into a patch
+	// safely (a file over the size limit, too many files, a diff past its
+	// deadline). The fork ships nothing; the error says why.
+	ErrPatchRefused = errors.New("patch refused")
 )

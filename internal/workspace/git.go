@@ -3,10 +3,14 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/layerfs"
 )
 
 // gitCmd runs git on the trusted side with everything that could run code
@@ -19,6 +23,7 @@ type gitCmd struct {
 	workTree string
 	dir      string
 	env      []string // extra variables
+	maxOut   int64    // stdout over this many bytes is refused (0: no limit)
 }
 
 var gitSafety = []string{
@@ -63,6 +68,10 @@ func (g gitCmd) cmd(ctx context.Context, args ...string) *exec.Cmd {
 		"GIT_COMMITTER_DATE=2000-01-01T00:00:00Z",
 	}
 	c.Env = append(env, g.env...)
+	// git must not outlive forkbomb (a kill -9 included), nor hold a
+	// Wait past its cancellation through a pipe a child kept open.
+	c.SysProcAttr = procAttr()
+	c.WaitDelay = 5 * time.Second
 	return c
 }
 
@@ -70,13 +79,20 @@ func (g gitCmd) cmd(ctx context.Context, args ...string) *exec.Cmd {
 // first line of stderr.
 func (g gitCmd) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	c := g.cmd(ctx, args...)
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	errb := capBuffer{max: 64 << 10, quiet: true}
 	c.Stdout, c.Stderr = &out, &errb
+	if g.maxOut > 0 {
+		c.Stdout = &capBuffer{buf: &out, max: g.maxOut}
+	}
 	if stdin != nil {
 		c.Stdin = bytes.NewReader(stdin)
 	}
 	if err := c.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
+		if cw, ok := c.Stdout.(*capBuffer); ok && cw.over {
+			return nil, &layerfs.LimitError{Path: "the patch", What: "bytes", Limit: g.maxOut}
+		}
+		msg := strings.TrimSpace(errb.buf.String())
 		if i := strings.IndexByte(msg, '\n'); i > 0 {
 			msg = msg[:i]
 		}
@@ -84,6 +100,33 @@ func (g gitCmd) run(ctx context.Context, stdin []byte, args ...string) ([]byte, 
 	}
 	return out.Bytes(), nil
 }
+
+// capBuffer keeps at most max bytes. Past that it fails the write (so
+// the process writing gets EPIPE and exec stops copying), or with quiet
+// drops the rest.
+type capBuffer struct {
+	buf   *bytes.Buffer
+	max   int64
+	quiet bool
+	over  bool
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	if c.buf == nil {
+		c.buf = &bytes.Buffer{}
+	}
+	if room := c.max - int64(c.buf.Len()); int64(len(p)) > room {
+		c.over = true
+		if c.quiet {
+			c.buf.Write(p[:max(room, 0)])
+			return len(p), nil
+		}
+		return 0, errOutputCap
+	}
+	return c.buf.Write(p)
+}
+
+var errOutputCap = errors.New("output over its limit")
 
 func (g gitCmd) text(ctx context.Context, args ...string) (string, error) {
 	out, err := g.run(ctx, nil, args...)

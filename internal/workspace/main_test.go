@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -27,5 +29,35 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if len(os.Args) == 3 && os.Args[1] == "__git_hold" {
+		holdGit(os.Args[2] == "plain")
+	}
 	os.Exit(m.Run())
+}
+
+// holdGit starts a git that waits on its stdin forever, prints its pid and
+// waits to be killed: a forkbomb killed mid-diff. With plain, git is
+// started without forkbomb's settings (the positive control).
+func holdGit(plain bool) {
+	// git holds the write end too, so it never sees the end of its input:
+	// only a signal ends it.
+	r, w, err := os.Pipe()
+	if err != nil {
+		os.Exit(1)
+	}
+	var c *exec.Cmd
+	if plain {
+		c = exec.Command("git", "cat-file", "--batch")
+		c.Stdin, c.ExtraFiles = r, []*os.File{w}
+		err = c.Start()
+	} else {
+		c, err = workspace.StartGit(context.Background(), r, []*os.File{w}, "cat-file", "--batch")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(c.Process.Pid)
+	time.Sleep(time.Hour)
+	os.Exit(1)
 }

@@ -45,6 +45,8 @@ type Store struct {
 	// ForkMethod, when set, forces how forks are made (for diagnosis and
 	// for testing the fallbacks on a machine that has overlayfs).
 	ForkMethod Method
+	// DiffLimits bound what a diff reads from a fork (zero: defaults).
+	DiffLimits DiffLimits
 }
 
 // DefaultRoot is $FORKBOMB_HOME/workspaces, FORKBOMB_HOME defaulting to
