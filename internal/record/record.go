@@ -1,8 +1,9 @@
 // Package record is a run's folder: run.json (what the run is and how it
 // ended), events.jsonl (everything that happened, one JSON object a line),
 // and each fork's patch and verdict. The record is enough to replay a run
-// without running anything again, and holds no secret: every string
-// written passes the redactor.
+// without running anything again, and holds no secret: every value is
+// redacted before it is encoded and every file's bytes again before they
+// are written (redact.go says which forms of a secret are found).
 //
 // Layout, under the runs directory:
 //
@@ -15,10 +16,10 @@
 package record
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -61,7 +63,7 @@ type Run struct {
 // Fork is one fork's outcome in run.json.
 type Fork struct {
 	N            int     `json:"n"`
-	State        string  `json:"state"` // running, exited, crashed, timed-out, killed
+	State        string  `json:"state"` // running, exited, crashed, timed-out, failed (a resource limit), killed
 	Exit         int     `json:"exit"`
 	Verdict      string  `json:"verdict,omitempty"`
 	Reason       string  `json:"reason,omitempty"`
@@ -83,9 +85,10 @@ type Event struct {
 // Recorder writes one run's folder.
 type Recorder struct {
 	Dir    string
-	secret []string
+	redact *redactor
 	mu     sync.Mutex
 	events *os.File
+	err    error // the first failed event write, returned by Close
 	run    Run
 }
 
@@ -97,10 +100,31 @@ func NewID() string {
 }
 
 // Create makes the run's folder under runsDir. secrets are values (API
-// keys) that must never appear in the record.
+// keys) that must never appear in the record; the values of forkbomb's own
+// environment variables whose names look like credentials
+// (sandbox.CredentialEnv) are added to them here, so that no caller can
+// forget them. A credential shorter than MinSecretLen cannot be redacted
+// and is refused (ErrShortSecret).
 func Create(runsDir string, r Run, secrets []string) (*Recorder, error) {
+	return create(runsDir, r, secrets, os.Environ())
+}
+
+func create(runsDir string, r Run, secrets, environ []string) (*Recorder, error) {
 	if err := workspace.ValidateName(r.ID); err != nil {
 		return nil, err
+	}
+	var all []string
+	for _, c := range sandbox.CredentialEnv(environ) {
+		if len(c.Value) < MinSecretLen {
+			return nil, fmt.Errorf("%w: $%s looks like a credential and is %d bytes; unset it or lengthen it", ErrShortSecret, c.Name, len(c.Value))
+		}
+		all = append(all, c.Value)
+	}
+	for _, s := range secrets {
+		if s != "" && len(s) < MinSecretLen {
+			return nil, fmt.Errorf("%w: a key of %d bytes", ErrShortSecret, len(s))
+		}
+		all = append(all, s)
 	}
 	dir := filepath.Join(runsDir, r.ID)
 	if err := os.MkdirAll(filepath.Join(dir, "forks"), 0o700); err != nil {
@@ -110,51 +134,86 @@ func Create(runsDir string, r Run, secrets []string) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run folder: %w", err)
 	}
-	rec := &Recorder{Dir: dir, events: f, run: r}
-	for _, s := range secrets {
-		if len(s) >= 8 {
-			rec.secret = append(rec.secret, s)
-		}
-	}
+	rec := &Recorder{Dir: dir, events: f, run: r, redact: newRedactor(all)}
 	rec.run.V, rec.run.PID, rec.run.Status = SchemaVersion, os.Getpid(), "running"
 	return rec, rec.saveRun()
 }
 
-// redact replaces every secret value in b.
-func (r *Recorder) redact(b []byte) []byte {
-	for _, s := range r.secret {
-		b = bytes.ReplaceAll(b, []byte(s), []byte("[redacted]"))
-	}
-	return b
-}
-
-// Event appends one event; fork < 0 for a run-level event.
-func (r *Recorder) Event(typ string, fork int, data map[string]any) {
-	ev := Event{V: SchemaVersion, Time: time.Now().UTC(), Type: typ, Data: data}
+// Event appends one event; fork < 0 for a run-level event. Its data is
+// redacted value by value before it is encoded, and the encoded line again.
+// A failed write is returned, and the first one again by Close.
+func (r *Recorder) Event(typ string, fork int, data map[string]any) error {
+	ev := Event{V: SchemaVersion, Time: time.Now().UTC(), Type: r.redact.str(typ)}
 	if fork >= 0 {
 		ev.Fork = &fork
 	}
-	line, err := json.Marshal(ev)
-	if err != nil {
-		return
+	if data != nil {
+		ev.Data = r.redact.value(data).(map[string]any)
 	}
+	line, err := r.encodeEvent(ev)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events.Write(append(r.redact(line), '\n'))
+	if err == nil {
+		_, err = r.events.Write(append(line, '\n'))
+	}
+	if err != nil {
+		err = fmt.Errorf("record event %s: %w", typ, err)
+		if r.err == nil {
+			r.err = err
+		}
+	}
+	return err
+}
+
+// encodeEvent encodes ev and redacts the line. A secret that spans two
+// strings of the line is found only in the encoded bytes, and redacting it
+// there can break the line's JSON: the event's data is then withheld.
+func (r *Recorder) encodeEvent(ev Event) ([]byte, error) {
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	if red, ok := r.redact.text(line); ok {
+		if json.Valid(red) {
+			return red, nil
+		}
+		ev.Data = map[string]any{"withheld": "a secret spanned this event's strings"}
+		if line, err = json.Marshal(ev); err != nil {
+			return nil, fmt.Errorf("encode: %w", err)
+		}
+		if _, ok := r.redact.text(line); ok {
+			return nil, ErrRedaction
+		}
+	}
+	return line, nil
 }
 
 // ForkFile writes a file of fork n's folder (patch, verdict.json, agent.log).
 func (r *Recorder) ForkFile(n int, name string, data []byte) error {
+	if n < 0 || !plainName(name) {
+		return fmt.Errorf("record fork %d file %q: %w", n, name, ErrFileName)
+	}
 	dir := filepath.Join(r.Dir, "forks", strconv.Itoa(n))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return fmt.Errorf("record fork %d: %w", n, err)
 	}
-	return writeAtomic(filepath.Join(dir, name), r.redact(data))
+	red, _ := r.redact.text(data)
+	return writeAtomic(filepath.Join(dir, name), red)
 }
 
 // File writes a file of the run's folder (winner.patch).
 func (r *Recorder) File(name string, data []byte) error {
-	return writeAtomic(filepath.Join(r.Dir, name), r.redact(data))
+	if !plainName(name) || name == "run.json" || name == "events.jsonl" {
+		return fmt.Errorf("record file %q: %w", name, ErrFileName)
+	}
+	red, _ := r.redact.text(data)
+	return writeAtomic(filepath.Join(r.Dir, name), red)
+}
+
+// plainName is a file name of one path element that is not hidden (the
+// temporary files of writeAtomic start with a dot).
+func plainName(name string) bool {
+	return name != "" && !strings.HasPrefix(name, ".") && !strings.ContainsAny(name, "/\\\x00")
 }
 
 // Update changes run.json under the recorder's lock.
@@ -172,22 +231,49 @@ func (r *Recorder) saveRun() error {
 }
 
 func (r *Recorder) saveRunLocked() error {
-	data, err := json.MarshalIndent(r.run, "", "  ")
+	data, err := json.MarshalIndent(r.redact.run(r.run), "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("record run.json: %w", err)
 	}
-	return writeAtomic(filepath.Join(r.Dir, "run.json"), r.redact(append(data, '\n')))
+	data, _ = r.redact.text(append(data, '\n'))
+	if !json.Valid(data) {
+		return fmt.Errorf("record run.json: %w", ErrRedaction)
+	}
+	return writeAtomic(filepath.Join(r.Dir, "run.json"), data)
 }
 
-// Close finishes the record.
-func (r *Recorder) Close() error { return r.events.Close() }
+// Close finishes the record. It returns the first event that could not be
+// written, if any, so that a record with a hole in it does not look whole.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return errors.Join(r.err, r.events.Close())
+}
 
+// writeAtomic replaces path with data: written to a fresh temporary file
+// of the same folder (created exclusively, so nothing planted at its name
+// is followed), synced, then renamed over path. A reader sees the old file
+// or the new one, never a torn one; a failure leaves no temporary behind.
 func writeAtomic(path string, data []byte) error {
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // Load reads a run; a run still "running" whose process is gone (killed)

@@ -3,7 +3,31 @@ package sandbox
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 )
+
+// Credential is an environment variable whose name looks like a
+// credential's (see secretWords), with its value.
+type Credential struct {
+	Name, Value string
+}
+
+// CredentialEnv returns the variables of environ (NAME=VALUE pairs, as
+// os.Environ gives them) whose names look like credentials and whose values
+// are not empty: the values forkbomb holds that must never reach a fork or
+// the run record. The list is deliberately wide (a wrong guess costs a
+// redacted path, a missed key costs the key); the sandbox's environment
+// allowlist, not this list, is what keeps keys out of a fork.
+func CredentialEnv(environ []string) []Credential {
+	var out []Credential
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if ok && val != "" && looksSecret(name) {
+			out = append(out, Credential{Name: name, Value: val})
+		}
+	}
+	return out
+}
 
 // Credential folders and files under a home directory. Inside the sandbox
 // every home directory is replaced by an empty one, so these are hidden
