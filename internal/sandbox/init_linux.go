@@ -73,6 +73,7 @@ type initConfig struct {
 	PrivHome   string   `json:"priv_home"`
 	HideDirs   []string `json:"hide_dirs"`
 	HideFiles  []string `json:"hide_files"`
+	Hide       []string `json:"hide,omitempty"` // Policy.Hide, canonical
 	NewNet     bool     `json:"new_net"`
 	RlimitData int64    `json:"rlimit_data,omitempty"`
 	RlimitProc int      `json:"rlimit_nproc,omitempty"`
@@ -92,6 +93,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		PrivHome: privHome,
 		NewNet:   r.Network == NetworkNone,
 		HideDirs: append(append([]string{}, r.HomeDirs...), hiddenDirs...),
+		Hide:     r.Hide,
 	}
 	cfg.HideFiles = append(cfg.HideFiles, rootOnlySecrets...)
 	cfg.HideFiles = append(cfg.HideFiles, credentialPaths(r.Home)...)

@@ -67,6 +67,14 @@ func applyLandlock(cfg *initConfig) error {
 		split(append(append([]string{}, cfg.Writable...), "/tmp", "/var/tmp", cfg.Home, "/dev/shm"), &rwDirs, &rwFiles)
 	} else {
 		hidden := append(append(append([]string{}, cfg.HideDirs...), cfg.HideFiles...), "/tmp", "/dev")
+		// The policy's hidden paths are left out of the grant like the
+		// homes; one inside a tree granted below cannot be, so it is
+		// refused rather than shown.
+		hidden = append(hidden, cfg.Hide...)
+		grants := append(append(append([]string{}, cfg.ReadOnly...), cfg.Toolchains...), cfg.Writable...)
+		if err := hideGrantConflict(cfg.Hide, append(grants, cfg.PrivTmp, cfg.PrivHome, "/dev/shm")); err != nil {
+			return err
+		}
 		roDirs, roFiles := readableRoots(hidden)
 		split(append(append([]string{}, cfg.ReadOnly...), cfg.Toolchains...), &roDirs, &roFiles)
 		if len(roDirs) > 0 {

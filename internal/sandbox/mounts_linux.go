@@ -104,12 +104,21 @@ func setupNamespaces(cfg *initConfig) error {
 		return err
 	}
 
-	// Private /tmp and /var/tmp, and a fresh empty home.
-	binds := []bind{
-		{src: cfg.PrivTmp, dst: "/tmp", rw: true},
-		{src: cfg.PrivTmp, dst: "/var/tmp", rw: true},
-		{src: cfg.PrivHome, dst: cfg.Home, rw: true},
+	// The policy's hidden paths (forkbomb's state, hidden tests, the
+	// user's repository), then private /tmp and /var/tmp, and a fresh
+	// empty home. Hidden paths are sorted with the binds: what the policy
+	// exposes below one (the workdir inside FORKBOMB_HOME) is mounted on
+	// top of its empty tmpfs, and one inside an exposed tree covers that
+	// part of it.
+	var binds []bind
+	for _, h := range cfg.Hide {
+		binds = append(binds, bind{dst: h, hide: true})
 	}
+	binds = append(binds,
+		bind{src: cfg.PrivTmp, dst: "/tmp", rw: true},
+		bind{src: cfg.PrivTmp, dst: "/var/tmp", rw: true},
+		bind{src: cfg.PrivHome, dst: cfg.Home, rw: true},
+	)
 	for _, p := range cfg.Toolchains {
 		binds = append(binds, bind{src: p, dst: p})
 	}
@@ -136,11 +145,23 @@ func setupNamespaces(cfg *initConfig) error {
 		}
 		binds = append(binds, bind{src: p, dst: p, rw: true, overlay: &Overlay{Lower: []string{p}, Upper: up, Work: work, Volatile: true}})
 	}
-	// Parents before children, so a narrower bind lands on top of a wider.
-	sort.SliceStable(binds[3:], func(i, j int) bool {
-		return depth(binds[3+i].dst) < depth(binds[3+j].dst)
+	// Parents before children, so a narrower bind lands on top of a wider;
+	// at equal depth the order above holds (a hidden path before a bind of
+	// the same path, which the caller asked to see).
+	sort.SliceStable(binds, func(i, j int) bool {
+		return depth(binds[i].dst) < depth(binds[j].dst)
 	})
 	for _, b := range binds {
+		if b.hide {
+			fd, err := hideInView(b.dst)
+			if err != nil {
+				return err
+			}
+			if fd >= 0 {
+				hidden = append(hidden, fd)
+			}
+			continue
+		}
 		if err := b.mount(); err != nil {
 			return err
 		}
@@ -199,6 +220,7 @@ type bind struct {
 	src, dst string
 	rw       bool
 	overlay  *Overlay // mount this overlay at dst instead of binding src
+	hide     bool     // cover dst with an empty tmpfs (see hideInView); src unused
 }
 
 // mount bind-mounts the host path b.src (reached through /oldroot) at b.dst

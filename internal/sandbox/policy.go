@@ -62,6 +62,15 @@ type Policy struct {
 	// trees, for a caller that knows them (a workspace knows its pid 1's);
 	// otherwise every writable tree is scanned for them.
 	GitDirs []string
+	// Hide lists host paths the command must not see, wherever they are:
+	// forkbomb's state (other workspaces, runs, judge caches), hidden
+	// tests, the user's repository. Each is replaced by an empty read-only
+	// folder (namespaces) or left out of what may be read (Landlock). A
+	// path the policy exposes below one (the workdir, the overlay layers
+	// it is built from, a ReadOnly path) stays exposed; the root and system
+	// folders are refused (see CheckHide); a path that does not exist is
+	// ignored.
+	Hide []string
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
 }
@@ -201,6 +210,9 @@ func (p Policy) resolve() (*resolved, error) {
 			return nil, err
 		}
 		r.Scratch = append(r.Scratch, c)
+	}
+	if err := r.resolveHide(p.Hide); err != nil {
+		return nil, err
 	}
 	for _, ro := range r.ReadOnly {
 		for _, rw := range append([]string{r.Workdir}, r.ReadWrite...) {

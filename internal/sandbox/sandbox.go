@@ -18,7 +18,7 @@ const (
 	ExitSetup           = 125 // forkbomb could not run the command at all
 	ExitNotExecutable   = 126
 	ExitNotFound        = 127
-	ExitKilledByLimit   = 137 // a memory or output limit killed it (128+SIGKILL)
+	ExitKilledByLimit   = 137 // a memory, process or output limit killed it (128+SIGKILL)
 	ExitInterruptedBase = 128 // plus the signal that interrupted forkbomb
 )
 
@@ -35,7 +35,7 @@ type Result struct {
 	ExitCode int
 	Mode     Mode     // the backend that ran it
 	TimedOut bool     // the timeout expired
-	Limit    string   // "memory" or "output" when a limit killed it
+	Limit    string   // "memory", "pids" or "output" when a limit killed it (see LimitReason)
 	Warnings []string // limits that could not be enforced, fallbacks taken
 
 	probe *ProbeReport

@@ -82,7 +82,10 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if cgWarn != "" {
 		res.Warnings = append(res.Warnings, cgWarn)
 	}
-	defer cg.remove()
+	defer func() {
+		cg.killAll()
+		cg.remove()
+	}()
 
 	cfg := r.initConfig(mode, privTmp, privHome, cg == nil)
 	cfg.Probe = probe
@@ -203,6 +206,9 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		statR.Close()
 		return nil, fmt.Errorf("%w: cgroup: %v", ErrSetup, err)
 	}
+	// Started before the init reads its configuration: it reads the init's
+	// pid namespace while the init is still dumpable.
+	pw := watchPids(cg, init.Pid, r.Pids, mode, kill)
 	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
 		_ = init.Kill()
 	}
@@ -237,6 +243,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	statR.Close()
 	werr := cmd.Wait()
 	close(done)
+	pidsHit := pw.end()
 	// Every process that could hold the pipes is dead by now; should one
 	// have escaped (it cannot in namespace mode), stop copying rather
 	// than wait for it.
@@ -280,6 +287,8 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		res.Limit, res.ExitCode = "output", ExitKilledByLimit
 	case cg.oomKilled():
 		res.Limit, res.ExitCode = "memory", ExitKilledByLimit
+	case pidsHit:
+		res.Limit, res.ExitCode = "pids", ExitKilledByLimit
 	}
 	return res, nil
 }

@@ -1,0 +1,167 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// pidsWatch ends a command whose processes reached its --pids limit. The
+// kernel already refuses the fork past the limit; but a fork bomb held at
+// the limit keeps spinning (and the CPUs busy) until its timeout, and its
+// caller cannot tell that from any other failure. The watch kills it at
+// once and Result.Limit says "pids".
+//
+// With a cgroup the kernel counts the refused forks (pids.events "max").
+// Without one, in a pid namespace, RLIMIT_NPROC bounds the sandbox's tasks
+// and the watch counts them — the tasks of every process in the init's pid
+// namespace — acting when they reach the bound. That count is sampled, so
+// a bomb that reaches the bound and falls back between samples can be
+// missed; the kernel's bound holds either way.
+type pidsWatch struct {
+	hit   atomic.Bool
+	check func() bool
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+const (
+	pidsEventsEvery = 100 * time.Millisecond
+	pidsScanEvery   = 200 * time.Millisecond
+)
+
+// watchPids starts the watch; onHit kills the command. It returns nil when
+// there is nothing to watch (no --pids, or no cgroup and no pid namespace).
+func watchPids(cg *cgroup, initPid, pids int, mode Mode, onHit func()) *pidsWatch {
+	if pids <= 0 {
+		return nil
+	}
+	var check func() bool
+	every := pidsEventsEvery
+	switch {
+	case cg != nil && cg.pidsEvents() != "":
+		file := cg.pidsEvents()
+		check = func() bool { return pidsRefused(file) }
+	case cg == nil && mode == ModeNamespaces:
+		ns, err := os.Readlink("/proc/" + strconv.Itoa(initPid) + "/ns/pid")
+		if err != nil {
+			return nil
+		}
+		every = pidsScanEvery
+		check = func() bool { return tasksInPidNS(ns) >= pids }
+	default:
+		return nil
+	}
+	w := &pidsWatch{stop: make(chan struct{}), check: check}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-t.C:
+				if check() {
+					w.hit.Store(true)
+					onHit()
+					return
+				}
+			}
+		}
+	}()
+	return w
+}
+
+// end stops the watch and reports whether the limit was reached: it
+// killed the command, or (looked at once more, for a command that gave up
+// between two looks) the kernel refused one of its forks.
+func (w *pidsWatch) end() bool {
+	if w == nil {
+		return false
+	}
+	close(w.stop)
+	w.wg.Wait()
+	return w.hit.Load() || w.check()
+}
+
+// pidsEvents is the cgroup's pids.events file, or "" without a pids
+// controller.
+func (cg *cgroup) pidsEvents() string {
+	if cg == nil {
+		return ""
+	}
+	if cg.v2 != "" {
+		return filepath.Join(cg.v2, "pids.events")
+	}
+	if d, ok := cg.v1["pids"]; ok {
+		return filepath.Join(d, "pids.events")
+	}
+	return ""
+}
+
+// pidsRefused reports whether the kernel refused a fork in the cgroup.
+func pidsRefused(file string) bool {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "max" && f[1] != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// tasksInPidNS counts the threads of every process in the pid namespace
+// whose /proc/PID/ns/pid link reads ns. It reads only this machine's /proc
+// (kernel data, not anything the command made).
+func tasksInPidNS(ns string) int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	n := 0
+	for _, name := range names {
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		if l, err := os.Readlink("/proc/" + name + "/ns/pid"); err != nil || l != ns {
+			continue
+		}
+		n += threadsOf(name)
+	}
+	return n
+}
+
+// threadsOf reads num_threads, field 20 of /proc/PID/stat (the command
+// name, field 2, may hold spaces and parentheses: count from the last ')').
+func threadsOf(pid string) int {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 1
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 18 {
+		return 1
+	}
+	t, err := strconv.Atoi(f[17])
+	if err != nil || t < 1 {
+		return 1
+	}
+	return t
+}
