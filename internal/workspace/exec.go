@@ -27,6 +27,8 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	defer release()
 	tree := s.tree(name)
 	p.Workdir = tree
+	// A copy: callers share one Hide slice among concurrent forks.
+	p.Hide = append(append([]string(nil), p.Hide...), s.hidden(m)...)
 	switch m.Method {
 	case MethodSnapshot:
 		scratch, err := sandbox.MkdirTemp("pid1")
@@ -63,6 +65,35 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 		return res, fmt.Errorf("%s: %w", name, err)
 	}
 	return res, nil
+}
+
+// hidden lists what a command in a workspace must not see besides its own
+// tree, wherever it lies: the store (every other workspace, its upper
+// layer included), the state home around it (runs, judge caches, worlds)
+// when the store is the usual $FORKBOMB_HOME/workspaces, and the user's
+// repository the pid 1 was made from. The sandbox keeps the workspace's
+// own tree, and the layers it is built from, in view inside them.
+func (s *Store) hidden(m *Meta) []string {
+	out := []string{s.Root}
+	if filepath.Base(s.Root) == "workspaces" {
+		// A FORKBOMB_HOME that cannot be hidden (/opt, say) still has
+		// its workspaces hidden, and the race hides its runs and caches.
+		if home := filepath.Dir(s.Root); sandbox.CheckHide(home) == nil {
+			out = append(out, home)
+		}
+	}
+	repo := m.Repo
+	if repo == "" && m.Pid1 != "" {
+		if p1, err := s.Get(m.Pid1); err == nil {
+			repo = p1.Repo
+		}
+	}
+	// A repository that is itself a system folder (/etc) is visible
+	// read-only anyway; one anywhere else is hidden.
+	if repo != "" && sandbox.CheckHide(repo) == nil {
+		out = append(out, repo)
+	}
+	return out
 }
 
 // Layers returns what an in-process editor needs of a workspace: the path

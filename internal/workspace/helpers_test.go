@@ -53,6 +53,16 @@ func newStore(t *testing.T) *workspace.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// overlayfs leaves work/work mode 000; the owner may open it up so
+	// that TempDir's cleanup can remove it when the tests run unprivileged.
+	t.Cleanup(func() {
+		filepath.WalkDir(s.Root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && d.Name() == "work" {
+				os.Chmod(filepath.Join(p, "work"), 0o700)
+			}
+			return nil
+		})
+	})
 	return s
 }
 

@@ -47,11 +47,11 @@ func holdGit(plain bool) {
 	}
 	var c *exec.Cmd
 	if plain {
-		c = exec.Command("git", "cat-file", "--batch")
+		c = exec.Command("git", "hash-object", "--stdin")
 		c.Stdin, c.ExtraFiles = r, []*os.File{w}
 		err = c.Start()
 	} else {
-		c, err = workspace.StartGit(context.Background(), r, []*os.File{w}, "cat-file", "--batch")
+		c, err = workspace.StartGit(context.Background(), r, []*os.File{w}, "hash-object", "--stdin")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

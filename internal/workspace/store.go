@@ -242,7 +242,14 @@ func (s *Store) Remove(name string) error {
 			return fmt.Errorf("%w: %s is the pid 1 of %s; remove them first", ErrHasForks, name, strings.Join(forks, ", "))
 		}
 	}
+	// The lock can be held for a moment after a command ended: a process
+	// another goroutine is starting holds a copy of every descriptor
+	// between its fork and its exec. "In use" is retried briefly.
 	release, err := s.useLock(name, true)
+	for i := 0; errors.Is(err, ErrInUse) && i < 40; i++ {
+		time.Sleep(50 * time.Millisecond)
+		release, err = s.useLock(name, true)
+	}
 	if err != nil {
 		return err
 	}

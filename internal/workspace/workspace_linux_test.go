@@ -290,18 +290,25 @@ func TestRemove(t *testing.T) {
 	if err := s.Remove("p1"); !errors.Is(err, workspace.ErrHasForks) {
 		t.Errorf("removing a pid 1 with forks: %v", err)
 	}
-	started := make(chan struct{})
+	// A command that says when it runs, then runs until it is stopped.
+	running, stop := context.WithCancel(ctx)
 	done := make(chan error)
 	go func() {
-		close(started)
-		_, err := s.Exec(ctx, "f", sandbox.Policy{Command: []string{"sleep", "2"}}, sandbox.Stdio{})
+		_, err := s.Exec(running, "f", sandbox.Policy{Command: []string{"/bin/sh", "-c", "touch started; exec sleep 600"}}, sandbox.Stdio{})
 		done <- err
 	}()
-	<-started
-	time.Sleep(500 * time.Millisecond)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(s.Root, "f", "upper", "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+	}
 	if err := s.Remove("f"); !errors.Is(err, workspace.ErrInUse) {
 		t.Errorf("removing a workspace in use: %v", err)
 	}
+	stop()
 	<-done
 	for _, n := range []string{"f", "p1"} {
 		if err := s.Remove(n); err != nil {
