@@ -62,10 +62,18 @@ func makePatch(t testing.TB, repo string, edits map[string]edit) []byte {
 		}
 	}
 	testutil.Git(t, wt, "add", "-A")
-	if p := testutil.Git(t, wt, "diff", "--cached", "--binary", "-M"); p != "" {
-		return []byte(p + "\n")
+	// through a file: testutil.Git trims its output, which cuts a final
+	// empty context line (" \n") and leaves a corrupt hunk the judge refuses
+	out := filepath.Join(t.TempDir(), "patch")
+	testutil.Git(t, wt, "diff", "--cached", "--binary", "-M", "--output="+out)
+	p, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return nil
+	if len(p) == 0 {
+		return nil
+	}
+	return p
 }
 
 type judged struct {

@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -32,24 +32,51 @@ type Options struct {
 	CacheDir string
 	Repo     string
 	Rev      string
-	Test     string        // the user's test command, run with /bin/sh -c
-	Hidden   []string      // folders laid over each judged copy (never seen by forks)
+	Test     string   // the user's test command, run with /bin/sh -c
+	Hidden   []string // folders laid over each judged copy (never seen by forks)
+	// Hide lists what judged test runs must not see besides CacheDir
+	// (the race's runs); the store hides the workspaces and the state
+	// home. The hidden tests stay readable to the judge's own sandbox.
+	Hide     []string
 	Timeout  time.Duration // per test run
 	Strip    StripOptions
 	Parallel int // default: the number of cores
+	// Limits bound each test run (memory, processes, CPUs): a zero field
+	// is sandbox.DefaultLimits(Parallel) — a share of the machine per
+	// patch judged at once — and sandbox.Unlimited is none.
+	Limits sandbox.Limits
 
 	goEnv []string // found once: GOCACHE, GOMODCACHE
 }
 
+// hidePaths is what a judged test run must not see, wherever it lives:
+// the baselines (CacheDir) and what the caller adds (a race's runs).
+func (o Options) hidePaths() []string {
+	var out []string
+	for _, p := range append([]string{o.CacheDir}, o.Hide...) {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // Verdict is the judgement of one patch. See docs/JUDGE.md for the schema.
 type Verdict struct {
-	Pass     bool      `json:"pass"`
-	Verdict  string    `json:"verdict"` // pass, fail, unknown
-	Reason   string    `json:"reason"`
-	Applied  bool      `json:"applied"`
-	Stripped []string  `json:"stripped"`
-	ExitCode int       `json:"exit_code"`
-	TimedOut bool      `json:"timed_out"`
+	Pass     bool     `json:"pass"`
+	Verdict  string   `json:"verdict"` // pass, fail, unknown
+	Reason   string   `json:"reason"`
+	Applied  bool     `json:"applied"`
+	Stripped []string `json:"stripped"`
+	ExitCode int      `json:"exit_code"`
+	TimedOut bool     `json:"timed_out"`
+	// Limit names the resource limit that stopped the test run
+	// ("memory limit (2 GiB) reached"); such a run never passes.
+	Limit    string    `json:"limit,omitempty"`
 	Results  *Results  `json:"results"`
 	Baseline *Baseline `json:"baseline"`
 	Score    Score     `json:"score"`
@@ -58,7 +85,18 @@ type Verdict struct {
 	RanCmd   string    `json:"ran_command"`
 	Base     string    `json:"base"`
 	Timings  Timings   `json:"timings_ms"`
-	Output   string    `json:"-"`
+	// Sentinels: the tests the judge planted to catch a runner talked round.
+	Sentinels *SentinelReport `json:"sentinels"`
+	// Tampered: the runner was caught talked round (a sentinel's outcome
+	// was wrong, or the runner was a file of the repository).
+	Tampered bool `json:"tampered"`
+	// Warnings about the judgement as a whole (hidden tests that add
+	// nothing, say); the CLI prints them on stderr too.
+	Warnings []string `json:"warnings,omitempty"`
+	// OutputTail is the end of the test command's output, kept in a
+	// verdict that did not pass (a timeout included).
+	OutputTail string `json:"output_tail,omitempty"`
+	Output     string `json:"-"`
 }
 
 // Baseline is the test command's outcome on the untouched base.
@@ -66,13 +104,16 @@ type Baseline struct {
 	Results  *Results           `json:"results"`
 	Tests    map[string]Outcome `json:"tests,omitempty"`
 	ExitCode int                `json:"exit_code"`
+	TimedOut bool               `json:"timed_out"`
+	Ms       int64              `json:"ms"` // wall time of the baseline run (0 when cached)
 	Cached   bool               `json:"cached"`
 }
 
 // Timings are in milliseconds.
 type Timings struct {
+	Queue int64 `json:"queue"` // waiting for a free slot (--parallel); not part of total
 	Fork  int64 `json:"fork"`
-	Test  int64 `json:"test"` // apply, hidden tests and the test command, in one sandbox
+	Test  int64 `json:"test"` // apply, hidden tests, sentinels and the test command, in one sandbox; bounded by --timeout
 	Total int64 `json:"total"`
 }
 
@@ -81,11 +122,12 @@ type Timings struct {
 // caches, the baseline — so a race that judges forks one at a time as they
 // finish pays for it once.
 type Judger struct {
-	o      Options
-	pid1   string
-	base   string
-	runCmd string
-	bl     *Baseline
+	o        Options
+	pid1     string
+	base     string
+	runCmd   string
+	bl       *Baseline
+	warnings []string
 }
 
 // Prepare readies a Judger; its error is the judge's own.
@@ -96,6 +138,7 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Minute
 	}
+	o.Limits = o.Limits.Resolve(sandbox.DefaultLimits(parallelism(o.Parallel)))
 	hidden := make([]string, len(o.Hidden))
 	for i, h := range o.Hidden {
 		abs, err := filepath.Abs(h)
@@ -123,7 +166,45 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 	if j.bl, err = baseline(ctx, j.o, j.pid1, base, j.runCmd); err != nil {
 		return nil, err
 	}
+	if len(j.o.Hidden) > 0 {
+		plain := j.o
+		plain.Hidden = nil
+		pb, err := baseline(ctx, plain, j.pid1, base, j.runCmd)
+		if err != nil {
+			return nil, err
+		}
+		if w := hiddenAddsNothing(pb, j.bl); w != "" {
+			j.warnings = append(j.warnings, w)
+		}
+	}
 	return j, nil
+}
+
+// Warnings are the judge's warnings about the judgement as a whole.
+func (j *Judger) Warnings() []string { return append([]string{}, j.warnings...) }
+
+// hiddenAddsNothing warns when the hidden tests change nothing the
+// baseline reads: the test command never runs them.
+func hiddenAddsNothing(without, with *Baseline) string {
+	const w = "the --hidden tests add no test to the baseline: the test command does not run them, so they defend nothing"
+	if with.Results == nil {
+		return w
+	}
+	if without.Results == nil {
+		return ""
+	}
+	if with.Results.Named && without.Results.Named {
+		for name := range with.Results.Tests {
+			if _, ok := without.Results.Tests[name]; !ok {
+				return ""
+			}
+		}
+		return w
+	}
+	if with.Results.Total()+with.Results.Skipped <= without.Results.Total()+without.Results.Skipped {
+		return w
+	}
+	return ""
 }
 
 // Judge prepares and judges in one call.
@@ -138,10 +219,7 @@ func Judge(ctx context.Context, o Options, patches [][]byte) ([]*Verdict, error)
 // Judge judges patches in parallel. The error is for the judge itself; a
 // patch's failure is its Verdict.
 func (j *Judger) Judge(ctx context.Context, patches [][]byte) ([]*Verdict, error) {
-	n := j.o.Parallel
-	if n <= 0 {
-		n = runtime.NumCPU()
-	}
+	n := parallelism(j.o.Parallel)
 	out := make([]*Verdict, len(patches))
 	errs := make([]error, len(patches))
 	sem := make(chan struct{}, n)
@@ -150,130 +228,101 @@ func (j *Judger) Judge(ctx context.Context, patches [][]byte) ([]*Verdict, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			queued := time.Now()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[i], errs[i] = judgeOne(ctx, j.o, j.pid1, j.base, j.runCmd, j.bl, p)
+			out[i], errs[i] = j.judgeOne(ctx, p)
+			if out[i] != nil {
+				out[i].Timings.Queue = time.Since(queued).Milliseconds() - out[i].Timings.Total
+			}
 		}()
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
 }
 
-func judgeOne(ctx context.Context, o Options, pid1, base, runCmd string, bl *Baseline, patch []byte) (*Verdict, error) {
+func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
+	o := j.o
 	start := time.Now()
-	v := &Verdict{TestCmd: o.Test, RanCmd: runCmd, Base: base, Baseline: bl}
-	kept, stripped := strip(patch, o.Strip)
+	v := &Verdict{TestCmd: o.Test, RanCmd: j.runCmd, Base: j.base, Baseline: j.bl, Warnings: j.Warnings()}
+	kept, stripped, err := strip(ctx, patch, o.Strip)
+	if err != nil && !errors.Is(err, ErrUnattributed) {
+		return nil, err
+	}
 	v.Stripped = stripped
 	if v.Stripped == nil {
 		v.Stripped = []string{}
 	}
-	fork, cleanup, err := newFork(ctx, o.Store, pid1)
+	if err != nil { // refused whole: nothing of it is applied
+		v.Verdict, v.Reason = "fail", err.Error()
+		v.Timings.Total = time.Since(start).Milliseconds()
+		return v, nil
+	}
+	fork, cleanup, err := newFork(ctx, o.Store, j.pid1)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
 	v.Timings.Fork = time.Since(start).Milliseconds()
 
-	t := time.Now()
-	run, err := runTests(ctx, o, fork, runCmd, kept)
+	// Fresh sentinels for every judged copy: names one run learned are
+	// worth nothing in the next.
+	plan := planSentinels(filepath.Join(o.Store.Root, j.pid1, "tree"), o.Hidden, o.Test, j.bl)
+	run, err := runTests(ctx, o, fork, j.runCmd, kept, plan)
 	if err != nil {
 		return nil, err
 	}
+	v.Sentinels = plan.report()
 	if run.applyFailed {
 		v.Verdict, v.Reason = "fail", "the patch does not apply: "+run.applyErr
 		v.Timings.Total = time.Since(start).Milliseconds()
 		return v, nil
 	}
 	v.Applied = true
-	v.Timings.Test = time.Since(t).Milliseconds()
+	v.Timings.Test = run.elapsed.Milliseconds()
 	v.ExitCode, v.TimedOut, v.Results, v.Output = run.exit, run.timedOut, run.results, run.output
-	v.Verdict, v.Reason, v.Score = decide(bl.Results, v.Results, v.ExitCode, v.TimedOut)
+	sc := checkSentinels(plan, run.results, run.exit)
+	cur, tamper := sc.cur, sc.tamper
+	v.Sentinels = sc.report
+	if run.runner != "" {
+		tamper = strings.TrimSpace("tampering: the test runner is a file of the repository, not the installed one (" + run.runner + "); " + tamper)
+	}
+	if run.timedOut {
+		tamper = ""
+	}
+	v.Verdict, v.Reason, v.Score = decide(without(j.bl.Results, sc.skip), cur, v.ExitCode, v.TimedOut, sc.expectFail)
+	if run.timedOut {
+		v.Reason = fmt.Sprintf("the test command timed out (--timeout %s; the run was stopped after %.0fs)", o.Timeout, run.elapsed.Seconds())
+	}
+	if run.limit != "" {
+		v.Limit = run.limit
+		v.Verdict, v.Reason = "fail", "the test run was stopped: "+run.limit
+	}
+	if tamper != "" {
+		v.Tampered = true
+		if v.Verdict != "pass" {
+			tamper += "; " + v.Reason
+		}
+		v.Verdict, v.Reason = "fail", tamper
+	}
 	v.Pass = v.Verdict == "pass"
-	if v.Results != nil {
-		for name, o := range v.Results.Tests {
+	if cur != nil {
+		v.Results = cur
+		for name, o := range cur.Tests {
 			if o == Failed {
 				v.Failures = append(v.Failures, name)
 			}
 		}
+		sort.Strings(v.Failures)
 	}
 	if len(stripped) > 0 && !v.Pass {
 		v.Reason += fmt.Sprintf(" (stripped edits to %d test or config file(s): %s)", len(stripped), names(append([]string{}, stripped...)))
 	}
+	if !v.Pass {
+		v.OutputTail = tail(run.output)
+	}
 	v.Timings.Total = time.Since(start).Milliseconds()
 	return v, nil
-}
-
-type testRun struct {
-	exit        int
-	timedOut    bool
-	results     *Results
-	output      string
-	applyFailed bool
-	applyErr    string
-}
-
-// applyFailedStatus and applyMarker tell an apply failure from the tests'
-// own: the test command could print the marker and exit so only to fail
-// its own patch.
-const (
-	applyFailedStatus = 222
-	applyMarker       = "forkbomb-judge: the patch does not apply"
-)
-
-// runTests applies a patch in a fork, lays the hidden tests over it and
-// runs the test command there, in one confined, offline sandbox with a
-// timeout, toolchains readable and build caches behind a throwaway layer.
-// One sandbox, not three: its start is most of the judge's own overhead.
-func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte) (*testRun, error) {
-	var steps []string
-	ro := append([]string{}, o.Hidden...)
-	if len(bytes.TrimSpace(patch)) > 0 {
-		dir, err := sandbox.MkdirTemp("judge")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		pf := filepath.Join(dir, "patch")
-		if err := os.WriteFile(pf, patch, 0o644); err != nil {
-			return nil, err
-		}
-		os.Chmod(dir, 0o755)
-		ro = append(ro, dir)
-		steps = append(steps, fmt.Sprintf("git apply --binary --whitespace=nowarn %s 2>&1 || { echo %s >&2; exit %d; }", shellQuote(pf), shellQuote(applyMarker), applyFailedStatus))
-	}
-	for _, h := range o.Hidden {
-		steps = append(steps, fmt.Sprintf("cp -a %s/. . || exit 125", shellQuote(h)))
-	}
-	script := runCmd
-	if len(steps) > 0 {
-		script = strings.Join(steps, "\n") + "\n" + runCmd
-	}
-	p := sandbox.Policy{
-		Command:    []string{"/bin/sh", "-c", script},
-		Timeout:    o.Timeout,
-		Toolchains: true,
-		ReadOnly:   ro,
-		MaxOutput:  32 << 20,
-		SetEnv: []string{"CI=true", "NO_COLOR=1", "PYTHONDONTWRITEBYTECODE=1", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
-			"NPM_CONFIG_UPDATE_NOTIFIER=false", "NPM_CONFIG_FUND=false", "NPM_CONFIG_AUDIT=false"},
-	}
-	addGoCaches(&p, o.goEnv)
-	var out bytes.Buffer
-	res, err := o.Store.Exec(ctx, fork, p, sandbox.Stdio{Stdout: &out, Stderr: &out})
-	if err != nil {
-		if errors.Is(err, sandbox.ErrCommandNotFound) {
-			return nil, fmt.Errorf("%w: /bin/sh not found", ErrCannotJudge)
-		}
-		return nil, fmt.Errorf("%w: run tests: %v", ErrCannotJudge, err)
-	}
-	r := &testRun{exit: res.ExitCode, timedOut: res.TimedOut, output: out.String()}
-	if r.exit == applyFailedStatus && strings.Contains(r.output, applyMarker) {
-		r.applyFailed = true
-		r.applyErr = firstLine(strings.Split(r.output, applyMarker)[0])
-		return r, nil
-	}
-	r.results = parse(out.Bytes(), nil)
-	return r, nil
 }
 
 // goCaches returns the user's Go build and module caches, if any.
@@ -314,7 +363,8 @@ func addGoCaches(p *sandbox.Policy, caches []string) {
 // and caches the outcome by base commit, command and hidden tests, so N
 // patches pay for it once.
 func baseline(ctx context.Context, o Options, pid1, base, runCmd string) (*Baseline, error) {
-	key := hashOf(base, runCmd, hiddenHash(o.Hidden))
+	// v2: plugin autoloading off and no user site (runnerEnv)
+	key := hashOf("v2", base, runCmd, hiddenHash(o.Hidden))
 	path := ""
 	if o.CacheDir != "" {
 		path = filepath.Join(o.CacheDir, "baseline-"+key[:32]+".json")
@@ -329,14 +379,20 @@ func baseline(ctx context.Context, o Options, pid1, base, runCmd string) (*Basel
 		return nil, err
 	}
 	defer cleanup()
-	run, err := runTests(ctx, o, fork, runCmd, nil)
+	run, err := runTests(ctx, o, fork, runCmd, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	if run.exit == 127 && run.results == nil {
 		return nil, fmt.Errorf("%w: the test command was not found in the sandbox (exit 127): %s", ErrCannotJudge, firstLine(run.output))
 	}
-	b := &Baseline{Results: run.results, ExitCode: run.exit}
+	if run.limit != "" {
+		return nil, fmt.Errorf("%w: the test command on the untouched base was stopped: %s (see --memory, --pids)", ErrCannotJudge, run.limit)
+	}
+	if run.runner != "" {
+		return nil, fmt.Errorf("%w: the test runner is a file of the repository at the base (%s)", ErrCannotJudge, run.runner)
+	}
+	b := &Baseline{Results: run.results, ExitCode: run.exit, TimedOut: run.timedOut, Ms: run.elapsed.Milliseconds()}
 	if path != "" && !run.timedOut {
 		if err := os.MkdirAll(o.CacheDir, 0o700); err == nil {
 			if data, err := json.Marshal(b); err == nil {
@@ -445,4 +501,13 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// parallelism is how many patches are judged at once: n, or the number of
+// cores.
+func parallelism(n int) int {
+	if n <= 0 {
+		return runtime.NumCPU()
+	}
+	return n
 }

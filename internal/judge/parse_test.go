@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -8,7 +9,6 @@ import (
 func TestParsers(t *testing.T) {
 	cases := []struct {
 		name, out        string
-		junit            string
 		format           string
 		pass, fail, skip int
 		named            bool
@@ -20,22 +20,17 @@ func TestParsers(t *testing.T) {
 {"Action":"run","Package":"p","Test":"TestC"}
 {"Action":"skip","Package":"p","Test":"TestC"}
 {"Action":"run","Package":"p","Test":"TestD"}
-{"Action":"fail","Package":"p"}`, "", "go-test-json", 1, 3, 1, true}, // TestD never finished; the package failed
-		{"junit", "", `<testsuites><testsuite><testcase classname="a" name="x"/><testcase classname="a" name="y"><failure/></testcase><testcase classname="a" name="z"><skipped/></testcase></testsuite></testsuites>`, "junit-xml", 1, 1, 1, true},
-		{"tap", "TAP version 13\nok 1 - adds\nnot ok 2 - subtracts\nok 3 - later # SKIP\n1..3\n", "", "tap", 1, 1, 1, true},
-		{"cargo", "running 3 tests\ntest a::x ... ok\ntest a::y ... FAILED\ntest a::z ... ignored\n\ntest result: FAILED. 1 passed; 1 failed; 1 ignored\n", "", "cargo-test", 1, 1, 1, true},
-		{"pytest -rA", "PASSED t.py::test_a\nFAILED t.py::test_b - assert\n=== 1 failed, 1 passed in 0.1s ===\n", "", "pytest", 1, 1, 0, true},
-		{"pytest -q", "..F\n2 passed, 1 failed in 0.02s\n", "", "pytest", 2, 1, 0, false},
-		{"plain", "running\nresults: 4 passed, 1 failed, 2 skipped\n", "", "plain", 4, 1, 2, false},
-		{"nothing", "hello\nPASS\nall good\n", "", "", 0, 0, 0, false},
+{"Action":"fail","Package":"p"}`, "go-test-json", 1, 3, 1, true}, // TestD never finished; the package failed
+		{"tap", "TAP version 13\nok 1 - adds\nnot ok 2 - subtracts\nok 3 - later # SKIP\n1..3\n", "tap", 1, 1, 1, true},
+		{"cargo", "running 3 tests\ntest a::x ... ok\ntest a::y ... FAILED\ntest a::z ... ignored\n\ntest result: FAILED. 1 passed; 1 failed; 1 ignored\n", "cargo-test", 1, 1, 1, true},
+		{"pytest -rA", "PASSED t.py::test_a\nFAILED t.py::test_b - assert\n=== 1 failed, 1 passed in 0.1s ===\n", "pytest", 1, 1, 0, true},
+		{"pytest -q", "..F\n2 passed, 1 failed in 0.02s\n", "pytest", 2, 1, 0, false},
+		{"plain", "running\nresults: 4 passed, 1 failed, 2 skipped\n", "plain", 4, 1, 2, false},
+		{"nothing", "hello\nPASS\nall good\n", "", 0, 0, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var junit [][]byte
-			if c.junit != "" {
-				junit = [][]byte{[]byte(c.junit)}
-			}
-			r := parse([]byte(c.out), junit)
+			r := parse([]byte(c.out))
 			if c.format == "" {
 				if r != nil {
 					t.Fatalf("read results from output that has none: %+v", r)
@@ -82,7 +77,11 @@ diff --git a/a b/c/Makefile b/a b/c/Makefile
 -x
 +y
 `
-	kept, stripped := strip([]byte(patch), StripOptions{Named: []string{"run.sh"}})
+	ctx := context.Background()
+	kept, stripped, err := strip(ctx, []byte(patch), StripOptions{Named: []string{"run.sh"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []string{"src/x_test.go", "lib/util.py -> tests/util.py", "a b/c/Makefile"}
 	if strings.Join(stripped, "|") != strings.Join(want, "|") {
 		t.Errorf("stripped %q, want %q", stripped, want)
@@ -90,11 +89,11 @@ diff --git a/a b/c/Makefile b/a b/c/Makefile
 	if !strings.Contains(string(kept), "src/x.go") || !strings.Contains(string(kept), `odd \"name\".txt`) || strings.Contains(string(kept), "x_test.go") {
 		t.Errorf("kept the wrong sections:\n%s", kept)
 	}
-	_, s2 := strip([]byte("diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n"), StripOptions{Named: []string{"run.sh"}})
+	_, s2, _ := strip(ctx, []byte("diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1 +1 @@\n-a\n+b\n"), StripOptions{Named: []string{"run.sh"}})
 	if len(s2) != 1 {
 		t.Errorf("a file the test command names was not stripped")
 	}
-	_, s3 := strip([]byte(patch), StripOptions{Remove: []string{"Makefile"}, Add: []string{"src/x.go"}})
+	_, s3, _ := strip(ctx, []byte(patch), StripOptions{Remove: []string{"Makefile"}, Add: []string{"src/x.go"}})
 	if strings.Contains(strings.Join(s3, "|"), "Makefile") || !strings.Contains(strings.Join(s3, "|"), "src/x.go") {
 		t.Errorf("--keep/--strip not honoured: %q", s3)
 	}

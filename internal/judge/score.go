@@ -21,8 +21,11 @@ type Score struct {
 // command exited 0 and every test that ran at baseline ran again and
 // passed. Output alone is never trusted: exit 0 with tests missing fails,
 // passing lines with a non-zero exit fail, and no readable results at all
-// is "unknown", which never passes.
-func decide(base, cur *Results, exit int, timedOut bool) (verdict, reason string, sc Score) {
+// is "unknown", which never passes. expectFail says a must-fail sentinel
+// ran (its results already taken out of cur): the command then had to
+// exit non-zero, with the status of failed tests rather than of a timeout,
+// a signal or a runner that could not start.
+func decide(base, cur *Results, exit int, timedOut, expectFail bool) (verdict, reason string, sc Score) {
 	if timedOut {
 		return "fail", "the test command timed out", sc
 	}
@@ -84,7 +87,12 @@ func decide(base, cur *Results, exit int, timedOut bool) (verdict, reason string
 			reasons = append(reasons, fmt.Sprintf("%d test(s) fail", cur.Failed))
 		}
 	}
-	if exit != 0 {
+	switch {
+	case expectFail && (exit < 1 || exit > 123):
+		if exit != 0 { // exit 0 is the sentinels' finding
+			reasons = append(reasons, fmt.Sprintf("the test command exited %d", exit))
+		}
+	case !expectFail && exit != 0:
 		reasons = append(reasons, fmt.Sprintf("the test command exited %d", exit))
 	}
 	if sc.BaselineTests > 0 {
@@ -92,6 +100,9 @@ func decide(base, cur *Results, exit int, timedOut bool) (verdict, reason string
 	}
 	if len(reasons) > 0 {
 		return "fail", strings.Join(reasons, "; "), sc
+	}
+	if expectFail {
+		return "pass", fmt.Sprintf("all %d baseline test(s) pass (%d fixed), and the judge's sentinel tests came out as they must", sc.BaselineTests, sc.Fixed), sc
 	}
 	return "pass", fmt.Sprintf("all %d baseline test(s) pass (%d fixed) and the command exited 0", sc.BaselineTests, sc.Fixed), sc
 }

@@ -1,0 +1,82 @@
+package judge_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// cgroupHolds reports what the probe says the limits rest on here: a
+// cgroup (the kernel names the limit it enforced) or rlimits alone.
+func cgroupHolds(t *testing.T) bool {
+	t.Helper()
+	rep, err := sandbox.Probe(context.Background())
+	if err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	l := rep.Layer("cgroup")
+	return l != nil && l.Status == "ok"
+}
+
+// TestJudgeLimits: a patch whose test run is a fork bomb or a memory bomb
+// fails with a reason naming the limit, and leaves nothing running; the
+// honest fix passes under the same limits (the positive control: the limits
+// do not fail a test run that stays under them). Without a cgroup a memory
+// bomb meets RLIMIT_DATA, per process: its allocation fails (and this one
+// fails the run), but nothing names the limit — what the probe says holds.
+func TestJudgeLimits(t *testing.T) {
+	t.Parallel()
+	cgroup := cgroupHolds(t)
+	repo := fixture(t, map[string]string{
+		"lib.sh":   "add() { echo $(($1 - $2)); }\n",
+		"check.sh": ". ./lib.sh\np=0; f=0\n[ \"$(add 2 3)\" = 5 ] && p=$((p+1)) || f=$((f+1))\necho \"$p passed, $f failed\"\n[ $f = 0 ]\n",
+	})
+	fix := "add() { echo $(($1 + $2)); }\n"
+	memReason := "memory limit (128 MiB) reached"
+	if !cgroup {
+		memReason = ""
+	}
+	cases := []judged{
+		{name: "honest fix", edits: map[string]edit{"lib.sh": {content: fix}}, pass: true},
+		{name: "fork bomb", pass: false, reason: "process limit (40) reached", edits: map[string]edit{
+			"lib.sh": {content: fix + "bash -c ':(){ sleep 301.777 & : | : & }; :; sleep 80'\n"}}},
+		{name: "memory bomb", pass: false, reason: memReason, edits: map[string]edit{
+			"lib.sh": {content: fix + "tail /dev/zero || exit 3\n"}}},
+	}
+	judgeAll(t, repo, "/bin/sh check.sh", nil, cases, func(o *judge.Options) {
+		o.Limits = sandbox.Limits{Memory: 128 << 20, Pids: 40}
+	})
+	if s := procsWith("301.777"); len(s) > 0 {
+		t.Errorf("LEAK: %d fork-bomb processes outlived the judge", len(s))
+	}
+}
+
+// procsWith lists the host's live processes whose command line holds
+// marker, after a moment for the kernel to finish what was killed.
+func procsWith(marker string) []string {
+	var found []string
+	for range 20 {
+		found = nil
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
+				continue
+			}
+			if stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat"); bytes.Contains(stat, []byte(") Z ")) {
+				continue // a zombie is dead already
+			}
+			found = append(found, e.Name())
+		}
+		if len(found) == 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return found
+}

@@ -1,0 +1,411 @@
+package judge
+
+import (
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Sentinel tests catch a test runner that the code under test talked round.
+// In each judged copy — after the patch is applied and the hidden tests are
+// laid over it — the judge plants tests with fresh random names in the
+// runner's own format, among the tests the command runs: some must pass,
+// some must fail. Code that flips failures into passes, forges passing
+// output for the tests it can find, replaces the assertion library or makes
+// the runner exit 0 early gets a sentinel's outcome wrong, and the verdict
+// says so. Sentinels never count towards the comparison or the score.
+//
+// A sentinel is checked only in a scope that ran: a Go package, a pytest
+// file, a tape file, or (node, whose TAP names no files) the whole run. A
+// scope ran when one of its real tests appears in the output.
+
+// sentinel is one planted test.
+type sentinel struct {
+	name     string // as the results name it
+	mustFail bool
+	scope    string   // results-name prefix of the real tests beside it; "" = the whole run
+	goPkg    string   // Go: the package, whose "(package)" result a must-fail makes fail
+	ranWith  []string // tape: its file ran when one of these tests did (scope unused)
+}
+
+// sentinelPlan says what the judge plants in one judged copy.
+type sentinelPlan struct {
+	runner  string            // go, pytest, node, tape; "" when none are placed
+	files   map[string]string // new files, by path in the tree
+	appends map[string]string // text appended to existing files, by path
+	wrapper string            // go: the -exec wrapper that removes the sources
+	list    []sentinel
+	note    string // why none (or only must-pass ones) were placed
+}
+
+// SentinelReport is what the verdict says about the sentinels.
+type SentinelReport struct {
+	Runner  string   `json:"runner"`          // go, pytest, node, tape; "" when none were placed
+	Planted int      `json:"planted"`         // sentinel tests planted
+	Checked int      `json:"checked"`         // of those, in a scope that ran
+	Wrong   []string `json:"wrong,omitempty"` // sentinels whose outcome was wrong
+	Note    string   `json:"note,omitempty"`  // why none could be placed or checked
+}
+
+func (p *sentinelPlan) report() *SentinelReport {
+	if p == nil {
+		return &SentinelReport{Note: "no sentinel tests were placed"}
+	}
+	return &SentinelReport{Runner: p.runner, Planted: len(p.list), Note: p.note}
+}
+
+// planSentinels decides, from the baseline's format and names and the
+// base's test files, which sentinels a judged copy gets. The baseline runs
+// without them: what it names is what the command really runs.
+func planSentinels(tree string, hidden []string, cmd string, bl *Baseline) *sentinelPlan {
+	none := func(why string) *sentinelPlan { return &sentinelPlan{note: "no sentinel tests were placed: " + why} }
+	if bl == nil || bl.Results == nil || !bl.Results.Named {
+		return none("the baseline output names no tests, so none could be checked")
+	}
+	if sel := selectsTests(cmd); sel != "" {
+		return none("the command selects tests by name (" + sel + "), which would deselect them")
+	}
+	var p *sentinelPlan
+	switch bl.Results.Format {
+	case "go-test-json":
+		p = planGo(tree, hidden, cmd, bl.Results)
+	case "pytest":
+		p = planPytest(tree, hidden, cmd, bl.Results)
+	case "tap":
+		p = planNode(tree, hidden, cmd)
+	case "tape":
+		p = planTape(tree, hidden, cmd, bl.Results)
+	default:
+		return none("the judge does not know how to plant tests for " + bl.Results.Format + " output")
+	}
+	if len(p.list) == 0 && p.note == "" {
+		p.note = "no sentinel tests were placed: no test file of the baseline could be found in the tree"
+	}
+	if len(p.list) == 0 {
+		p.runner = ""
+	}
+	return p
+}
+
+// selectsTests names a test-selection flag in the command: sentinels with
+// fresh names would be deselected by it.
+func selectsTests(cmd string) string {
+	fields := strings.Fields(cmd)
+	for i, f := range fields {
+		name, _, _ := strings.Cut(f, "=")
+		if name == "-m" && i > 0 && strings.HasPrefix(filepath.Base(fields[i-1]), "python") {
+			continue // python -m MODULE
+		}
+		switch name {
+		case "-run", "-test.run", "-skip", "-test.skip", "-k", "-m", "--deselect",
+			"--test-name-pattern", "--test-skip-pattern", "--test-only", "--grep", "-g", "-t", "--testNamePattern":
+			return name
+		}
+		if strings.Contains(f, "::") {
+			return f
+		}
+	}
+	return ""
+}
+
+// failsFast reports whether the command stops at the first failure: a
+// must-fail sentinel would then stop the real tests.
+func failsFast(cmd string) bool {
+	for _, f := range strings.Fields(cmd) {
+		name, _, _ := strings.Cut(f, "=")
+		switch name {
+		case "-failfast", "-test.failfast", "-x", "--exitfirst", "--maxfail", "--sw", "--stepwise", "--bail", "-b", "--test-bail":
+			return true
+		}
+	}
+	return false
+}
+
+// sentinelCheck is what a run's sentinels showed.
+type sentinelCheck struct {
+	cur        *Results        // the results without the sentinels
+	skip       map[string]bool // names left out of the comparison, the baseline's too
+	report     *SentinelReport
+	tamper     string // what gave the tampering away; "" when nothing did
+	expectFail bool   // a must-fail sentinel ran: the command had to exit non-zero
+}
+
+// checkSentinels reads the sentinels' outcomes in a run. Besides the
+// sentinels, the package results their must-fail tests decide (go test's
+// "(package)") are left out of the comparison.
+func checkSentinels(p *sentinelPlan, cur *Results, exit int) sentinelCheck {
+	c := sentinelCheck{cur: cur, report: p.report()}
+	if p == nil || len(p.list) == 0 || cur == nil {
+		return c
+	}
+	if !cur.Named {
+		c.report.Note = "the output names no tests, so the sentinel tests could not be checked"
+		return c
+	}
+	rep := c.report
+	isSentinel := map[string]bool{}
+	mustFailPkg := map[string]bool{}
+	for _, s := range p.list {
+		isSentinel[s.name] = true
+	}
+	engaged := map[string]bool{}
+	for name := range cur.Tests {
+		if isSentinel[name] || strings.HasSuffix(name, " (package)") {
+			continue
+		}
+		for _, s := range p.list {
+			if s.scope == "" || strings.HasPrefix(name, s.scope) {
+				engaged[s.scope] = true
+			}
+		}
+	}
+	var wrong []string
+	expectFail := false
+	for _, s := range p.list {
+		if !s.ran(cur, engaged) {
+			continue
+		}
+		rep.Checked++
+		got, ok := cur.Tests[s.name]
+		switch {
+		case s.mustFail:
+			expectFail = true
+			if s.goPkg != "" {
+				mustFailPkg[s.goPkg] = true
+			}
+			if !ok {
+				wrong = append(wrong, fmt.Sprintf("%s (must fail) did not run", s.name))
+			} else if got != Failed {
+				wrong = append(wrong, fmt.Sprintf("%s (must fail) was reported %s", s.name, got))
+			}
+		case !ok:
+			wrong = append(wrong, fmt.Sprintf("%s (must pass) did not run", s.name))
+		case got != Passed:
+			wrong = append(wrong, fmt.Sprintf("%s (must pass) was reported %s", s.name, got))
+		}
+	}
+	for pkg := range mustFailPkg {
+		if o, ok := cur.Tests[pkg+" (package)"]; ok && o != Failed {
+			wrong = append(wrong, fmt.Sprintf("package %s was reported %s although a sentinel test in it must fail", pkg, o))
+		}
+	}
+	if expectFail && exit == 0 {
+		wrong = append(wrong, "the test command exited 0 although a sentinel test that must fail ran")
+	}
+	sort.Strings(wrong)
+	rep.Wrong = wrong
+	c.skip = isSentinel
+	for pkg := range mustFailPkg {
+		c.skip[pkg+" (package)"] = true
+	}
+	c.cur = without(cur, c.skip)
+	c.expectFail = expectFail
+	if len(wrong) > 0 {
+		shown := wrong
+		if len(shown) > 3 {
+			shown = append(append([]string{}, shown[:3]...), fmt.Sprintf("and %d more", len(wrong)-3))
+		}
+		c.tamper = fmt.Sprintf("tampering: the test runner was talked round — %d of the judge's sentinel test(s) came out wrong: %s", len(wrong), strings.Join(shown, "; "))
+		if exit != 0 {
+			c.tamper += fmt.Sprintf(" (the test command exited %d)", exit)
+		}
+	}
+	return c
+}
+
+// ran says whether a sentinel's scope ran: its prefix's, or for tape (whose
+// TAP names no files) one of the tests of its file.
+func (s sentinel) ran(cur *Results, engaged map[string]bool) bool {
+	if len(s.ranWith) == 0 {
+		return engaged[s.scope]
+	}
+	for _, name := range s.ranWith {
+		if _, ok := cur.Tests[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// without is r less the named tests.
+func without(r *Results, skip map[string]bool) *Results {
+	if r == nil || len(skip) == 0 || !r.Named {
+		return r
+	}
+	out := &Results{Format: r.Format, Named: true}
+	for name, o := range r.Tests {
+		if !skip[name] {
+			out.add(name, o)
+		}
+	}
+	return out
+}
+
+// plantScript is the shell that plants the sentinels. It is fed to a
+// shell on standard input, never in an argument list, and that shell has
+// exited before the test command starts: nothing in the sandbox can read
+// it back from /proc.
+func (p *sentinelPlan) plantScript() string {
+	if p == nil || (len(p.files) == 0 && len(p.appends) == 0) {
+		return ""
+	}
+	var b strings.Builder
+	eof := "FORKBOMB_" + randWord(upperAlpha, 16)
+	write := func(op, path, content string) {
+		fmt.Fprintf(&b, "cat %s %s <<'%s' || exit 125\n%s\n%s\n", op, shellQuote(path), eof, strings.TrimSuffix(content, "\n"), eof)
+	}
+	for _, path := range sortedKeys(p.files) {
+		write(">", path, p.files[path])
+	}
+	for _, path := range sortedKeys(p.appends) {
+		// a file not ending in a newline must not swallow the first line
+		fmt.Fprintf(&b, "[ -f %s ] && [ ! -L %s ] || exit 125\n", shellQuote(path), shellQuote(path))
+		write(">>", path, "\n"+p.appends[path])
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]string) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// Names are made of words, so a sentinel does not stand out among real
+// tests by looking random.
+var (
+	adjectives = []string{"plain", "quiet", "round", "sharp", "early", "late", "empty", "full", "small", "large", "fresh",
+		"stale", "nested", "flat", "single", "double", "mixed", "sorted", "cached", "direct", "simple", "partial", "basic", "strict"}
+	nouns = []string{"input", "value", "list", "record", "entry", "range", "order", "limit", "window", "buffer", "path",
+		"token", "field", "block", "chunk", "group", "table", "index", "cursor", "frame", "batch", "scope", "state", "case"}
+	verbs = []string{"returns", "keeps", "handles", "accepts", "matches", "yields", "holds", "reads", "parses", "merges"}
+)
+
+const upperAlpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+func pick(words []string) string {
+	n, err := rand.Int(rand.Reader, big.NewInt(int64(len(words))))
+	if err != nil {
+		return words[0]
+	}
+	return words[n.Int64()]
+}
+
+func randWord(alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = pick(strings.Split(alphabet, ""))[0]
+	}
+	return string(b)
+}
+
+func randInt(lo, hi int64) int64 {
+	n, err := rand.Int(rand.Reader, big.NewInt(hi-lo))
+	if err != nil {
+		return lo
+	}
+	return lo + n.Int64()
+}
+
+// freshNames returns n distinct names from mk that appear nowhere in text.
+func freshNames(n int, text string, mk func() string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for tries := 0; len(out) < n && tries < 1000; tries++ {
+		s := mk()
+		if seen[s] || strings.Contains(text, s) {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+func title(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// readBase reads a regular file of the base (or of a hidden folder, which
+// wins) relative to its root, bounded, with no link followed.
+func readBase(tree string, hidden []string, rel string) ([]byte, bool) {
+	for i := len(hidden) - 1; i >= -1; i-- {
+		root := tree
+		if i >= 0 {
+			root = hidden[i]
+		}
+		if data, ok := readRegular(root, rel, 1<<20); ok {
+			return data, true
+		}
+	}
+	return nil, false
+}
+
+func readRegular(root, rel string, max int64) ([]byte, bool) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, false
+	}
+	defer r.Close()
+	if fi, err := r.Lstat(rel); err != nil || !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, false
+	}
+	for d := filepath.Dir(rel); d != "." && d != "/"; d = filepath.Dir(d) {
+		if fi, err := r.Lstat(d); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			return nil, false
+		}
+	}
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	buf := make([]byte, max+1)
+	n, _ := f.Read(buf)
+	for n < len(buf) {
+		m, err := f.Read(buf[n:])
+		n += m
+		if err != nil || m == 0 {
+			break
+		}
+	}
+	if int64(n) > max {
+		return nil, false
+	}
+	return buf[:n], true
+}
+
+// listBase lists the regular files of the base and the hidden folders
+// below dir whose names match keep, skipping dependency and VCS folders.
+func listBase(tree string, hidden []string, keep func(rel string) bool, max int) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, root := range append([]string{tree}, hidden...) {
+		filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+			if err != nil || len(out) >= max {
+				return filepath.SkipDir
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if e.IsDir() {
+				switch e.Name() {
+				case ".git", "node_modules", "vendor", "__pycache__", ".venv", "venv", "testdata":
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if e.Type().IsRegular() && keep(rel) && !seen[rel] {
+				seen[rel] = true
+				out = append(out, rel)
+			}
+			return nil
+		})
+	}
+	sort.Strings(out)
+	return out
+}
