@@ -21,6 +21,7 @@ func newJudgeCmd(stdio IO) *cobra.Command {
 		strip    []string
 		keep     []string
 		parallel int
+		limits   limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   `judge --repo DIR [--rev REV] --patch FILE --test "COMMAND" [--hidden DIR]... [--timeout DUR] [--json]`,
@@ -39,6 +40,11 @@ runs, the judge asks the runner for structured output (go test -json,
 pytest -rA, node --test-reporter=tap). Readable formats: go test -json, JUnit
 XML, TAP (node's runner), cargo test, pytest, and a closing
 "N passed, N failed" line.
+
+Each test run is bounded by --memory, --pids and --cpus; by default an equal
+share of the machine's memory per patch judged at once (total / --parallel,
+512 MiB to 8 GiB) and 2048 processes. A test run that reaches a limit fails,
+with a reason that names it ("process limit (2048) reached").
 
 Exit status: 0 when every patch passes, 1 when one fails (or is unknown), 2
 when the judge itself could not run. --json prints one object per patch
@@ -72,9 +78,17 @@ when the judge itself could not run. --json prints one object per patch
 			o.CacheDir = filepath.Join(filepath.Dir(root), "judge")
 			o.Strip = judge.StripOptions{Add: strip, Remove: keep}
 			o.Parallel = parallel
+			if o.Limits, err = limits.limits(); err != nil {
+				return fail("%v", err)
+			}
 			verdicts, err := judge.Judge(c.Context(), o, data)
 			if err != nil {
 				return fail("%v", err)
+			}
+			if len(verdicts) > 0 {
+				for _, w := range verdicts[0].Warnings {
+					fmt.Fprintf(stdio.Err, "forkbomb judge: warning: %s\n", w)
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(stdio.Out)
@@ -116,5 +130,6 @@ when the judge itself could not run. --json prints one object per patch
 	f.StringArrayVar(&strip, "strip", nil, "also strip edits to paths matching this pattern (repeatable)")
 	f.StringArrayVar(&keep, "keep", nil, "do not apply this default strip pattern (repeatable; see docs/JUDGE.md)")
 	f.IntVar(&parallel, "parallel", 0, "patches judged at once (default: the number of cores)")
+	limits.add(f, "test run")
 	return cmd
 }

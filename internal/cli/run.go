@@ -30,6 +30,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 		agent   string
 		prompts string
 		asJSON  bool
+		limits  limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   `run [flags] "TASK"`,
@@ -42,11 +43,25 @@ puts the winner on a new branch.
 
 Engines: command (any agent program, run entirely inside the fork's sandbox;
 it gets the task on stdin and in $FORKBOMB_TASK). The api, claude-code and
-codex engines arrive in later releases.`,
+codex engines arrive in later releases.
+
+Each fork's agent — with the command engine the agent and everything it
+starts, with the api engine each shell command — and each test run judging
+a fork is bounded by --memory, --pids and --cpus. By default each fork gets
+an equal share of the machine's memory (total / forks at work, 512 MiB to
+8 GiB) and 2048 processes; the CPUs are shared by the scheduler. A fork
+bomb or a memory bomb ends that fork's agent only: its state is "failed"
+and its reason names the limit ("memory limit (512 MiB) reached"); the
+other forks go on. The limits are enforced by a cgroup where one can be made
+('forkbomb sandbox --probe'), else by rlimits per process.`,
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Task = args[0]
+			var err error
+			if o.Limits, err = limits.limits(); err != nil {
+				return err
+			}
 			if o.Engine == "api" {
 				p := strings.ToUpper(o.Provider)
 				o.APIKey, o.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
@@ -124,6 +139,7 @@ codex engines arrive in later releases.`,
 	f.StringArrayVar(&o.Hidden, "hidden", nil, "hidden tests for the judge (repeatable)")
 	f.BoolVar(&o.All, "all", false, "wait for every fork and keep the best, instead of the first that passes")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "limit for each fork's agent")
+	limits.add(f, "fork")
 	f.StringVar(&o.RunsDir, "runs-dir", "", "where runs are recorded (default $FORKBOMB_HOME/runs; never inside the repository)")
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
 	return cmd

@@ -54,7 +54,7 @@ seccomp confine alone. 'forkbomb sandbox --probe' shows what works here.
 forkbomb never falls back to running unconfined unless --no-sandbox is given.
 
 Exit status: the command's own; 124 when --timeout expired; 137 when a
---memory or --max-output limit killed it; 125 when forkbomb could not run it
+--memory, --pids or --max-output limit killed it; 125 when forkbomb could not run it
 (bad flags, or the sandbox could not be set up); 126 when the command is not
 executable; 127 when it is not found.`,
 		Example: `  forkbomb sandbox -- go test ./...

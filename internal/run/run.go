@@ -47,6 +47,12 @@ type Options struct {
 	All      bool
 	Timeout  time.Duration // per fork
 	Parallel int           // agents at once (default: all forks)
+	// Limits bound each fork's agent (with the command engine, the agent
+	// and everything it starts; with the api engine, each shell command)
+	// and each test run judging a fork: a zero field is
+	// sandbox.DefaultLimits(Parallel) — a share of the machine per fork at
+	// work — and sandbox.Unlimited is none.
+	Limits sandbox.Limits
 	// Prices in dollars per million tokens, for cost accounting (0: none).
 	PriceIn, PriceOut float64
 	Progress          io.Writer
@@ -86,6 +92,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Minute
 	}
+	o.Limits = o.Limits.Resolve(sandbox.DefaultLimits(atOnce(o.Parallel, o.Forks)))
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -100,6 +107,10 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if c, err := canonicalExisting(runsDir); err == nil && (c == top || strings.HasPrefix(c, top+"/")) {
 		return nil, "", fmt.Errorf("the runs directory %s is inside the repository %s; use --runs-dir elsewhere", runsDir, top)
 	}
+	hide, err := forkHidden(runsDir, o.CacheDir, top, o.Hidden)
+	if err != nil {
+		return nil, "", err
+	}
 
 	reclaimInterrupted(o.Store, runsDir)
 	id := record.NewID()
@@ -111,7 +122,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		return nil, "", err
 	}
 	defer rec.Close()
-	rec.Event("run_start", -1, map[string]any{"task": o.Task, "forks": o.Forks, "engine": o.Engine, "base": base, "test": o.Test})
+	rec.Event("run_start", -1, map[string]any{"task": o.Task, "forks": o.Forks, "engine": o.Engine, "base": base, "test": o.Test, "limits": limitsData(o.Limits)})
 	prog := newProgress(o.Progress, o.Forks)
 	prog.logf("run %s: %d forks of %s at %s", id, o.Forks, top, base[:12])
 
@@ -132,7 +143,8 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		}
 	}()
 
-	jo := judge.Options{Store: o.Store, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden}
+	jo := judge.Options{Store: o.Store, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden, Hide: []string{runsDir}}
+	jo.Limits = o.Limits // a fork's test runs get the share its agent got
 	// The judge (its pid 1 and baseline) is readied while the agents work;
 	// every verdict waits for it.
 	judgerDone := make(chan struct{})
@@ -147,7 +159,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		return judger, judgerErr
 	}
 
-	race := &race{o: o, rec: rec, waitJudger: waitJudger, results: make([]record.Fork, o.Forks), winner: -1, prog: prog}
+	race := &race{o: o, hide: hide, rec: rec, waitJudger: waitJudger, results: make([]record.Fork, o.Forks), winner: -1, prog: prog}
 	forkCtx := make([]context.CancelFunc, o.Forks)
 	race.cancel = forkCtx
 	if o.Parallel <= 0 || o.Parallel > o.Forks {
@@ -216,9 +228,35 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	return &final, rec.Dir, nil
 }
 
+// forkHidden lists what no agent may see, wherever the user keeps it: the
+// runs (other runs' patches and verdicts), the judge's caches (baselines),
+// the hidden tests, and the user's repository outside the fork. The store
+// adds the workspaces (a sibling's upper layer) and the state home. A path
+// that cannot be hidden (a system folder) refuses the race rather than
+// show it.
+func forkHidden(runsDir, cacheDir, repo string, hidden []string) ([]string, error) {
+	out := []string{runsDir, repo}
+	if cacheDir != "" {
+		out = append(out, cacheDir)
+	}
+	out = append(out, hidden...)
+	for i, p := range out {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("hide %s from the forks: %w", p, err)
+		}
+		if err := sandbox.CheckHide(abs); err != nil {
+			return nil, fmt.Errorf("%s cannot be hidden from the forks: %w", p, err)
+		}
+		out[i] = abs
+	}
+	return out, nil
+}
+
 // race is the shared state of one race's forks.
 type race struct {
 	o          Options
+	hide       []string // what no agent may see (forkHidden)
 	rec        *record.Recorder
 	prog       *progress
 	waitJudger func() (*judge.Judger, error)
@@ -250,16 +288,20 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	start := time.Now()
 	var res *sandbox.Result
 	var err error
+	limit := "" // the resource limit that ended the agent, for a person
 	if r.o.Engine == "api" {
 		res, err = r.apiAgent(ctx, n, name, task, &log)
 	} else {
-		res, err = r.o.Store.Exec(ctx, name, sandbox.Policy{
+		agent := r.limited(sandbox.Policy{
 			Command:    r.o.Agent,
 			Timeout:    r.o.Timeout,
 			SetEnv:     []string{"FORKBOMB_TASK=" + task, fmt.Sprintf("FORKBOMB_FORK=%d", n)},
 			MaxOutput:  8 << 20,
 			Toolchains: true,
-		}, sandbox.Stdio{Stdin: strings.NewReader(task), Stdout: &log, Stderr: &log})
+			Hide:       r.hide,
+		})
+		res, err = r.o.Store.Exec(ctx, name, agent, sandbox.Stdio{Stdin: strings.NewReader(task), Stdout: &log, Stderr: &log})
+		limit = sandbox.LimitReason(res, agent)
 	}
 	r.rec.ForkFile(n, "agent.log", log.Bytes())
 	state, exit := "exited", 0
@@ -269,6 +311,10 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	case err != nil:
 		state = "crashed"
 		fmt.Fprintf(&log, "\nforkbomb: %v\n", err)
+	case limit != "":
+		// A fork bomb or a memory bomb ends this fork's agent only; the
+		// record says which limit, and its patch is still judged.
+		state, exit = "failed", res.ExitCode
 	case res.TimedOut:
 		state, exit = "timed-out", res.ExitCode
 	default:
@@ -277,16 +323,33 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 			state = "crashed"
 		}
 	}
-	r.setFork(n, func(f *record.Fork) { f.State, f.Exit = state, exit })
-	r.rec.Event("fork_exit", n, map[string]any{"state": state, "exit": exit, "seconds": time.Since(start).Seconds()})
+	r.setFork(n, func(f *record.Fork) { f.State, f.Exit, f.Reason = state, exit, limit })
+	exitData := map[string]any{"state": state, "exit": exit, "seconds": time.Since(start).Seconds()}
+	if limit != "" {
+		exitData["reason"] = limit
+	}
+	r.rec.Event("fork_exit", n, exitData)
 	r.prog.update(n, func(l *forkLine) {
 		l.state = fmt.Sprintf("%s (exit %d, %.1fs)", state, exit, time.Since(start).Seconds())
+		if limit != "" {
+			l.state = fmt.Sprintf("%s: %s (%.1fs)", state, limit, time.Since(start).Seconds())
+		}
 	})
 	if state == "killed" {
 		return
 	}
 	// A crashed or timed-out agent may still have left a useful patch.
 	d, err := r.o.Store.Diff(ctx, name, false)
+	if errors.Is(err, workspace.ErrPatchRefused) {
+		// The fork made something no patch may carry (a file over the
+		// limit, a diff past its deadline): it ships nothing, and its
+		// verdict says why.
+		reason := err.Error()
+		r.setFork(n, func(f *record.Fork) { f.Verdict, f.Reason = "fail", reason })
+		r.rec.Event("verdict", n, map[string]any{"verdict": "fail", "reason": reason, "score": 0.0, "stripped": []string{}})
+		r.prog.update(n, func(l *forkLine) { l.verdict = "fail: " + reason })
+		return
+	}
 	if err != nil {
 		r.rec.Event("error", n, map[string]any{"error": err.Error()})
 		return
@@ -318,7 +381,12 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	r.rec.ForkFile(n, "verdict.json", vj)
 	r.rec.Event("verdict", n, map[string]any{"verdict": v.Verdict, "reason": v.Reason, "score": v.Score.Value, "stripped": v.Stripped})
 	r.prog.update(n, func(l *forkLine) { l.verdict = v.Verdict + ": " + v.Reason })
-	r.setFork(n, func(f *record.Fork) { f.Verdict, f.Reason, f.Score = v.Verdict, v.Reason, v.Score.Value })
+	r.setFork(n, func(f *record.Fork) {
+		f.Verdict, f.Score = v.Verdict, v.Score.Value
+		if f.Reason = v.Reason; limit != "" {
+			f.Reason = limit + "; its patch: " + v.Reason
+		}
+	})
 	r.decide(n, v)
 }
 
@@ -364,17 +432,25 @@ func (r *race) apiAgent(ctx context.Context, n int, name, task string, log *byte
 		Root:   root, Tree: engine.Tree{Layers: layers},
 		Shell: func(ctx context.Context, command string) string {
 			var out bytes.Buffer
-			res, err := r.o.Store.Exec(ctx, name, sandbox.Policy{
+			// Each command gets the fork's limits; the commands run one at
+			// a time and nothing of one outlives it (its pid namespace),
+			// so they bound the fork's agent at every moment.
+			p := r.limited(sandbox.Policy{
 				Command: []string{"/bin/sh", "-c", command}, Timeout: 5 * time.Minute,
-				MaxOutput: 64 << 10, Toolchains: true,
-			}, sandbox.Stdio{Stdout: &out, Stderr: &out})
+				MaxOutput: 64 << 10, Toolchains: true, Hide: r.hide,
+			})
+			res, err := r.o.Store.Exec(ctx, name, p, sandbox.Stdio{Stdout: &out, Stderr: &out})
 			switch {
 			case err != nil:
 				return fmt.Sprintf("%s\n(could not run: %v)", out.String(), err)
 			case res.TimedOut:
 				return out.String() + "\n(timed out; every process of the command was killed)"
-			case res.Limit != "":
+			case res.Limit == "output":
 				return out.String() + "\n(output over 64 KiB; the command was killed)"
+			case res.Limit != "":
+				why := sandbox.LimitReason(res, p)
+				r.rec.Event("limit", n, map[string]any{"reason": why, "command": command})
+				return out.String() + "\n(" + why + "; every process of the command was killed)"
 			}
 			return fmt.Sprintf("%s\n(exit %d)", out.String(), res.ExitCode)
 		},
@@ -483,4 +559,23 @@ func canonicalExisting(p string) (string, error) {
 			return p, nil
 		}
 	}
+}
+
+// limited gives p the race's resource limits.
+func (r *race) limited(p sandbox.Policy) sandbox.Policy {
+	r.o.Limits.Apply(&p)
+	return p
+}
+
+// atOnce is how many forks work at the same time: parallel, at most forks.
+func atOnce(parallel, forks int) int {
+	if parallel <= 0 || parallel > forks {
+		return forks
+	}
+	return parallel
+}
+
+// limitsData is the record's view of the limits (0: none).
+func limitsData(l sandbox.Limits) map[string]any {
+	return map[string]any{"memory": max(l.Memory, 0), "pids": max(l.Pids, 0), "cpus": max(l.CPUs, 0), "text": l.String()}
 }
