@@ -1,7 +1,7 @@
 package layerfs
 
 import (
-	"errors"
+	"io/fs"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,7 +42,8 @@ type WalkEntry struct {
 }
 
 // SkipDir, returned by a Walk callback for a directory, skips its contents.
-var SkipDir = errors.New("skip this directory")
+// It is fs.SkipDir, so the idiom of filepath.WalkDir carries over.
+var SkipDir = fs.SkipDir
 
 // Entry is one name in a directory, with its own status (never a link's
 // target's).

@@ -93,8 +93,7 @@ func spellings(s string) map[string]string {
 // string b holds (a line of events.jsonl, run.json, verdict.json) decoded.
 func leaks(b []byte, s string) []string {
 	var found []string
-	var look func(text []byte, where string)
-	look = func(text []byte, where string) {
+	look := func(text []byte, where string) {
 		for name, sp := range spellings(s) {
 			if bytes.Contains(text, []byte(sp)) {
 				found = append(found, where+name)
