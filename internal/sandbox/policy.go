@@ -16,6 +16,10 @@ const (
 	NetworkNone Network = "none"
 	// NetworkHost shares the host's network (and its DNS).
 	NetworkHost Network = "host"
+	// NetworkProxy is NetworkNone plus one way out: 127.0.0.1:Proxy.Port
+	// on the command's own loopback leads to the host socket Proxy.Socket
+	// (forkbomb's model proxy) and nowhere else. Namespaces backend only.
+	NetworkProxy Network = "proxy"
 )
 
 // Mode selects the backend. ModeAuto tries namespaces first and falls back to
@@ -37,7 +41,7 @@ type Policy struct {
 	Workdir   string        // the only tree the command may write besides its temp dir; also its cwd
 	ReadOnly  []string      // extra paths made readable (e.g. inside a hidden home)
 	ReadWrite []string      // extra writable paths
-	Network   Network       // none (default) or host
+	Network   Network       // none (default), host or proxy
 	Env       []string      // names of extra variables passed from the caller's environment
 	SetEnv    []string      // extra NAME=VALUE pairs set by the caller (never credentials)
 	Timeout   time.Duration // wall-clock limit; 0 means none
@@ -71,6 +75,9 @@ type Policy struct {
 	// folders are refused (see CheckHide); a path that does not exist is
 	// ignored.
 	Hide []string
+	// Proxy is the way out of a NetworkProxy sandbox, and is given only
+	// with it (see Proxy).
+	Proxy *Proxy
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
 }
@@ -105,7 +112,9 @@ func (p Policy) resolve() (*resolved, error) {
 	if p.Network == "" {
 		p.Network = NetworkNone
 	}
-	if p.Network != NetworkNone && p.Network != NetworkHost {
+	switch p.Network {
+	case NetworkNone, NetworkHost, NetworkProxy:
+	default:
 		return nil, fmt.Errorf("%w: --network must be none or host, not %q", ErrInvalidPolicy, p.Network)
 	}
 	if p.Mode == "" {
@@ -134,6 +143,7 @@ func (p Policy) resolve() (*resolved, error) {
 		}
 	}
 	r := &resolved{Policy: p}
+	var err error
 	r.Home = callerHome()
 	r.HomeDirs = homeRoots(r.Home)
 
@@ -144,7 +154,6 @@ func (p Policy) resolve() (*resolved, error) {
 		}
 		p.Workdir = wd
 	}
-	var err error
 	if r.Workdir, err = canonicalDir(p.Workdir, "--workdir", true); err != nil {
 		return nil, err
 	}
@@ -212,6 +221,9 @@ func (p Policy) resolve() (*resolved, error) {
 		r.Scratch = append(r.Scratch, c)
 	}
 	if err := r.resolveHide(p.Hide); err != nil {
+		return nil, err
+	}
+	if err := r.resolveProxy(); err != nil {
 		return nil, err
 	}
 	for _, ro := range r.ReadOnly {
