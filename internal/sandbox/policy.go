@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -78,6 +79,13 @@ type Policy struct {
 	// Proxy is the way out of a NetworkProxy sandbox, and is given only
 	// with it (see Proxy).
 	Proxy *Proxy
+	// Placeholders are credential variables the command may hold because
+	// their values are not credentials: NAME → a value NewPlaceholder made,
+	// for an agent CLI that will not start without an API key (the real
+	// key is added outside the sandbox, by forkbomb's model proxy). A value
+	// of another shape, or one that is a credential in forkbomb's own
+	// environment, is refused (ErrNotPlaceholder).
+	Placeholders map[string]string
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
 }
@@ -143,7 +151,17 @@ func (p Policy) resolve() (*resolved, error) {
 		}
 	}
 	r := &resolved{Policy: p}
-	var err error
+	taken := slices.Clone(p.Env)
+	for _, kv := range p.SetEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		taken = append(taken, name)
+	}
+	ph, err := checkPlaceholders(p.Placeholders, os.Environ(), taken)
+	if err != nil {
+		return nil, err
+	}
+	// A fresh slice: the caller's SetEnv is never appended to in place.
+	r.SetEnv = slices.Concat(p.SetEnv, ph)
 	r.Home = callerHome()
 	r.HomeDirs = homeRoots(r.Home)
 
