@@ -91,7 +91,7 @@ func (r *resolved) resolveProxy() error {
 		return fmt.Errorf("%w: proxy socket name %q is too long", ErrInvalidPolicy, name)
 	}
 	if err := CheckHide(dir); err != nil {
-		return fmt.Errorf("%w: the proxy socket must be in a folder of its own, which is hidden from the command: %w", ErrInvalidPolicy, err)
+		return fmt.Errorf("%w: the proxy socket must be in a folder of its own, which is hidden from the command (%v)", ErrInvalidPolicy, err)
 	}
 	exposed := append(append(append([]string{r.Workdir}, r.ReadWrite...), r.ReadOnly...), r.Scratch...)
 	if r.Overlay != nil {

@@ -67,17 +67,7 @@ func startProxyServer(t *testing.T, base string) *proxyServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sib.Close() })
-	go func() {
-		for {
-			c, err := sib.Accept()
-			if err != nil {
-				return
-			}
-			s.siblingConns.Add(1)
-			c.Close()
-		}
-	}()
+	countAccepts(t, sib, &s.siblingConns)
 	return s
 }
 
@@ -99,17 +89,7 @@ func TestProxyNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { hostPort.Close() })
-	go func() {
-		for {
-			c, err := hostPort.Accept()
-			if err != nil {
-				return
-			}
-			nHostPort.Add(1)
-			c.Close()
-		}
-	}()
+	countAccepts(t, hostPort, &nHostPort)
 	port := hostPort.Addr().(*net.TCPAddr).Port
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	policy := func(args ...string) sandbox.Policy {
