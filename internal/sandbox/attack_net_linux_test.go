@@ -20,25 +20,12 @@ type listeners struct {
 func startListeners(t *testing.T) *listeners {
 	t.Helper()
 	l := &listeners{}
-	count := func(ln net.Listener, n *atomic.Int64) {
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				n.Add(1)
-				c.Close()
-			}
-		}()
-		t.Cleanup(func() { ln.Close() })
-	}
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.tcp = tcp.Addr().String()
-	count(tcp, &l.nTCP)
+	countAccepts(t, tcp, &l.nTCP)
 
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -61,7 +48,7 @@ func startListeners(t *testing.T) *listeners {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count(abs, &l.nAbstract)
+	countAccepts(t, abs, &l.nAbstract)
 
 	// A host service's socket in a folder the sandbox hides (here a
 	// sibling of the workdir under the host's /tmp).
@@ -70,8 +57,24 @@ func startListeners(t *testing.T) *listeners {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count(ps, &l.nPath)
+	countAccepts(t, ps, &l.nPath)
 	return l
+}
+
+// countAccepts accepts on ln until the test ends, counting and closing
+// each connection.
+func countAccepts(t *testing.T, ln net.Listener, n *atomic.Int64) {
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
 }
 
 func (l *listeners) attacks() [][]string {

@@ -2,8 +2,10 @@
 // will, decides what it can touch.
 //
 // A Policy says what the command may write (its workdir, extra --rw paths and
-// a private temp dir), what it may additionally read, whether it has a
-// network, and its resource limits. Run turns the policy into kernel
+// a private temp dir), what it may additionally read, its network (a
+// loopback of its own, plus at most one host socket reached through a
+// forwarder, or the host's), the placeholder credentials it may hold, and
+// its resource limits. Run turns the policy into kernel
 // mechanisms on the best backend the machine offers:
 //
 //   - namespaces: the forkbomb binary re-executes itself as a small init

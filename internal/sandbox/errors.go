@@ -15,4 +15,13 @@ var (
 	// built but the command could not be started inside it.
 	ErrCommandNotFound      = errors.New("command not found")
 	ErrCommandNotExecutable = errors.New("command not executable")
+	// ErrProxyNeedsNetns means a policy asked for NetworkProxy where the
+	// backend has no network namespace of its own to confine it in (the
+	// landlock backend): forkbomb refuses rather than open the host's
+	// loopback.
+	ErrProxyNeedsNetns = errors.New("a proxy network needs a network namespace")
+	// ErrNotPlaceholder means a Policy.Placeholders value is not one
+	// forkbomb generated (NewPlaceholder), or is a credential forkbomb
+	// holds: real credentials never enter a sandbox.
+	ErrNotPlaceholder = errors.New("not a forkbomb placeholder credential")
 )

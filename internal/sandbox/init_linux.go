@@ -78,6 +78,8 @@ type initConfig struct {
 	RlimitData int64    `json:"rlimit_data,omitempty"`
 	RlimitProc int      `json:"rlimit_nproc,omitempty"`
 	Probe      bool     `json:"probe,omitempty"`
+	// Proxy, with NewNet, is the one way out of the network namespace.
+	Proxy *proxyConfig `json:"proxy,omitempty"`
 }
 
 func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool) *initConfig {
@@ -91,7 +93,8 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		ReadOnly: r.ReadOnly,
 		PrivTmp:  privTmp,
 		PrivHome: privHome,
-		NewNet:   r.Network == NetworkNone,
+		NewNet:   r.Network != NetworkHost,
+		Proxy:    newProxyConfig(r.Proxy),
 		HideDirs: append(append([]string{}, r.HomeDirs...), hiddenDirs...),
 		Hide:     r.Hide,
 	}
@@ -157,6 +160,9 @@ func initMain() int {
 		return fail("setup", fmt.Errorf("read config: %w", err))
 	}
 	cfgFile.Close()
+	if cfg.Proxy != nil {
+		cfg.Proxy.dirFD = -1 // not opened yet (JSON leaves it 0, stdin)
+	}
 	// Not dumpable: the command, which has no CAP_SYS_PTRACE, cannot open
 	// /proc/1/mem, /proc/1/environ or /proc/1/root of this process.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -199,6 +205,14 @@ func initMain() int {
 	}
 	if err := os.Chdir(cfg.Dir); err != nil {
 		return fail("setup", fmt.Errorf("enter workdir: %w", err))
+	}
+	if cfg.Proxy != nil && !cfg.Probe {
+		if cfg.Mode != ModeNamespaces {
+			return fail("setup", fmt.Errorf("%w (the %s backend has none)", ErrProxyNeedsNetns, cfg.Mode))
+		}
+		if err := startProxy(cfg.Proxy); err != nil {
+			return fail("setup", err)
+		}
 	}
 	if cfg.Probe {
 		rep := probeInside(&cfg)

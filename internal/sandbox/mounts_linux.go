@@ -59,6 +59,13 @@ func setupNamespaces(cfg *initConfig) error {
 	if err := setattr(newRoot, true, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, 0); err != nil {
 		return fmt.Errorf("make host root read-only: %w", err)
 	}
+	// The proxy socket's folder, taken while the view still shows it: the
+	// masks below hide it from the command (see openProxyDir).
+	if cfg.Proxy != nil {
+		if err := openProxyDir(cfg.Proxy); err != nil {
+			return err
+		}
+	}
 
 	// Home directories, service sockets: empty tmpfs, made read-only below.
 	// Each hidden tmpfs is made read-only at the end through a descriptor

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -16,6 +17,10 @@ const (
 	NetworkNone Network = "none"
 	// NetworkHost shares the host's network (and its DNS).
 	NetworkHost Network = "host"
+	// NetworkProxy is NetworkNone plus one way out: 127.0.0.1:Proxy.Port
+	// on the command's own loopback leads to the host socket Proxy.Socket
+	// (forkbomb's model proxy) and nowhere else. Namespaces backend only.
+	NetworkProxy Network = "proxy"
 )
 
 // Mode selects the backend. ModeAuto tries namespaces first and falls back to
@@ -37,7 +42,7 @@ type Policy struct {
 	Workdir   string        // the only tree the command may write besides its temp dir; also its cwd
 	ReadOnly  []string      // extra paths made readable (e.g. inside a hidden home)
 	ReadWrite []string      // extra writable paths
-	Network   Network       // none (default) or host
+	Network   Network       // none (default), host or proxy
 	Env       []string      // names of extra variables passed from the caller's environment
 	SetEnv    []string      // extra NAME=VALUE pairs set by the caller (never credentials)
 	Timeout   time.Duration // wall-clock limit; 0 means none
@@ -71,6 +76,16 @@ type Policy struct {
 	// folders are refused (see CheckHide); a path that does not exist is
 	// ignored.
 	Hide []string
+	// Proxy is the way out of a NetworkProxy sandbox, and is given only
+	// with it (see Proxy).
+	Proxy *Proxy
+	// Placeholders are credential variables the command may hold because
+	// their values are not credentials: NAME → a value NewPlaceholder made,
+	// for an agent CLI that will not start without an API key (the real
+	// key is added outside the sandbox, by forkbomb's model proxy). A value
+	// of another shape, or one that is a credential in forkbomb's own
+	// environment, is refused (ErrNotPlaceholder).
+	Placeholders map[string]string
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
 }
@@ -105,7 +120,9 @@ func (p Policy) resolve() (*resolved, error) {
 	if p.Network == "" {
 		p.Network = NetworkNone
 	}
-	if p.Network != NetworkNone && p.Network != NetworkHost {
+	switch p.Network {
+	case NetworkNone, NetworkHost, NetworkProxy:
+	default:
 		return nil, fmt.Errorf("%w: --network must be none or host, not %q", ErrInvalidPolicy, p.Network)
 	}
 	if p.Mode == "" {
@@ -134,6 +151,17 @@ func (p Policy) resolve() (*resolved, error) {
 		}
 	}
 	r := &resolved{Policy: p}
+	taken := slices.Clone(p.Env)
+	for _, kv := range p.SetEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		taken = append(taken, name)
+	}
+	ph, err := checkPlaceholders(p.Placeholders, os.Environ(), taken)
+	if err != nil {
+		return nil, err
+	}
+	// A fresh slice: the caller's SetEnv is never appended to in place.
+	r.SetEnv = slices.Concat(p.SetEnv, ph)
 	r.Home = callerHome()
 	r.HomeDirs = homeRoots(r.Home)
 
@@ -144,7 +172,6 @@ func (p Policy) resolve() (*resolved, error) {
 		}
 		p.Workdir = wd
 	}
-	var err error
 	if r.Workdir, err = canonicalDir(p.Workdir, "--workdir", true); err != nil {
 		return nil, err
 	}
@@ -212,6 +239,9 @@ func (p Policy) resolve() (*resolved, error) {
 		r.Scratch = append(r.Scratch, c)
 	}
 	if err := r.resolveHide(p.Hide); err != nil {
+		return nil, err
+	}
+	if err := r.resolveProxy(); err != nil {
 		return nil, err
 	}
 	for _, ro := range r.ReadOnly {

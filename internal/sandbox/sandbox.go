@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"syscall"
@@ -71,6 +72,18 @@ func runUnconfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, erro
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}
 	defer removeAll(tmp)
+	if r.Proxy != nil {
+		// Unconfined there is no loopback of its own: the forwarder takes
+		// the port on the host's, where every local process can use it
+		// (--no-sandbox is for development only).
+		ln, err := listenProxyLoopback(r.Proxy.Port)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+		}
+		defer ln.Close()
+		sock := r.Proxy.Socket
+		go serveProxy(ln, func() (net.Conn, error) { return net.DialTimeout("unix", sock, proxyDialTimeout) })
+	}
 	if r.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)

@@ -38,6 +38,11 @@ func runConfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, error)
 		if r.Overlay != nil {
 			return nil, fmt.Errorf("%w (an overlay workdir needs them)", err)
 		}
+		if r.Network == NetworkProxy {
+			// Without a network namespace the proxy port would be the
+			// host's loopback; refused, never approximated.
+			return nil, fmt.Errorf("%w (%w)", err, ErrProxyNeedsNetns)
+		}
 		warning := fmt.Sprintf("namespaces unavailable (%v): confined by Landlock and seccomp only", err)
 		res, err = runWithMode(ctx, r, ModeLandlock, stdio, false)
 		if res != nil {
@@ -62,6 +67,9 @@ func runProbe(ctx context.Context, r *resolved, mode Mode) (*ProbeReport, error)
 }
 
 func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe bool) (*Result, error) {
+	if mode == ModeLandlock && r.Network == NetworkProxy {
+		return nil, fmt.Errorf("%w: %w (the landlock backend has none)", ErrSetup, ErrProxyNeedsNetns)
+	}
 	if mode == ModeLandlock && landlockABI() < 1 {
 		return nil, fmt.Errorf("%w: neither user namespaces nor Landlock are available; refusing to run unconfined (--no-sandbox accepts that)", ErrSetup)
 	}

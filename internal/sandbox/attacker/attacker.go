@@ -7,9 +7,13 @@
 package attacker
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -38,6 +42,8 @@ func Main(args []string) int {
 		return dial("udp", args[0])
 	case "unix":
 		return dial("unix", args[0])
+	case "http":
+		return httpCall(args)
 	case "dns":
 		addrs, err := net.LookupHost(args[0])
 		return report(err, fmt.Sprint(addrs))
@@ -98,6 +104,8 @@ func Main(args []string) int {
 		return report(nil, "injected")
 	case "nested":
 		return nested(args)
+	case "nested-proxy":
+		return nestedProxy(args)
 	case "status":
 		data, err := os.ReadFile("/proc/self/status")
 		fmt.Print(string(data))
@@ -114,6 +122,38 @@ func report(err error, ok string) int {
 	}
 	fmt.Println("ok:", ok)
 	return 0
+}
+
+// httpCall GETs args[0] and prints the reply, or with a size in args[1]
+// POSTs that many bytes and checks the reply echoes them whole (through a
+// forwarder, both directions and the half-close of each).
+func httpCall(args []string) int {
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 20 * time.Second}
+	var body []byte
+	var resp *http.Response
+	var err error
+	if len(args) > 1 {
+		n, _ := strconv.Atoi(args[1])
+		body = bytes.Repeat([]byte("0123456789abcdef"), n/16+1)[:n]
+		resp, err = client.Post(args[0], "application/octet-stream", bytes.NewReader(body))
+	} else {
+		resp, err = client.Get(args[0])
+	}
+	if err != nil {
+		return report(err, "")
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return report(err, "")
+	}
+	if body != nil {
+		if !bytes.Equal(got, body) {
+			return report(fmt.Errorf("echo of %d bytes came back as %d different bytes", len(body), len(got)), "")
+		}
+		return report(nil, fmt.Sprintf("echoed %d bytes", len(body)))
+	}
+	return report(nil, fmt.Sprintf("%s %s", resp.Status, got))
 }
 
 func dial(network, addr string) int {
@@ -258,6 +298,32 @@ func nested(args []string) int {
 		return 3
 	}
 	fmt.Printf("mode=%s code=%d warnings=%q output=%q\n", res.Mode, res.ExitCode, res.Warnings, out.String())
+	return 0
+}
+
+// nestedProxy asks for a NetworkProxy sandbox where user namespaces are
+// refused (inside a sandbox): the fallback backend cannot confine it, so
+// Run must refuse rather than run it on Landlock alone.
+func nestedProxy(args []string) int {
+	dir, err := os.MkdirTemp("", "proxy-")
+	if err != nil {
+		return report(err, "")
+	}
+	defer os.RemoveAll(dir)
+	ln, err := net.Listen("unix", dir+"/api.sock")
+	if err != nil {
+		return report(err, "")
+	}
+	defer ln.Close()
+	res, err := sandbox.Run(context.Background(), sandbox.Policy{
+		Command: args, Workdir: ".",
+		Network: sandbox.NetworkProxy, Proxy: &sandbox.Proxy{Socket: dir + "/api.sock", Port: 8080},
+	}, sandbox.Stdio{})
+	if err != nil {
+		fmt.Printf("refused (needs netns: %v): %v\n", errors.Is(err, sandbox.ErrProxyNeedsNetns), err)
+		return 3
+	}
+	fmt.Printf("ran: mode=%s code=%d\n", res.Mode, res.ExitCode)
 	return 0
 }
 
