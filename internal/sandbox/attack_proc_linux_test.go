@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestAttackHostProcesses: a host process of the same user can be neither
@@ -128,7 +129,7 @@ func openPty(t *testing.T) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pty: %v", err)
+		testutil.SkipOrFail(t, "no pty: %v", err)
 	}
 	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
 		t.Fatal(err)
@@ -187,10 +188,10 @@ func TestAttackTIOCSTI(t *testing.T) {
 	})
 	t.Run("control", func(t *testing.T) {
 		if os.Getuid() != 0 {
-			t.Skip("control needs CAP_SYS_ADMIN: without it the kernel refuses TIOCSTI on a terminal that is not the caller's own")
+			testutil.SkipNotApplicable(t, "control needs CAP_SYS_ADMIN (the root run has it): without it the kernel refuses TIOCSTI on a terminal that is not the caller's own")
 		}
 		if data, _ := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti"); strings.TrimSpace(string(data)) == "0" {
-			t.Skip("control impossible: dev.tty.legacy_tiocsti=0 disables TIOCSTI on this kernel")
+			testutil.SkipNotApplicable(t, "control impossible: dev.tty.legacy_tiocsti=0 disables TIOCSTI on this kernel")
 		}
 		_, s := openPty(t)
 		// Unconfined, the same ioctl lands in the queue.
