@@ -27,17 +27,26 @@ func TestAttackHostProcesses(t *testing.T) {
 		t.Cleanup(func() { v.Process.Kill(); v.Wait() })
 		return v
 	}
-	alive := func(v *exec.Cmd) bool {
-		time.Sleep(100 * time.Millisecond)
-		var ws unix.WaitStatus
-		pid, _ := unix.Wait4(v.Process.Pid, &ws, unix.WNOHANG, nil)
-		return pid == 0
+	// exited waits up to limit for the victim to end. SIGKILL is only
+	// pending when kill(2) returns, so the victim may still run a moment.
+	exited := func(v *exec.Cmd, limit time.Duration) bool {
+		for deadline := time.Now().Add(limit); ; time.Sleep(10 * time.Millisecond) {
+			var ws unix.WaitStatus
+			if pid, _ := unix.Wait4(v.Process.Pid, &ws, unix.WNOHANG, nil); pid != 0 {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+		}
 	}
 	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
 		v := victim(t)
 		pid := fmt.Sprint(v.Process.Pid)
-		runPolicy(t, attackPolicy(t, mode, t.TempDir(), "kill", pid))
-		if !alive(v) {
+		o := runPolicy(t, attackPolicy(t, mode, t.TempDir(), "kill", pid))
+		// The kernel refused the kill (the attacker says so), so no signal
+		// is pending and the victim's state is final now.
+		if o.code() == 0 || exited(v, 0) {
 			t.Fatalf("LEAK: the sandbox killed host process %s", pid)
 		}
 		if mode == sandbox.ModeNamespaces {
@@ -49,8 +58,8 @@ func TestAttackHostProcesses(t *testing.T) {
 	})
 	t.Run("control", func(t *testing.T) {
 		v := victim(t)
-		runPolicy(t, unconfinedPolicy(t, t.TempDir(), "kill", fmt.Sprint(v.Process.Pid)))
-		if alive(v) {
+		o := runPolicy(t, unconfinedPolicy(t, t.TempDir(), "kill", fmt.Sprint(v.Process.Pid)))
+		if o.code() != 0 || !exited(v, time.Minute) {
 			t.Fatal("positive control: unconfined kill not seen")
 		}
 	})
