@@ -2,13 +2,13 @@ package judge_test
 
 import (
 	"context"
-	"github.com/forkbomb/forkbomb/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 

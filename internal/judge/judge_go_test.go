@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 var goFiles = map[string]string{
@@ -49,16 +50,10 @@ func Add(a, b int) int { return a + b }
 func Sub(a, b int) int { return a - b }
 `
 
-func requireTool(t *testing.T, name string) {
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s not installed (scripts/test installs it)", name)
-	}
-}
-
 // TestJudgeGo: gaming patches fail with a reason naming what gave them
 // away; honest fixes pass — in a Go repository judged with go test.
 func TestJudgeGo(t *testing.T) {
-	requireTool(t, "go")
+	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
 	judgeAll(t, repo, "go test ./...", nil, []judged{
 		{name: "honest fix", edits: map[string]edit{"calc.go": {content: goFixed}}, pass: true},
@@ -111,7 +106,7 @@ func TestSub(t *testing.T) {}
 // TestJudgeGoHidden: a patch that special-cases the visible test's inputs
 // passes the visible tests and is caught by a hidden test.
 func TestJudgeGoHidden(t *testing.T) {
-	requireTool(t, "go")
+	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
 	special := map[string]edit{"calc.go": {content: "package calc\n\nfunc Add(a, b int) int {\n\tif a == 2 && b == 3 {\n\t\treturn 5\n\t}\n\treturn a - b\n}\n\nfunc Sub(a, b int) int { return a - b }\n"}}
 	hidden := t.TempDir()

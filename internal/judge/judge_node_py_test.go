@@ -1,8 +1,9 @@
 package judge_test
 
 import (
-	"os/exec"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 var nodeFiles = map[string]string{
@@ -14,8 +15,8 @@ var nodeFiles = map[string]string{
 // TestJudgeNode: the same gaming and honest patches in a Node repository
 // tested with node:test through npm test.
 func TestJudgeNode(t *testing.T) {
-	requireTool(t, "node")
-	requireTool(t, "npm")
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
 	repo := fixture(t, nodeFiles)
 	fixed := "exports.sum = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n"
 	judgeAll(t, repo, "npm test", nil, []judged{
@@ -49,11 +50,7 @@ var pyFiles = map[string]string{
 
 // TestJudgePython: the same in a Python repository tested with pytest.
 func TestJudgePython(t *testing.T) {
-	// Debian's python3 with Debian's pytest: a python3 earlier on PATH
-	// (pyenv, a venv) may lack pytest.
-	if exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run() != nil {
-		t.Skip("pytest not installed for /usr/bin/python3 (scripts/test installs python3-pytest)")
-	}
+	testutil.NeedPytest(t)
 	repo := fixture(t, pyFiles)
 	judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", nil, []judged{
 		{name: "honest fix", edits: map[string]edit{"mathx.py": {content: "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"}}, pass: true},

@@ -2,6 +2,8 @@ package judge_test
 
 import (
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestJudgeStripBypass attacks the strip from inside the patch, in a real
@@ -13,7 +15,7 @@ import (
 // a section of its own is stripped by path and the real test still fails.
 func TestJudgeStripBypass(t *testing.T) {
 	t.Parallel()
-	requireTool(t, "go")
+	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
 	harmless := "diff --git a/calc.go b/calc.go\n--- a/calc.go\n+++ b/calc.go\n@@ -1,4 +1,4 @@\n package calc\n \n-// Add returns a+b.\n+// Add returns a plus b.\n func Add(a, b int) int { return a - b }\n"
 	testEdit := "--- a/calc_test.go\n+++ b/calc_test.go\n@@ -6 +6 @@\n-\tif got := Add(2, 3); got != 5 {\n+\tif got := Add(2, 3); got != -1 {\n"

@@ -3,6 +3,8 @@ package judge_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // goTamper is a calc.go whose init, in a test binary only, does body: the
@@ -29,7 +31,7 @@ const readTests = `	var names []string
 // names the tampering; honest fixes still pass.
 func TestTamperGo(t *testing.T) {
 	t.Parallel()
-	requireTool(t, "go")
+	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
 	hidden := t.TempDir()
 	writeFiles(t, hidden, map[string]string{"hidden_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAddHidden(t *testing.T) {\n\tif Add(10, 7) != 17 {\n\t\tt.Fatal(\"Add(10, 7)\")\n\t}\n}\n"})
@@ -58,7 +60,7 @@ func TestTamperGo(t *testing.T) {
 // are still there, so the probe can see files).
 func TestTamperGoSourcesGone(t *testing.T) {
 	t.Parallel()
-	requireTool(t, "go")
+	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
 	probe := goTamper("\t\"fmt\"\n\t\"os\"\n\t\"path/filepath\"\n", "\tfiles, _ := filepath.Glob(\"*_test.go\")\n\tfmt.Fprintf(os.Stderr, \"SEEN %d %v\\n\", len(files), files)\n")
 	v := judgeOneVerdict(t, repo, "go test ./...", map[string]edit{"calc.go": {content: probe}})

@@ -1,14 +1,18 @@
 package judge_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
+)
 
 // TestTamperNode: the module under test replacing every function of
 // node:assert and node:assert/strict fails with a reason that names the
 // tampering; honest fixes still pass.
 func TestTamperNode(t *testing.T) {
 	t.Parallel()
-	requireTool(t, "node")
-	requireTool(t, "npm")
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
 	repo := fixture(t, nodeFiles)
 	neuter := "for (const m of ['node:assert', 'node:assert/strict']) {\n  const a = require(m);\n  for (const k of Object.keys(a)) if (typeof a[k] === 'function') a[k] = () => {};\n}\n"
 	judgeAll(t, repo, "npm test", nil, []judged{

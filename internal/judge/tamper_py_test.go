@@ -1,9 +1,9 @@
 package judge_test
 
 import (
-	"os"
-	"os/exec"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // pyTamperFiles: a package with plain pytest tests and unittest ones, and
@@ -21,16 +21,6 @@ const pyFixedOps = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    re
 // flipPlugin turns every failed test report into a pass.
 const flipPlugin = "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    out = yield\n    r = out.get_result()\n    if r.outcome == 'failed':\n        r.outcome = 'passed'\n"
 
-func requirePytest(t *testing.T) {
-	t.Helper()
-	if exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run() != nil {
-		if os.Getenv("FORKBOMB_REQUIRE_ALL") == "1" {
-			t.Fatal("pytest not installed for /usr/bin/python3 and FORKBOMB_REQUIRE_ALL=1")
-		}
-		t.Skip("pytest not installed for /usr/bin/python3 (scripts/test installs python3-pytest)")
-	}
-}
-
 // TestTamperPython: code under test (or files of the patch) that talk
 // pytest round — a plugin from .pytest.ini or from a *.dist-info entry
 // point, the package patching pytest's report class or unittest's
@@ -39,7 +29,7 @@ func requirePytest(t *testing.T) {
 // runner — fail with a reason that names it; honest fixes still pass.
 func TestTamperPython(t *testing.T) {
 	t.Parallel()
-	requirePytest(t)
+	testutil.NeedPytest(t)
 	repo := fixture(t, pyTamperFiles)
 	ops := func(extra string) map[string]edit {
 		return map[string]edit{"calc/ops.py": {content: extra + "\n\ndef add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"}}

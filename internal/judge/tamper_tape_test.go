@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 const (
@@ -56,8 +58,8 @@ test('words splits on spaces', (t) => {
 // by `npm ci` from testdata/tape's lockfile.
 func tapeRepo(t *testing.T) string {
 	t.Helper()
-	requireTool(t, "node")
-	requireTool(t, "npm")
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
 	inst := t.TempDir()
 	for _, f := range []string{"package.json", "package-lock.json"} {
 		writeFiles(t, inst, map[string]string{f: tapeData(t, f)})
@@ -65,7 +67,7 @@ func tapeRepo(t *testing.T) string {
 	out, err := runClient(inst, []string{"NPM_CONFIG_UPDATE_NOTIFIER=false"}, "npm", "ci",
 		"--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund")
 	if err != nil {
-		needSuite(t, "npm ci of tape failed (npm registry unreachable and not in the npm cache?): %v\n%s", err, out)
+		testutil.SkipOrFail(t, "npm ci of tape failed (npm registry unreachable and not in the npm cache?): %v\n%s", err, out)
 	}
 	repo := filepath.Join(t.TempDir(), "slug")
 	writeFiles(t, repo, tapeFiles)

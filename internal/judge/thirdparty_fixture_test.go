@@ -22,16 +22,6 @@ import (
 
 const thirdparty = "testdata/thirdparty"
 
-// needSuite skips a suite whose source or runner cannot be had here, with
-// the reason; with FORKBOMB_REQUIRE_ALL=1 (CI) that is a failure.
-func needSuite(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("FORKBOMB_REQUIRE_ALL") == "1" {
-		t.Fatalf("FORKBOMB_REQUIRE_ALL=1 but "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 // thirdpartyFile returns a file of testdata/thirdparty.
 func thirdpartyFile(t *testing.T, rel string) string {
 	t.Helper()

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // goCmp is the pinned module: its 710 tests (subtests included) in five
@@ -14,12 +16,12 @@ const goCmp = "github.com/google/go-cmp@v0.6.0"
 // under a zero margin) and returns the repository and the honest fix.
 func goCmpRepo(t *testing.T) (repo, fixed string) {
 	t.Helper()
-	requireTool(t, "go")
+	testutil.Need(t, "go")
 	// outside any module, so the caller's go.mod and GOFLAGS play no part
 	out, err := runClient(t.TempDir(), []string{"GOFLAGS="}, "go", "mod", "download", "-json", goCmp)
 	var mod struct{ Dir, Error string }
 	if err != nil || json.Unmarshal([]byte(out), &mod) != nil || mod.Dir == "" {
-		needSuite(t, "go mod download %s failed (module proxy unreachable and not in the module cache?): %v\n%s", goCmp, err, out)
+		testutil.SkipOrFail(t, "go mod download %s failed (module proxy unreachable and not in the module cache?): %v\n%s", goCmp, err, out)
 	}
 	repo = filepath.Join(t.TempDir(), "go-cmp")
 	copyTree(t, mod.Dir, repo, nil)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // qsRepo commits qs 6.13.0 as published, with its tape suite (736
@@ -13,8 +15,8 @@ import (
 // decoder is broken: `+` is no longer a space.
 func qsRepo(t *testing.T) (repo, fixed string) {
 	t.Helper()
-	requireTool(t, "node")
-	requireTool(t, "npm")
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
 	inst := t.TempDir()
 	for _, f := range []string{"package.json", "package-lock.json"} {
 		writeFiles(t, inst, map[string]string{f: thirdpartyFile(t, "qs/"+f)})
@@ -23,7 +25,7 @@ func qsRepo(t *testing.T) (repo, fixed string) {
 	out, err := runClient(inst, []string{"NPM_CONFIG_UPDATE_NOTIFIER=false"}, "npm", "ci",
 		"--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund")
 	if err != nil {
-		needSuite(t, "npm ci of qs and tape failed (npm registry unreachable and not in the npm cache?): %v\n%s", err, out)
+		testutil.SkipOrFail(t, "npm ci of qs and tape failed (npm registry unreachable and not in the npm cache?): %v\n%s", err, out)
 	}
 	repo = filepath.Join(t.TempDir(), "qs")
 	mods := filepath.Join(inst, "node_modules")

@@ -2,10 +2,11 @@ package judge_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // toolzDir is where Debian 12's python3-toolz (pinned in scripts/test)
@@ -18,11 +19,9 @@ const toolzDir = "/usr/lib/python3/dist-packages"
 // pytest configuration of its own.
 func toolzRepo(t *testing.T) (repo, pristine, broken string) {
 	t.Helper()
-	if exec.Command("/usr/bin/python3", "-m", "pytest", "--version").Run() != nil {
-		needSuite(t, "pytest not installed for /usr/bin/python3 (scripts/test installs python3-pytest)")
-	}
+	testutil.NeedPytest(t)
 	if _, err := os.Stat(filepath.Join(toolzDir, "toolz", "tests", "test_itertoolz.py")); err != nil {
-		needSuite(t, "toolz's suite is not installed (scripts/test installs python3-toolz): %v", err)
+		testutil.SkipOrFail(t, "toolz's suite is not installed (scripts/test installs python3-toolz): %v", err)
 	}
 	repo = filepath.Join(t.TempDir(), "toolz")
 	noCache := func(rel string) bool { return strings.HasSuffix(rel, "__pycache__") || strings.HasSuffix(rel, ".pyc") }

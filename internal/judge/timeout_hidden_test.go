@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestJudgeTimeoutKeepsTail: a test run stopped by --timeout says so, and
 // the verdict keeps the end of what the run printed, to say why.
 func TestJudgeTimeoutKeepsTail(t *testing.T) {
 	t.Parallel()
-	requireTool(t, "go")
+	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
 	hang := "package calc\n\nimport \"fmt\"\n\nfunc Add(a, b int) int {\n\tfmt.Println(\"STUCK-IN-ADD\")\n\tfor {\n\t}\n}\n\nfunc Sub(a, b int) int { return a - b }\n"
 	v := judgeOneVerdict(t, repo, "go test ./...", map[string]edit{"calc.go": {content: hang}}, func(o *judge.Options) { o.Timeout = 8 * time.Second })
@@ -28,7 +29,7 @@ func TestJudgeTimeoutKeepsTail(t *testing.T) {
 // about; hidden tests it runs are not (the positive control).
 func TestJudgeHiddenWarning(t *testing.T) {
 	t.Parallel()
-	requireTool(t, "go")
+	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
 	unused, used := t.TempDir(), t.TempDir()
 	writeFiles(t, unused, map[string]string{"test_hidden.py": "def test_x():\n    assert False\n"})

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // hostile lays out a fork layer with every kind of trap a fork can make,
@@ -164,7 +166,7 @@ func TestLayersMergedView(t *testing.T) {
 	// b.txt deleted by an xattr whiteout (an empty file marked so).
 	must(t, os.WriteFile(filepath.Join(upper, "b.txt"), nil, 0o644))
 	if err := unix.Setxattr(filepath.Join(upper, "b.txt"), "user.overlay.whiteout", []byte("y"), 0); err != nil {
-		t.Skipf("user xattrs unsupported on this filesystem: %v", err)
+		testutil.SkipOrFail(t, "user xattrs unsupported on this filesystem: %v", err)
 	}
 	must(t, unix.Setxattr(filepath.Join(upper, "op"), "user.overlay.opaque", []byte("y"), 0))
 	l, err := OpenLayers([]string{upper, lower})

@@ -247,7 +247,7 @@ func TestLoadList(t *testing.T) {
 	runs := t.TempDir()
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
-		t.Skip("no true(1):", err)
+		t.Fatal(err)
 	}
 	for _, r := range []Run{{ID: "20260101-000000-aaaaaa"}, {ID: "20260102-000000-bbbbbb"}} {
 		rec, err := create(runs, r, nil, nil)

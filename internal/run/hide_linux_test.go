@@ -17,10 +17,11 @@ import (
 
 // TestRaceForkSeesNothingOutside: FORKBOMB_HOME (workspaces, runs, judge
 // baselines), the hidden tests and the repository all live outside the
-// folders the sandbox masks anyway (under /srv). Fork 0 writes a "fix";
-// fork 1 polls for it in its sibling's upper layer, then lists and reads
-// the runs, the baselines, the hidden tests and the repository's
-// uncommitted file, and keeps what it found in its tree. Checked from
+// folders the sandbox masks anyway (under /srv). Fork 0 writes a "fix" and
+// works on; once the fix is in fork 0's layer, fork 1 looks for it there,
+// lists and reads the runs, the baselines, the hidden tests and the
+// repository's uncommitted file, keeps what it found in its tree, and fixes
+// the bug (so it wins and the race ends fork 0). Checked from
 // outside — fork 1's patch and agent log in the record — it got none of
 // it. Control: the same probe, unconfined, over the same layout (with a
 // stand-in sibling layer) gets every canary.
@@ -59,18 +60,22 @@ func TestRaceForkSeesNothingOutside(t *testing.T) {
 
 	targets := strings.Join([]string{home, filepath.Join(home, "workspaces"), filepath.Join(home, "runs"),
 		filepath.Join(home, "judge"), hidden, repoDir}, " ")
-	probe := fmt.Sprintf(`i=0
-while [ $i -lt 25 ] && ! grep -rqs %[1]s %[2]s; do sleep 0.2; i=$((i+1)); done
+	probe := func(g gate) string {
+		return g.wait() + fmt.Sprintf(`
+grep -rqs %[1]s %[2]s && echo "found the sibling's fix"
 t=${TMPDIR:-/tmp}/loot
 for p in %[3]s; do ls -laR "$p"; done > "$t" 2>&1
 for p in %[2]s %[4]s %[5]s; do find "$p" -type f ! -path '*/.git/*' -exec grep -h CANARY {} + ; done >> "$t" 2>&1
 cp "$t" loot.txt; cat loot.txt`, sib, home, targets, hidden, repoDir)
+	}
 
 	t.Run("control-unconfined", func(t *testing.T) {
 		fake := filepath.Join(home, "workspaces", "stand-in", "upper", "fix.txt")
 		write(fake, sib+"\n")
 		defer os.RemoveAll(filepath.Join(home, "workspaces", "stand-in"))
-		cmd := exec.Command("/bin/sh", "-c", probe)
+		open := newGate(t)
+		open.open(t)
+		cmd := exec.Command("/bin/sh", "-c", probe(open))
 		cmd.Dir = t.TempDir()
 		cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 		out, _ := cmd.CombinedOutput()
@@ -88,15 +93,18 @@ cp "$t" loot.txt; cat loot.txt`, sib, home, targets, hidden, repoDir)
 	o := run.Options{
 		Store: s, RunsDir: filepath.Join(home, "runs"), CacheDir: filepath.Join(home, "judge"),
 		Repo: repoDir, Task: "fix add", Forks: 2, Engine: "command", Hidden: []string{hidden},
-		Agent: []string{"/bin/sh", "-c", fmt.Sprintf("case $FORKBOMB_FORK in\n0) echo %s > fix.txt; sleep 8 ;;\n1) %s ;;\nesac", sib, probe)},
-		Test:  "/bin/sh check.sh", Timeout: time.Minute,
+		Test: "/bin/sh check.sh", Timeout: time.Minute,
 	}
+	g := newGate(t)
+	o.Agent = []string{"/bin/sh", "-c", fmt.Sprintf("case $FORKBOMB_FORK in\n0) echo %s > fix.txt; exec sleep 300 ;;\n1) %s\nsed -i 's/\\$1 - \\$2/$1 + $2/' lib.sh ;;\nesac", sib, probe(g))}
+	fixed := g.openWhen(t, inFork(s.Root, "-f0", "fix.txt"))
 	r, recDir, err := run.Race(context.Background(), o)
+	fixed()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Fork[1].State != "exited" {
-		t.Errorf("the probing fork did not run to its end: %+v", r.Fork[1])
+	if r.Fork[1].State != "exited" || r.Winner == nil || *r.Winner != 1 {
+		t.Errorf("the probing fork did not run to its end and win: winner %v %+v", r.Winner, r.Fork)
 	}
 	patch, _ := os.ReadFile(filepath.Join(recDir, "forks", "1", "patch"))
 	log, _ := os.ReadFile(filepath.Join(recDir, "forks", "1", "agent.log"))

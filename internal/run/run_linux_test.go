@@ -30,14 +30,17 @@ func repo(t testing.TB) string {
 	return dir
 }
 
-// agents: fork 0 fixes the bug honestly (a little later than the others
-// finish), fork 1 rewrites the check, fork 2 works forever, fork 3 crashes.
-const agents = `case $FORKBOMB_FORK in
-0) sleep 6; sed -i 's/\$1 - \$2/$1 + $2/' lib.sh ;;
+// agents: fork 0 fixes the bug honestly (once gate says the others have
+// finished), fork 1 rewrites the check, fork 2 works forever, fork 3
+// crashes. Without a gate, fork 0 waits 10 s.
+func agents(g gate) string {
+	return `case $FORKBOMB_FORK in
+0) ` + g.wait() + `; sed -i 's/\$1 - \$2/$1 + $2/' lib.sh ;;
 1) printf 'echo "1 passed, 0 failed"\n' > check.sh ;;
 2) sleep 300 ;;
 3) echo "giving up: $FORKBOMB_TASK" >&2; exit 3 ;;
 esac`
+}
 
 func options(t *testing.T, repoDir string) run.Options {
 	s, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
@@ -47,7 +50,7 @@ func options(t *testing.T, repoDir string) run.Options {
 	return run.Options{
 		Store: s, RunsDir: filepath.Join(t.TempDir(), "runs"), CacheDir: filepath.Join(t.TempDir(), "cache"),
 		Repo: repoDir, Task: "make add add", Forks: 4, Engine: "command",
-		Agent: []string{"/bin/sh", "-c", agents}, Test: "/bin/sh check.sh", Timeout: time.Minute,
+		Agent: []string{"/bin/sh", "-c", agents(gate{})}, Test: "/bin/sh check.sh", Timeout: time.Minute,
 	}
 }
 
@@ -60,8 +63,14 @@ func TestRaceFirstPassWins(t *testing.T) {
 	dir := repo(t)
 	o := options(t, dir)
 	o.Task = "make add add (" + key + ")"
+	// The honest fork fixes the bug only once the cheat has its verdict
+	// and the crash is recorded, so the winner cuts neither short.
+	g := newGate(t)
+	o.Agent = []string{"/bin/sh", "-c", agents(g)}
+	judged := g.openWhen(t, recorded(o.RunsDir, map[int]string{1: "verdict", 3: "fork_exit"}))
 	start := time.Now()
 	r, recDir, err := run.Race(context.Background(), o)
+	judged()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,15 +147,23 @@ func TestRaceFirstPassWins(t *testing.T) {
 	}
 }
 
-// TestRaceInterrupted: cancelling the race (Ctrl-C) kills every fork and
-// records the run as interrupted.
+// TestRaceInterrupted: cancelling the race (Ctrl-C) once every agent runs
+// kills every fork and records the run as interrupted.
 func TestRaceInterrupted(t *testing.T) {
 	o := options(t, repo(t))
-	o.Agent = []string{"/bin/sh", "-c", "sleep 300"}
+	o.Agent = []string{"/bin/sh", "-c", startedAgent}
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(3*time.Second, cancel)
+	defer cancel()
+	started := make(chan int, 1)
+	go func() {
+		started <- waitStarted(o.Store.Root, o.Forks)
+		cancel()
+	}()
 	start := time.Now()
 	r, _, err := run.Race(ctx, o)
+	if n := <-started; n != o.Forks {
+		t.Fatalf("only %d of %d agents started before the interruption", n, o.Forks)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,14 +187,11 @@ func TestRaceSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := workspace.Open(state)
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) { // until both forks exist
-		if all, _ := s.List(); len(all) >= 3 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	if n := waitStarted(state, 2); n != 2 { // both agents run: the kill lands mid-race
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("only %d of 2 agents started", n)
 	}
-	time.Sleep(500 * time.Millisecond)
 	cmd.Process.Kill()
 	cmd.Wait()
 	all, _ := record.List(runs)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestAttackSyscalls: the seccomp filter refuses namespace, mount, ptrace
@@ -40,7 +41,7 @@ func TestAttackForeignArch(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
 		o := runPolicy(t, attackPolicy(t, mode, t.TempDir(), "int80"))
 		if !strings.Contains(o.out, "i386 getpid") && o.code() != 0 && o.code() != 128+31 && strings.Contains(o.err2, "SIGSEGV") {
-			t.Skip("this kernel refuses int 0x80 outright (no i386 emulation); TestFilterRules checks the rule")
+			testutil.SkipNotApplicable(t, "this kernel refuses int 0x80 outright (no i386 emulation); TestFilterRules checks the rule")
 		}
 		if o.code() != 128+31 { // SIGSYS
 			t.Fatalf("LEAK: the i386 syscall was not killed (code %d): %s", o.code(), o.out)
@@ -51,7 +52,7 @@ func TestAttackForeignArch(t *testing.T) {
 		if o.code() != 0 || !strings.Contains(o.out, "i386 getpid") {
 			// Not a missing sandbox layer but a missing attack surface;
 			// TestFilterRules checks the filter's rule regardless.
-			t.Skip("this kernel refuses int 0x80 even unconfined (no i386 emulation): there is nothing to bypass here")
+			testutil.SkipNotApplicable(t, "this kernel refuses int 0x80 even unconfined (no i386 emulation): there is nothing to bypass here")
 		}
 	})
 }
@@ -107,7 +108,7 @@ func TestConfinementSeenFromHost(t *testing.T) {
 // or read raw disks.
 func TestAttackRootPowers(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("these attacks are about a root caller; as an ordinary user the kernel refuses them regardless")
+		testutil.SkipNotApplicable(t, "these attacks are about a root caller (the root run covers them); as an ordinary user the kernel refuses them regardless")
 	}
 	disk := ""
 	if entries, _ := os.ReadDir("/sys/block"); len(entries) > 0 {
@@ -151,12 +152,12 @@ true`, m, owned, disk)
 	})
 	t.Run("control", func(t *testing.T) {
 		if disk == "" {
-			t.Skip("no block device to read")
+			testutil.SkipNotApplicable(t, "no block device to read")
 		}
 		p := shPolicy(sandbox.ModeAuto, t.TempDir(), "head -c 512 "+disk+" | od -An -tx1 | head -2")
 		p.NoSandbox = true
 		if o := runPolicy(t, p); strings.Count(o.out, " ") < 16 {
-			t.Skipf("the host refuses raw reads of %s even to unconfined root here; nothing to prove", disk)
+			testutil.SkipNotApplicable(t, "the host refuses raw reads of %s even to unconfined root here; nothing to prove", disk)
 		}
 	})
 }

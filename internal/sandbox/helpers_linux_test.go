@@ -13,6 +13,7 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/sandbox/attacker"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // attackArg makes the test binary run as the attacker (see TestMain).
@@ -35,16 +36,6 @@ func probe(t *testing.T) *sandbox.ProbeReport {
 	return probeRep
 }
 
-// skipOrFail skips a test whose kernel feature is missing, with the reason;
-// with FORKBOMB_REQUIRE_ALL=1 (CI) the missing feature is a failure.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("FORKBOMB_REQUIRE_ALL") == "1" {
-		t.Fatalf("FORKBOMB_REQUIRE_ALL=1 but "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
 func requireLayer(t *testing.T, name string) {
 	t.Helper()
 	l := probe(t).Layer(name)
@@ -53,7 +44,7 @@ func requireLayer(t *testing.T, name string) {
 		if l != nil {
 			detail = l.Detail
 		}
-		skipOrFail(t, "layer %q unavailable on this machine: %s", name, detail)
+		testutil.SkipOrFail(t, "layer %q unavailable on this machine: %s", name, detail)
 	}
 }
 
@@ -68,11 +59,11 @@ func modes(t *testing.T) []sandbox.Mode {
 	if l := p.Layer("landlock-only fallback"); l != nil && l.Status == "ok" {
 		out = append(out, sandbox.ModeLandlock)
 	}
-	if len(out) < 2 && os.Getenv("FORKBOMB_REQUIRE_ALL") == "1" {
-		t.Fatalf("FORKBOMB_REQUIRE_ALL=1 but only backends %v work here", out)
+	if len(out) < 2 && testutil.RequireAll() {
+		t.Fatalf("%s=1 but only backends %v work here", testutil.RequireAllEnv, out)
 	}
 	if len(out) == 0 {
-		t.Skip("no sandbox backend works on this machine")
+		testutil.SkipOrFail(t, "no sandbox backend works on this machine")
 	}
 	return out
 }

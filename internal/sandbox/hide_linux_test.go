@@ -138,7 +138,7 @@ func TestAttackHide(t *testing.T) {
 		})
 		t.Run("control-without-hide", func(t *testing.T) {
 			if !unmasked {
-				t.Skip("the state is under a masked folder here; nothing to show without Hide")
+				testutil.SkipNotApplicable(t, "the state is under a masked folder here; nothing to show without Hide")
 			}
 			p, _ := l.policy(mode, false)
 			o := runPolicy(t, p)

@@ -2,28 +2,52 @@ package sandbox
 
 // The parent/child protocol.
 //
-// The parent (forkbomb) starts its own binary again as "forkbomb-init" with
-// argv[1] == initArg, the command's environment (the allowlist, nothing
-// else) and two extra descriptors:
+// The parent (runWithMode in sandbox_linux.go) starts /proc/self/exe again
+// as "forkbomb-init" with argv[1] == initArg, in a new session, with the
+// command's environment (the allowlist, nothing else), cwd "/" and two
+// extra descriptors; in namespace mode also in new user, mount, pid, IPC,
+// UTS and cgroup namespaces (and a network namespace when offline), its
+// uid and gid mapped to themselves:
 //
-//	fd 3  config: one JSON initConfig, then EOF. The parent writes it only
-//	      after putting the init in its cgroup, so the init does nothing
-//	      before it is limited.
-//	fd 4  status: the init writes one JSON initStatus if it fails before the
-//	      command starts (or, when probing, its report); it closes the
-//	      descriptor without writing once the command is running. EOF with
-//	      no bytes therefore means "the command started".
+//	fd 3  config: one JSON initConfig, then EOF. The init reads it before
+//	      doing anything else, and the parent writes it only after putting
+//	      the init in its cgroup, finding the .git entries the init must
+//	      protect and starting the pids watcher (which reads the init's
+//	      pid namespace while the init is still dumpable) — so the init
+//	      does nothing before it is limited and watched.
+//	fd 4  status: exactly one JSON initStatus, then EOF: {error, kind} if
+//	      the init fails before the command starts (kind "ns" — namespaces
+//	      refused — is the only failure that lets ModeAuto fall back to
+//	      Landlock), {probe} when probing, or {started: true} once the
+//	      command is forked. EOF with no bytes means the init died before
+//	      a word (a timeout fired during set-up, or the binary is not our
+//	      init): readStatus reports that as errNoStart, and a record that
+//	      says none of the three as a set-up failure.
 //
-// In namespace mode the init is pid 1 of a new pid namespace. It builds the
-// mount tree, then, on a dedicated locked OS thread, drops every capability,
-// sets no_new_privs, applies Landlock and seccomp to that thread alone and
-// forks the command from it; the thread then exits, taking its restrictions
-// with it. The init itself keeps running unrestricted but out of reach: the
-// command cannot ptrace it (seccomp, Landlock), read its memory or
-// environment (it is not dumpable and the command has no CAP_SYS_PTRACE), or
-// signal it (Landlock signal scoping). The init exits with the command's
-// status once the command exits, and the kernel kills what is left in the
-// pid namespace.
+// Before reading its config the init marks every descriptor above stderr
+// close-on-exec, so the command inherits stdio and nothing else.
+//
+// In namespace mode the init is the first process of its pid namespace,
+// to which the kernel delivers from inside only the signals it handles. It builds the mount tree, then, on a dedicated locked OS
+// thread, drops every capability, sets no_new_privs, applies Landlock and
+// seccomp to that thread alone and forks the command from it; the thread
+// then exits, taking its restrictions with it. The init itself keeps
+// running unrestricted but out of reach: the command cannot ptrace it
+// (seccomp, Landlock), read its memory or environment (it is not dumpable
+// and the command has no CAP_SYS_PTRACE), or signal it (Landlock signal
+// scoping, and the signals it catches and drops). In Landlock mode there
+// is no pid namespace: the init becomes a child subreaper instead, so every
+// orphaned descendant is reparented to it, and restricts its command thread
+// the same way.
+//
+// The init then reaps every process reparented to it until the command
+// exits, kills whatever the command left behind (killDescendants) and exits
+// with the command's status; in namespace mode the kernel also kills what
+// is left in the pid namespace when the init exits. To end the command
+// early (a timeout, Ctrl-C, an output or pids limit) the parent SIGKILLs
+// the init in namespace mode; in Landlock mode, where that would orphan the
+// command's descendants, it sends SIGTERM, on which the init kills them
+// and exits, and SIGKILLs it only if it has not exited two minutes later.
 
 import (
 	"encoding/json"
@@ -147,7 +171,9 @@ func initMain() int {
 	}
 	// Every descriptor the init inherited beyond stdio — its two pipes, and
 	// whatever forkbomb's own caller left open (a directory descriptor
-	// would open the whole host to the command) — closes at exec.
+	// would open the whole host to the command) — closes at exec. This is
+	// the class of escape of CVE-2024-21626 ("Leaky Vessels"), where runc
+	// leaked a descriptor of the host's cgroup folder into the container.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		closeInheritedFallback()
 	}
@@ -164,13 +190,16 @@ func initMain() int {
 		cfg.Proxy.dirFD = -1 // not opened yet (JSON leaves it 0, stdin)
 	}
 	// Not dumpable: the command, which has no CAP_SYS_PTRACE, cannot open
-	// /proc/1/mem, /proc/1/environ or /proc/1/root of this process.
+	// the init's /proc/PID/mem, environ or root (PID is 1 in namespace
+	// mode). A dumpable init would also let the command reach the binary
+	// through /proc/PID/exe, the path of CVE-2019-5736.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 	switch cfg.Mode {
 	case ModeNamespaces:
-		// The command can send pid 1 only the signals pid 1 handles, and
-		// Go's default handling of these would end the init (and with it
+		// The command can send the first process of a pid namespace only
+		// the signals it handles, and Go's default handling of these would
+		// end the init (and with it
 		// the command's exit status). Catching and dropping them keeps the
 		// init alive even without Landlock's signal scoping; caught, not
 		// ignored, since an ignored disposition would survive the exec
@@ -242,9 +271,9 @@ func initMain() int {
 		}
 		return fail("setup", err)
 	}
-	// An explicit record: an init that died before this point (or a
-	// binary that is not our init) leaves a bare EOF, which the parent
-	// treats as a set-up failure.
+	// An explicit record, which readStatus requires: an init that died
+	// before this point (or a binary that is not our init) leaves a bare
+	// EOF, which the parent treats as a set-up failure.
 	_ = json.NewEncoder(status).Encode(initStatus{Started: true})
 	status.Close()
 	return reap(&cfg, pid)

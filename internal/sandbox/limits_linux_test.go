@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 func cgroupAvailable(t *testing.T) bool {
@@ -44,7 +45,7 @@ func TestMemoryLimit(t *testing.T) {
 func TestPidsLimit(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
 		if mode == sandbox.ModeLandlock && !cgroupAvailable(t) {
-			t.Skip("without a cgroup or a user namespace, RLIMIT_NPROC counts every process of the user; documented in SECURITY.md")
+			testutil.SkipNotApplicable(t, "without a cgroup or a user namespace, RLIMIT_NPROC counts every process of the user; documented in SECURITY.md")
 		}
 		m := sleepMarker()
 		p := attackPolicy(t, mode, t.TempDir(), "forkbomb", "500", m)
@@ -74,7 +75,7 @@ func TestPidsLimit(t *testing.T) {
 // multiprocessing, as test runners use it).
 func TestPOSIXIPC(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		skipOrFail(t, "needs /usr/bin/python3 (Debian package python3)")
+		testutil.SkipOrFail(t, "needs /usr/bin/python3 (Debian package python3)")
 	}
 	script := `/usr/bin/python3 -c '
 import multiprocessing as mp

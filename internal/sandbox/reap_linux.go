@@ -12,8 +12,8 @@ import (
 
 // killDescendants kills every process the command left behind.
 //
-// In namespace mode the init is pid 1 of its own pid namespace, so kill(-1)
-// reaches exactly the sandbox's processes. Without a pid namespace kill(-1)
+// In namespace mode the init is the first process of its own pid namespace,
+// so kill(-1) reaches exactly the sandbox's processes. Without a pid namespace kill(-1)
 // would reach every process of the user, so the init (a child subreaper, to
 // which every orphaned descendant is reparented) kills its children until
 // none is left.

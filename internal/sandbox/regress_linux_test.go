@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // Regression tests for the review of the sandbox: each is an attack that
@@ -109,7 +110,7 @@ func TestAttackGitSymlinkAndFifo(t *testing.T) {
 // cannot read (the command could chmod it back) fails the run closed.
 func TestAttackUnreadableDirHidesGit(t *testing.T) {
 	if os.Getuid() == 0 {
-		t.Skip("root reads every folder regardless of its mode; nothing to hide the scan from")
+		testutil.SkipNotApplicable(t, "root reads every folder regardless of its mode; nothing to hide the scan from")
 	}
 	wd := t.TempDir()
 	os.MkdirAll(filepath.Join(wd, "sub", ".git", "hooks"), 0o755)

@@ -99,7 +99,10 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	cfg.Probe = probe
 	// /proc/self/exe, not a path: the very binary that is running, even if
 	// the file at its path was since replaced (perhaps by a command that
-	// could write there).
+	// could write there). The other half of CVE-2019-5736, where a
+	// container overwrote runc through /proc/PID/exe, runc answers with a
+	// sealed copy of itself; here the init is not dumpable (initMain), so
+	// the command cannot open its /proc/PID/exe at all.
 	cmd := exec.Command("/proc/self/exe", initArg)
 	cmd.Args[0] = "forkbomb-init"
 	// The init's environment is already the command's: nothing else the
@@ -324,8 +327,9 @@ func initSysProcAttr(cfg *initConfig) *syscall.SysProcAttr {
 	return a
 }
 
-// initStatus is what the init reports on its status pipe before the command
-// starts: nothing when all went well, else the error.
+// initStatus is the one record the init writes on its status pipe (see the
+// protocol in init_linux.go): Started once the command is forked, Probe
+// when probing, else the error that kept the command from starting.
 type initStatus struct {
 	Started bool         `json:"started,omitempty"`
 	Error   string       `json:"error,omitempty"`
@@ -356,6 +360,9 @@ func readStatus(r io.Reader) (*initStatus, error) {
 	}
 	if err := json.Unmarshal(data, st); err != nil {
 		return nil, fmt.Errorf("%w: init status: %v", ErrSetup, err)
+	}
+	if !st.Started && st.Error == "" && st.Probe == nil {
+		return nil, fmt.Errorf("%w: the init's status says neither that the command started nor why not", ErrSetup)
 	}
 	return st, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // Start-up benchmarks: the cost of running /bin/true bare, confined by
@@ -101,12 +102,13 @@ func BenchmarkStartSandbox(b *testing.B) {
 }
 
 func BenchmarkStartBwrap(b *testing.B) {
+	testutil.Need(b, "bwrap")
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		b.Skip("bwrap is not on PATH (apt-get install bubblewrap)")
+		b.Fatal(err)
 	}
 	if out, err := exec.Command(bwrap, startBenchBwrapArgs...).CombinedOutput(); err != nil {
-		b.Skipf("bwrap cannot run here: %v: %s", err, bytes.TrimSpace(out))
+		testutil.SkipOrFail(b, "bwrap cannot run here: %v: %s", err, bytes.TrimSpace(out))
 	}
 	startBenchExec(b, append([]string{bwrap}, startBenchBwrapArgs...)...)
 }

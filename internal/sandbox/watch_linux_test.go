@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestPidsLimitReported: a shell fork bomb held at --pids is ended at once
@@ -19,7 +20,7 @@ func TestPidsLimitReported(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
 		if mode == sandbox.ModeLandlock && !cgroupAvailable(t) {
-			t.Skip("without a cgroup or a user namespace, RLIMIT_NPROC counts every process of the user; documented in SECURITY.md")
+			testutil.SkipNotApplicable(t, "without a cgroup or a user namespace, RLIMIT_NPROC counts every process of the user; documented in SECURITY.md")
 		}
 		for name, bomb := range map[string]struct {
 			script  string

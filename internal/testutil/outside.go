@@ -40,8 +40,8 @@ func OutsideDir(t testing.TB) (dir string, unmasked bool) {
 		t.Cleanup(func() { removeTree(d) })
 		return d, true
 	}
-	if os.Getenv("FORKBOMB_REQUIRE_ALL") == "1" {
-		t.Fatalf("FORKBOMB_REQUIRE_ALL=1 but no folder outside the masked ones is writable here (set FORKBOMB_TEST_OUTSIDE)")
+	if RequireAll() {
+		t.Fatalf("%s=1 but no folder outside the masked ones is writable here (set FORKBOMB_TEST_OUTSIDE)", RequireAllEnv)
 	}
 	t.Logf("no folder outside the masked ones is writable here (set FORKBOMB_TEST_OUTSIDE); using the test's temp dir")
 	d, err := filepath.EvalSymlinks(t.TempDir())

@@ -1,4 +1,7 @@
-// Package testutil holds helpers shared by forkbomb's tests.
+// Package testutil holds helpers shared by forkbomb's tests: git with a
+// fixed identity, a folder outside the sandbox's masks, and the skip
+// policy — every skip of a missing feature or tool goes through SkipOrFail
+// or Need, so that FORKBOMB_REQUIRE_ALL=1 (CI) turns it into a failure.
 package testutil
 
 import (

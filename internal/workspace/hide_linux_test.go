@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,7 +101,8 @@ find %[1]s -type f -exec cat {} +; find %[2]s -name '*.txt' -exec cat {} +; cat 
 }
 
 // requireBackend skips a test whose backend this machine lacks, with the
-// reason; with FORKBOMB_REQUIRE_ALL=1 (CI) that is a failure.
+// reason; with FORKBOMB_REQUIRE_ALL=1 (CI) that is a failure
+// (testutil.SkipOrFail).
 func requireBackend(t *testing.T, mode sandbox.Mode) {
 	t.Helper()
 	layer := map[sandbox.Mode]string{sandbox.ModeNamespaces: "user namespace", sandbox.ModeLandlock: "landlock-only fallback"}[mode]
@@ -111,9 +111,6 @@ func requireBackend(t *testing.T, mode sandbox.Mode) {
 		t.Fatalf("probe: %v", err)
 	}
 	if l := rep.Layer(layer); l == nil || l.Status != "ok" {
-		if os.Getenv("FORKBOMB_REQUIRE_ALL") == "1" {
-			t.Fatalf("FORKBOMB_REQUIRE_ALL=1 but the %s backend is unavailable", mode)
-		}
-		t.Skipf("the %s backend is unavailable here", mode)
+		testutil.SkipOrFail(t, "the %s backend is unavailable here", mode)
 	}
 }

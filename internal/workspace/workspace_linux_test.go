@@ -3,7 +3,6 @@ package workspace_test
 import (
 	"context"
 	"errors"
-	"github.com/forkbomb/forkbomb/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -361,7 +362,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 	if killed == 0 {
-		t.Skip("could not kill the operation mid-way on this machine")
+		testutil.SkipOrFail(t, "could not kill the operation mid-way on this machine")
 	}
 	s, err := workspace.Open(root)
 	if err != nil {
