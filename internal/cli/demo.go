@@ -91,7 +91,7 @@ loopback: one fixes the bug, one edits the test, one tries to escape (reads
 ~/.ssh, writes outside its fork, opens a connection), one gives up. The same
 code path as a real 'forkbomb run --engine api'.
 
-`+exitHelp("demo"),
+` + exitHelp("demo"),
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			tmp, err := os.MkdirTemp("", "forkbomb-demo-")

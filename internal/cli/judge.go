@@ -48,7 +48,7 @@ with a reason that names it ("process limit (2048) reached").
 --json prints one object per patch (an array for several); the schema is in
 docs/JUDGE.md.
 
-`+exitHelp("judge"),
+` + exitHelp("judge"),
 		Example: `  forkbomb judge --repo . --patch fix.patch --test "go test ./..."
   forkbomb judge --repo . --patch a.patch --patch b.patch --test "npm test" --json
   forkbomb judge --repo . --patch fix.patch --test "pytest -q" --hidden ./hidden-tests`,

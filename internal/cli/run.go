@@ -47,7 +47,7 @@ and its reason names the limit ("memory limit (512 MiB) reached"); the
 other forks go on. The limits are enforced by a cgroup where one can be made
 ('forkbomb sandbox --probe'), else by rlimits per process.
 
-`+exitHelp("run"),
+` + exitHelp("run"),
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {

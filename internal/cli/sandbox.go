@@ -99,7 +99,7 @@ seccomp, cgroups and rlimits; where user namespaces are refused, Landlock and
 seccomp confine alone. 'forkbomb sandbox --probe' shows what works here.
 forkbomb never falls back to running unconfined unless --no-sandbox is given.
 
-`+exitHelp("sandbox"),
+` + exitHelp("sandbox"),
 		Example: `  forkbomb sandbox -- go test ./...
   forkbomb sandbox --workdir ./repo --timeout 10m --memory 4G --pids 512 -- make test
   forkbomb sandbox --toolchains -- cargo build --offline

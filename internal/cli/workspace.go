@@ -32,7 +32,7 @@ ship, computed outside it.
 State lives in $FORKBOMB_HOME/workspaces (default ~/.forkbomb), never inside
 the repository.
 
-`+exitHelp("workspace")+`
+` + exitHelp("workspace") + `
 'workspace exec' passes the status of the command, as 'forkbomb sandbox' does.`,
 	}
 	cmd.AddCommand(newWSNewCmd(stdio), newWSForkCmd(stdio), newWSExecCmd(stdio), newWSDiffCmd(stdio), newWSLsCmd(stdio), newWSRmCmd(stdio))
@@ -95,7 +95,7 @@ workspace as the only writable tree and its .git read-only. In a pid 1 the
 command runs over a throwaway layer: a pid 1 never changes. Exit statuses are
 those of 'forkbomb sandbox'.
 
-`+exitHelp("workspace exec"),
+` + exitHelp("workspace exec"),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) < 2 {
