@@ -89,7 +89,9 @@ func newDemoCmd(stdio IO) *cobra.Command {
 driven by a built-in scripted model that speaks the Anthropic Messages API on
 loopback: one fixes the bug, one edits the test, one tries to escape (reads
 ~/.ssh, writes outside its fork, opens a connection), one gives up. The same
-code path as a real 'forkbomb run --engine api'.`,
+code path as a real 'forkbomb run --engine api'.
+
+` + exitHelp("demo"),
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			tmp, err := os.MkdirTemp("", "forkbomb-demo-")
@@ -121,15 +123,11 @@ code path as a real 'forkbomb run --engine api'.`,
 			defer srv.Close()
 			srv.Scripts = demoScripts(srv.URL[strings.LastIndexByte(srv.URL, ':')+1:], repo)
 
-			root, err := workspace.DefaultRoot()
+			l, err := state()
 			if err != nil {
 				return err
 			}
-			s, err := workspace.Open(root)
-			if err != nil {
-				return err
-			}
-			runsDir, err := defaultRunsDir()
+			s, err := workspace.Open(l.Workspaces())
 			if err != nil {
 				return err
 			}
@@ -140,7 +138,7 @@ code path as a real 'forkbomb run --engine api'.`,
 				prompts = append(prompts, "[persona: "+p+"]")
 			}
 			r, dir, err := run.Race(c.Context(), run.Options{
-				Store: s, RunsDir: runsDir, CacheDir: filepath.Join(filepath.Dir(root), "judge"),
+				Store: s, RunsDir: l.Runs(), CacheDir: l.Judge(),
 				Repo: repo, Task: "Deposit subtracts instead of adding; TestDeposit fails. Fix the bug.",
 				// --all: every fork is judged, so the demo shows each verdict
 				Forks: 4, Engine: "api", Provider: "anthropic", Model: "scripted", MaxTurns: 8, All: true,
@@ -171,10 +169,10 @@ code path as a real 'forkbomb run --engine api'.`,
 			}
 			fmt.Fprintf(stdio.Out, "\nrecord: %s   (forkbomb show %s)\n", dir, r.ID)
 			if !contained {
-				return &exitError{code: 1, msg: "the escape artist wrote outside its fork"}
+				return &exitError{code: ExitFailed, msg: "the escape artist wrote outside its fork"}
 			}
 			if r.Status != "won" {
-				return &exitError{code: 1, msg: "the demo's race had no winner"}
+				return &exitError{code: ExitFailed, msg: "the demo's race had no winner"}
 			}
 			return nil
 		},

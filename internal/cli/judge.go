@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,16 +45,17 @@ share of the machine's memory per patch judged at once (total / --parallel,
 512 MiB to 8 GiB) and 2048 processes. A test run that reaches a limit fails,
 with a reason that names it ("process limit (2048) reached").
 
-Exit status: 0 when every patch passes, 1 when one fails (or is unknown), 2
-when the judge itself could not run. --json prints one object per patch
-(an array for several); the schema is in docs/JUDGE.md.`,
+--json prints one object per patch (an array for several); the schema is in
+docs/JUDGE.md.
+
+` + exitHelp("judge"),
 		Example: `  forkbomb judge --repo . --patch fix.patch --test "go test ./..."
   forkbomb judge --repo . --patch a.patch --patch b.patch --test "npm test" --json
   forkbomb judge --repo . --patch fix.patch --test "pytest -q" --hidden ./hidden-tests`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			fail := func(format string, a ...any) error {
-				return &exitError{code: 2, msg: fmt.Sprintf(format, a...)}
+				return &exitError{code: ExitCannotJudge, msg: fmt.Sprintf(format, a...)}
 			}
 			if len(patches) == 0 || o.Test == "" {
 				return fail("--patch and --test are required (see 'forkbomb judge --help')")
@@ -68,14 +68,14 @@ when the judge itself could not run. --json prints one object per patch
 				}
 				data = append(data, b)
 			}
-			root, err := workspace.DefaultRoot()
+			l, err := state()
 			if err != nil {
 				return fail("%v", err)
 			}
-			if o.Store, err = workspace.Open(root); err != nil {
+			if o.Store, err = workspace.Open(l.Workspaces()); err != nil {
 				return fail("%v", err)
 			}
-			o.CacheDir = filepath.Join(filepath.Dir(root), "judge")
+			o.CacheDir = l.Judge()
 			o.Strip = judge.StripOptions{Add: strip, Remove: keep}
 			o.Parallel = parallel
 			if o.Limits, err = limits.limits(); err != nil {
@@ -83,7 +83,7 @@ when the judge itself could not run. --json prints one object per patch
 			}
 			verdicts, err := judge.Judge(c.Context(), o, data)
 			if err != nil {
-				return fail("%v", err)
+				return &exitError{code: ExitCannotJudge, err: err}
 			}
 			if len(verdicts) > 0 {
 				for _, w := range verdicts[0].Warnings {
@@ -110,14 +110,14 @@ when the judge itself could not run. --json prints one object per patch
 			}
 			for _, v := range verdicts {
 				if !v.Pass {
-					return &exitError{code: 1}
+					return &exitError{code: ExitPatchFails}
 				}
 			}
 			return nil
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: 2, msg: fmt.Sprintf("%v (see 'forkbomb judge --help')", err)}
+		return &exitError{code: ExitCannotJudge, msg: fmt.Sprintf("%v (see 'forkbomb judge --help')", err)}
 	})
 	f := cmd.Flags()
 	f.StringVar(&o.Repo, "repo", ".", "the repository")

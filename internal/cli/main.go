@@ -1,5 +1,5 @@
 // Package cli holds forkbomb's commands, one file per verb, and decides the
-// process's exit status in one place (exitCode).
+// process's exit status in one place (exit.go).
 package cli
 
 import (
@@ -37,7 +37,7 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	root := newRootCmd(stdio)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	return exitCode(usageOrNot(err), stdio.Err)
+	return exitCode(ctx, usageOrNot(err), stdio.Err)
 }
 
 // usageOrNot marks cobra's own argument errors (an unknown subcommand, a
@@ -57,36 +57,4 @@ func usageOrNot(err error) error {
 		}
 	}
 	return err
-}
-
-// exitError carries an exit status decided by a command; msg, when set, is
-// printed as one line.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-
-// errUsage marks a mistake on the command line.
-var errUsage = errors.New("usage")
-
-// exitCode is the one place where errors become exit statuses.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(stderr, "forkbomb: %s\n", ee.msg)
-		}
-		return ee.code
-	}
-	if errors.Is(err, errUsage) {
-		fmt.Fprintf(stderr, "forkbomb: %v\n", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
-		return 2
-	}
-	fmt.Fprintf(stderr, "forkbomb: %v\n", err)
-	return 1
 }

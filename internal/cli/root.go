@@ -16,7 +16,10 @@ Linux kernel, and is judged only by the patch it would ship.
 
 Start with:
   forkbomb sandbox --probe        what confinement this machine offers
-  forkbomb sandbox -- COMMAND     run one command confined`,
+  forkbomb sandbox -- COMMAND     run one command confined
+
+Every verb exits 130 when interrupted (Ctrl-C, SIGTERM); each verb's --help
+gives its other exit statuses.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -28,5 +31,6 @@ Start with:
 	})
 	root.AddCommand(newSandboxCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
 		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio))
+	documentExits(root)
 	return root
 }

@@ -16,14 +16,6 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-func defaultRunsDir() (string, error) {
-	root, err := workspace.DefaultRoot()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(root), "runs"), nil
-}
-
 func newRunCmd(stdio IO) *cobra.Command {
 	var (
 		o       run.Options
@@ -53,58 +45,22 @@ an equal share of the machine's memory (total / forks at work, 512 MiB to
 bomb or a memory bomb ends that fork's agent only: its state is "failed"
 and its reason names the limit ("memory limit (512 MiB) reached"); the
 other forks go on. The limits are enforced by a cgroup where one can be made
-('forkbomb sandbox --probe'), else by rlimits per process.`,
+('forkbomb sandbox --probe'), else by rlimits per process.
+
+` + exitHelp("run"),
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Task = args[0]
-			var err error
-			if o.Limits, err = limits.limits(); err != nil {
-				return err
-			}
-			if o.Engine == "api" {
-				p := strings.ToUpper(o.Provider)
-				o.APIKey, o.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
-			}
-			if agent != "" {
-				o.Agent = []string{"/bin/sh", "-c", agent}
-			}
-			if prompts != "" {
-				data, err := os.ReadFile(prompts)
-				if err != nil {
-					return fmt.Errorf("--prompts: %w", err)
-				}
-				for _, p := range strings.Split(string(data), "\n---\n") {
-					if strings.TrimSpace(p) != "" {
-						o.Prompts = append(o.Prompts, strings.TrimSpace(p))
-					}
-				}
-			}
-			root, err := workspace.DefaultRoot()
+			r, dir, err := raceFromFlags(c, stdio, o, agent, prompts, asJSON, limits)
 			if err != nil {
-				return err
-			}
-			if o.Store, err = workspace.Open(root); err != nil {
-				return err
-			}
-			o.CacheDir = filepath.Join(filepath.Dir(root), "judge")
-			if o.RunsDir == "" {
-				if o.RunsDir, err = defaultRunsDir(); err != nil {
-					return err
-				}
-			}
-			if !asJSON {
-				o.Progress = stdio.Err
-			}
-			r, dir, err := run.Race(c.Context(), o)
-			if err != nil {
-				return err
+				return withCode(ExitCouldNotRun, inRepoHint(err))
 			}
 			if asJSON {
 				enc := json.NewEncoder(stdio.Out)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(r); err != nil {
-					return err
+					return withCode(ExitFailed, err)
 				}
 			} else {
 				fmt.Fprintf(stdio.Out, "run %s: %s", r.ID, r.Status)
@@ -117,17 +73,17 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 			case "won":
 				return nil
 			case "interrupted":
-				return &exitError{code: 130}
+				return &exitError{code: ExitInterrupted}
 			}
-			return &exitError{code: 1}
+			return &exitError{code: ExitNoWinner}
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	f.StringVar(&o.Engine, "engine", "command", "agent engine: command, or api (forkbomb's own loop over --provider)")
-	f.StringVar(&o.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)")
+	enumVar(f, &o.Engine, "engine", "command", "agent engine: command, or api (forkbomb's own loop over --provider)", "command", "api")
+	enumVar(f, &o.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)", "anthropic", "openai")
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
 	f.StringVar(&o.Model, "model", "claude-sonnet-5-5", "api engine model")
 	f.IntVar(&o.MaxTurns, "max-turns", 30, "api engine: turns per fork")
@@ -145,13 +101,61 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	return cmd
 }
 
+// raceFromFlags completes the race's options from the flags and the state
+// home, and races.
+func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, agent, prompts string, asJSON bool, limits limitFlags) (*record.Run, string, error) {
+	var err error
+	if o.Limits, err = limits.limits(); err != nil {
+		return nil, "", err
+	}
+	if o.Engine == "api" {
+		p := strings.ToUpper(o.Provider)
+		o.APIKey, o.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
+	}
+	if agent != "" {
+		o.Agent = []string{"/bin/sh", "-c", agent}
+	}
+	if prompts != "" {
+		data, err := os.ReadFile(prompts)
+		if err != nil {
+			return nil, "", fmt.Errorf("--prompts: %w", err)
+		}
+		for _, p := range strings.Split(string(data), "\n---\n") {
+			if strings.TrimSpace(p) != "" {
+				o.Prompts = append(o.Prompts, strings.TrimSpace(p))
+			}
+		}
+	}
+	l, err := state()
+	if err != nil {
+		return nil, "", err
+	}
+	if o.Store, err = workspace.Open(l.Workspaces()); err != nil {
+		return nil, "", err
+	}
+	o.CacheDir = l.Judge()
+	if o.RunsDir == "" {
+		o.RunsDir = l.Runs()
+	}
+	if !asJSON {
+		o.Progress = stdio.Err
+	}
+	return run.Race(c.Context(), o)
+}
+
 func newRunsCmd(stdio IO) *cobra.Command {
 	var asJSON bool
 	var runsDir string
 	cmd := &cobra.Command{
 		Use:   "runs [--json]",
 		Short: "List recorded runs: id, task, status, winner, duration",
-		Args:  exactArgs(0),
+		Long: withExitHelp(`List the runs recorded in the runs directory, newest first. A run whose
+forkbomb is still at work is "running"; one whose forkbomb was killed
+before it ended is "interrupted". That is read from a lock the running
+forkbomb holds on the run's folder (run.lock), so it holds for a reader in
+another pid namespace, and on another host where the runs directory is
+shared with working locks (see docs/RECORD.md).`, "runs"),
+		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, err := runsDirOr(runsDir)
 			if err != nil {
@@ -190,13 +194,6 @@ func newRunsCmd(stdio IO) *cobra.Command {
 	return cmd
 }
 
-func runsDirOr(dir string) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	return defaultRunsDir()
-}
-
 // loadRun reads one run from the runs directory (default or --runs-dir).
 func loadRun(runsDir, id string) (string, *record.Run, error) {
 	dir, err := runsDirOr(runsDir)
@@ -212,6 +209,7 @@ func newShowCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "One run: its forks, their verdicts, and the winning patch",
+		Long:  withExitHelp("One run: its status (running, won, no-winner or interrupted, as in 'forkbomb runs'),\nits forks, their verdicts, and the winning patch.", "show"),
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, r, err := loadRun(runsDir, args[0])
@@ -238,6 +236,7 @@ func newApplyCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply RUN [--branch NAME]",
 		Short: "Put a run's winning patch on a new branch of your repository (never the current one)",
+		Long:  withExitHelp("Put a run's winning patch on a new branch of your repository, made at the run's\nbase commit; your current branch and working tree are never changed.", "apply"),
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, r, err := loadRun(runsDir, args[0])

@@ -29,10 +29,56 @@ type sandboxOptions struct {
 	noSandbox  bool
 	toolchains bool
 	mode       string
+	// settings names the Policy fields this command fills from its flags
+	// (or otherwise), for wording a refused policy (sandboxSettings).
+	settings map[string]string
+}
+
+// sandboxSettings are the Policy fields the sandbox command sets from its
+// flags: a refusal names the flag the user passed, not the field.
+var sandboxSettings = map[string]string{
+	"Command":   "command",
+	"Workdir":   "--workdir",
+	"ReadOnly":  "--ro",
+	"ReadWrite": "--rw",
+	"Network":   "--network",
+	"Env":       "--env",
+	"Timeout":   "--timeout",
+	"Memory":    "--memory",
+	"Pids":      "--pids",
+	"CPUs":      "--cpus",
+	"MaxOutput": "--max-output",
+	"Mode":      "--mode",
+}
+
+// workspaceExecSettings: workspace exec has no --workdir; the workspace
+// supplies the workdir, its layers and what it hides.
+var workspaceExecSettings = func() map[string]string {
+	m := map[string]string{"Workdir": "the workspace", "Overlay": "the workspace", "Hide": "a folder the workspace hides"}
+	for k, v := range sandboxSettings {
+		if k != "Workdir" {
+			m[k] = v
+		}
+	}
+	return m
+}()
+
+// words is err as one line for the user: a refused policy names the
+// setting as this command's user knows it.
+func (o *sandboxOptions) words(err error) string {
+	var pe *sandbox.PolicyError
+	if !errors.As(err, &pe) {
+		return err.Error()
+	}
+	name, ok := o.settings[pe.Field]
+	if !ok {
+		return err.Error()
+	}
+	return pe.Setting(name).Message()
 }
 
 func newSandboxCmd(stdio IO) *cobra.Command {
-	o := &sandboxOptions{io: stdio}
+	o := &sandboxOptions{io: stdio, settings: sandboxSettings}
 	cmd := &cobra.Command{
 		Use:   "sandbox [flags] -- COMMAND [ARG...]",
 		Short: "Run one command confined by the kernel",
@@ -53,10 +99,7 @@ seccomp, cgroups and rlimits; where user namespaces are refused, Landlock and
 seccomp confine alone. 'forkbomb sandbox --probe' shows what works here.
 forkbomb never falls back to running unconfined unless --no-sandbox is given.
 
-Exit status: the command's own; 124 when --timeout expired; 137 when a
---memory, --pids or --max-output limit killed it; 125 when forkbomb could not run it
-(bad flags, or the sandbox could not be set up); 126 when the command is not
-executable; 127 when it is not found.`,
+` + exitHelp("sandbox"),
 		Example: `  forkbomb sandbox -- go test ./...
   forkbomb sandbox --workdir ./repo --timeout 10m --memory 4G --pids 512 -- make test
   forkbomb sandbox --toolchains -- cargo build --offline
@@ -67,7 +110,7 @@ executable; 127 when it is not found.`,
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: sandbox.ExitSetup, msg: fmt.Sprintf("%v (see 'forkbomb sandbox --help')", err)}
+		return &exitError{code: ExitSetup, msg: fmt.Sprintf("%v (see 'forkbomb sandbox --help')", err)}
 	})
 	f := cmd.Flags()
 	f.SetInterspersed(false)
@@ -84,7 +127,7 @@ executable; 127 when it is not found.`,
 func (o *sandboxOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.ro, "ro", nil, "extra path made readable, e.g. inside a hidden home (repeatable)")
 	f.StringArrayVar(&o.rw, "rw", nil, "extra writable path (repeatable)")
-	f.StringVar(&o.network, "network", "none", "none: a loopback of its own, no DNS; host: the host network (warns)")
+	enumVar(f, &o.network, "network", string(sandbox.NetworkNone), "none: a loopback of its own, no DNS; host: the host network (warns)", string(sandbox.NetworkNone), string(sandbox.NetworkHost))
 	f.StringArrayVar(&o.env, "env", nil, "pass one more variable from your environment (repeatable; credential-like names are refused)")
 	f.DurationVar(&o.timeout, "timeout", 0, "wall-clock limit, e.g. 30s or 10m; then every process dies and forkbomb exits 124")
 	f.StringVar(&o.memory, "memory", "", "memory limit, e.g. 512M or 4G")
@@ -92,7 +135,7 @@ func (o *sandboxOptions) addFlags(f *pflag.FlagSet) {
 	f.Float64Var(&o.cpus, "cpus", 0, "CPU quota in cores, e.g. 1.5 (needs a cgroup)")
 	f.StringVar(&o.maxOutput, "max-output", "", "cap on stdout+stderr together, e.g. 1M; the command is killed when it is exceeded (exit 137)")
 	f.BoolVar(&o.toolchains, "toolchains", false, "make toolchains kept under home readable: "+fmt.Sprint(sandbox.ToolchainDirs))
-	f.StringVar(&o.mode, "mode", "auto", "backend: auto, namespaces or landlock (for diagnosis; auto picks by trial)")
+	enumVar(f, &o.mode, "mode", string(sandbox.ModeAuto), "backend (for diagnosis; auto picks by trial)", string(sandbox.ModeAuto), string(sandbox.ModeNamespaces), string(sandbox.ModeLandlock))
 }
 
 func (o *sandboxOptions) run(ctx context.Context, args []string) error {
@@ -100,7 +143,7 @@ func (o *sandboxOptions) run(ctx context.Context, args []string) error {
 		return o.runProbe(ctx)
 	}
 	if len(args) == 0 {
-		return &exitError{code: sandbox.ExitSetup, msg: "no command given (usage: forkbomb sandbox [flags] -- COMMAND [ARG...])"}
+		return &exitError{code: ExitSetup, msg: "no command given (usage: forkbomb sandbox [flags] -- COMMAND [ARG...])"}
 	}
 	p, err := o.policy(args)
 	if err != nil {
@@ -132,12 +175,12 @@ func (o *sandboxOptions) policy(args []string) (sandbox.Policy, error) {
 	var err error
 	if o.memory != "" {
 		if p.Memory, err = parseSize(o.memory); err != nil {
-			return p, &exitError{code: sandbox.ExitSetup, msg: "--memory: " + err.Error()}
+			return p, &exitError{code: ExitSetup, msg: "--memory: " + err.Error(), err: err}
 		}
 	}
 	if o.maxOutput != "" {
 		if p.MaxOutput, err = parseSize(o.maxOutput); err != nil {
-			return p, &exitError{code: sandbox.ExitSetup, msg: "--max-output: " + err.Error()}
+			return p, &exitError{code: ExitSetup, msg: "--max-output: " + err.Error(), err: err}
 		}
 	}
 	if p.Network == sandbox.NetworkHost && !o.noSandbox {
@@ -155,13 +198,13 @@ func (o *sandboxOptions) finish(res *sandbox.Result, err error) error {
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		return &exitError{code: sandbox.ExitInterruptedBase + 2, msg: "interrupted; every process of the command was killed"}
+		return &exitError{code: ExitInterrupted, msg: "interrupted; every process of the command was killed", err: err}
 	case errors.Is(err, sandbox.ErrCommandNotFound):
-		return &exitError{code: sandbox.ExitNotFound, msg: err.Error()}
+		return &exitError{code: ExitNotFound, msg: err.Error(), err: err}
 	case errors.Is(err, sandbox.ErrCommandNotExecutable):
-		return &exitError{code: sandbox.ExitNotExecutable, msg: err.Error()}
+		return &exitError{code: ExitNotExecutable, msg: err.Error(), err: err}
 	case err != nil:
-		return &exitError{code: sandbox.ExitSetup, msg: err.Error()}
+		return &exitError{code: ExitSetup, msg: o.words(err), err: err}
 	}
 	switch {
 	case res.TimedOut:
@@ -177,7 +220,7 @@ func (o *sandboxOptions) finish(res *sandbox.Result, err error) error {
 func (o *sandboxOptions) runProbe(ctx context.Context) error {
 	rep, err := sandbox.Probe(ctx)
 	if err != nil {
-		return &exitError{code: sandbox.ExitSetup, msg: "probe: " + err.Error()}
+		return &exitError{code: ExitSetup, msg: "probe: " + err.Error(), err: err}
 	}
 	if o.json {
 		enc := json.NewEncoder(o.io.Out)

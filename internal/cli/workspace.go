@@ -30,18 +30,13 @@ runs a command confined in one; 'workspace diff' prints the patch it would
 ship, computed outside it.
 
 State lives in $FORKBOMB_HOME/workspaces (default ~/.forkbomb), never inside
-the repository.`,
+the repository.
+
+` + exitHelp("workspace") + `
+'workspace exec' passes the status of the command, as 'forkbomb sandbox' does.`,
 	}
 	cmd.AddCommand(newWSNewCmd(stdio), newWSForkCmd(stdio), newWSExecCmd(stdio), newWSDiffCmd(stdio), newWSLsCmd(stdio), newWSRmCmd(stdio))
 	return cmd
-}
-
-func openStore() (*workspace.Store, error) {
-	root, err := workspace.DefaultRoot()
-	if err != nil {
-		return nil, err
-	}
-	return workspace.Open(root)
 }
 
 func newWSNewCmd(stdio IO) *cobra.Command {
@@ -91,22 +86,24 @@ func newWSForkCmd(stdio IO) *cobra.Command {
 }
 
 func newWSExecCmd(stdio IO) *cobra.Command {
-	o := &sandboxOptions{io: stdio}
+	o := &sandboxOptions{io: stdio, settings: workspaceExecSettings}
 	cmd := &cobra.Command{
 		Use:   "exec NAME [sandbox flags] -- COMMAND [ARG...]",
 		Short: "Run a command confined in a workspace (cwd: its root)",
 		Long: `Run COMMAND confined in workspace NAME, as 'forkbomb sandbox' does, with the
 workspace as the only writable tree and its .git read-only. In a pid 1 the
 command runs over a throwaway layer: a pid 1 never changes. Exit statuses are
-those of 'forkbomb sandbox'.`,
+those of 'forkbomb sandbox'.
+
+` + exitHelp("workspace exec"),
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return &exitError{code: sandbox.ExitSetup, msg: "no command given (usage: forkbomb workspace exec NAME [flags] -- COMMAND [ARG...])"}
+				return &exitError{code: ExitSetup, msg: "no command given (usage: forkbomb workspace exec NAME [flags] -- COMMAND [ARG...])"}
 			}
 			s, err := openStore()
 			if err != nil {
-				return &exitError{code: sandbox.ExitSetup, msg: err.Error()}
+				return &exitError{code: ExitSetup, msg: err.Error()}
 			}
 			p, err := o.policy(args[1:])
 			if err != nil {
@@ -114,13 +111,13 @@ those of 'forkbomb sandbox'.`,
 			}
 			res, err := s.Exec(c.Context(), args[0], p, sandbox.Stdio{Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err})
 			if err != nil && !errors.Is(err, context.Canceled) && !isSandboxErr(err) {
-				return &exitError{code: sandbox.ExitSetup, msg: err.Error()}
+				return &exitError{code: ExitSetup, msg: err.Error()}
 			}
 			return o.finish(res, err)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: sandbox.ExitSetup, msg: fmt.Sprintf("%v (see 'forkbomb workspace exec --help')", err)}
+		return &exitError{code: ExitSetup, msg: fmt.Sprintf("%v (see 'forkbomb workspace exec --help')", err)}
 	})
 	o.addFlags(cmd.Flags()) // flags between NAME and "--"; everything after "--" is the command
 	return cmd

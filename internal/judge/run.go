@@ -125,7 +125,7 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 		if errors.Is(err, sandbox.ErrCommandNotFound) {
 			return nil, fmt.Errorf("%w: /bin/sh not found", ErrCannotJudge)
 		}
-		return nil, fmt.Errorf("%w: run tests: %v", ErrCannotJudge, err)
+		return nil, fmt.Errorf("%w: run tests: %w", ErrCannotJudge, o.ownWords(err))
 	}
 	r := &testRun{exit: res.ExitCode, timedOut: res.TimedOut, limit: sandbox.LimitReason(res, p), output: out.String(), elapsed: elapsed}
 	if r.exit == applyFailedStatus && strings.Contains(r.output, applyMarker) {

@@ -12,4 +12,6 @@ var (
 	ErrRedaction = errors.New("redacting a secret would leave a malformed record file")
 	// ErrFileName: a record file's name is not one plain file name.
 	ErrFileName = errors.New("not a plain file name")
+	// ErrNoRun: the runs directory holds no run of that id.
+	ErrNoRun = errors.New("no such run")
 )

@@ -40,7 +40,7 @@ func TestLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := []string{"events.jsonl", "forks/0/patch", "forks/0/verdict.json", "forks/1/agent.log", "run.json", "winner.patch"}
+	want := []string{"events.jsonl", "forks/0/patch", "forks/0/verdict.json", "forks/1/agent.log", "run.json", "run.lock", "winner.patch"}
 	var got []string
 	filepath.WalkDir(rec.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -239,9 +239,10 @@ func TestWriteErrors(t *testing.T) {
 	}
 }
 
-// TestLoadList checks reading runs back: a running run whose process is
-// gone reads as interrupted, a corrupt one is an error, List is newest
-// first and skips what is not a run.
+// TestLoadList checks reading runs back: a run whose recorder is open
+// reads as running, one still "running" whose recorder is gone reads as
+// interrupted (whatever its pid says), a corrupt one is an error, List is
+// newest first and skips what is not a run.
 func TestLoadList(t *testing.T) {
 	t.Parallel()
 	runs := t.TempDir()
@@ -254,7 +255,7 @@ func TestLoadList(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec.Close()
+		defer rec.Close() // still recording while the test reads
 	}
 	rec, _ := create(runs, Run{ID: "20260103-000000-cccccc"}, nil, nil)
 	rec.Update(func(r *Run) { r.PID = dead.Process.Pid })

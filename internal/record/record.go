@@ -8,6 +8,7 @@
 // Layout, under the runs directory:
 //
 //	<id>/run.json
+//	<id>/run.lock      held by the recording forkbomb while it runs (live.go)
 //	<id>/events.jsonl
 //	<id>/winner.patch
 //	<id>/forks/<n>/patch
@@ -26,11 +27,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/home"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
-	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // SchemaVersion is the version of events.jsonl and run.json.
@@ -88,7 +88,8 @@ type Recorder struct {
 	redact *redactor
 	mu     sync.Mutex
 	events *os.File
-	err    error // the first failed event write, returned by Close
+	lock   *os.File // holds LockFile for the record's whole life; nil where flock is unsupported
+	err    error    // the first failed event write, returned by Close
 	run    Run
 }
 
@@ -110,7 +111,7 @@ func Create(runsDir string, r Run, secrets []string) (*Recorder, error) {
 }
 
 func create(runsDir string, r Run, secrets, environ []string) (*Recorder, error) {
-	if err := workspace.ValidateName(r.ID); err != nil {
+	if err := home.ValidateID("run", r.ID); err != nil {
 		return nil, err
 	}
 	var all []string
@@ -130,13 +131,31 @@ func create(runsDir string, r Run, secrets, environ []string) (*Recorder, error)
 	if err := os.MkdirAll(filepath.Join(dir, "forks"), 0o700); err != nil {
 		return nil, fmt.Errorf("run folder: %w", err)
 	}
+	// The lock is held before run.json first says "running", so no
+	// reader ever sees a running run without its lock held.
+	lock, err := holdLock(dir)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		closeLock(lock)
 		return nil, fmt.Errorf("run folder: %w", err)
 	}
-	rec := &Recorder{Dir: dir, events: f, run: r, redact: newRedactor(all)}
+	rec := &Recorder{Dir: dir, events: f, lock: lock, run: r, redact: newRedactor(all)}
 	rec.run.V, rec.run.PID, rec.run.Status = SchemaVersion, os.Getpid(), "running"
-	return rec, rec.saveRun()
+	if err := rec.saveRun(); err != nil {
+		rec.Close()
+		return nil, err
+	}
+	return rec, nil
+}
+
+func closeLock(f *os.File) error {
+	if f == nil {
+		return nil
+	}
+	return f.Close()
 }
 
 // Event appends one event; fork < 0 for a run-level event. Its data is
@@ -242,12 +261,17 @@ func (r *Recorder) saveRunLocked() error {
 	return writeAtomic(filepath.Join(r.Dir, "run.json"), data)
 }
 
-// Close finishes the record. It returns the first event that could not be
-// written, if any, so that a record with a hole in it does not look whole.
+// Close finishes the record and releases its lock: from then on the run
+// reads as ended, or as "interrupted" if run.json still says "running". It
+// returns the first event that could not be written, if any, so that a
+// record with a hole in it does not look whole.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.err, r.events.Close())
+	err := errors.Join(r.err, r.events.Close())
+	closeLock(r.lock)
+	r.lock = nil
+	return err
 }
 
 // writeAtomic replaces path with data: written to a fresh temporary file
@@ -276,22 +300,35 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-// Load reads a run; a run still "running" whose process is gone (killed)
-// reads as "interrupted".
+// Load reads a run; a run still "running" whose forkbomb is gone (killed,
+// or its host down) reads as "interrupted". Whether it is gone is read from
+// the run's lock (live.go), wherever the reader runs; a record without one
+// falls back to its pid, on this host.
 func Load(runsDir, id string) (*Run, error) {
-	if err := workspace.ValidateName(id); err != nil {
+	dir, err := home.Join(runsDir, "run", id)
+	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(runsDir, id, "run.json"))
+	r, err := readRun(dir, id, runsDir)
+	if err != nil || r.Status != "running" || running(dir, r.PID) {
+		return r, err
+	}
+	// The lock is free: the run ended, either just now (its final
+	// run.json written before the lock was dropped) or by being killed.
+	if r, err = readRun(dir, id, runsDir); err == nil && r.Status == "running" {
+		r.Status = "interrupted"
+	}
+	return r, err
+}
+
+func readRun(dir, id, runsDir string) (*Run, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil {
-		return nil, fmt.Errorf("no run %s in %s", id, runsDir)
+		return nil, fmt.Errorf("no run %s in %s: %w", id, runsDir, ErrNoRun)
 	}
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("run %s: corrupt run.json: %w", id, err)
-	}
-	if r.Status == "running" && syscall.Kill(r.PID, 0) == syscall.ESRCH {
-		r.Status = "interrupted"
 	}
 	return &r, nil
 }

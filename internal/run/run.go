@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/home"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -104,8 +105,8 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if c, err := canonicalExisting(runsDir); err == nil && (c == top || strings.HasPrefix(c, top+"/")) {
-		return nil, "", fmt.Errorf("the runs directory %s is inside the repository %s; use --runs-dir elsewhere", runsDir, top)
+	if err := home.CheckOutside("the runs directory", runsDir, top); err != nil {
+		return nil, "", err
 	}
 	hide, err := forkHidden(runsDir, o.CacheDir, top, o.Hidden)
 	if err != nil {
@@ -310,7 +311,7 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		state = "killed"
 	case err != nil:
 		state = "crashed"
-		fmt.Fprintf(&log, "\nforkbomb: %v\n", err)
+		fmt.Fprintf(&log, "\nforkbomb: %v\n", ownWords(err))
 	case limit != "":
 		// A fork bomb or a memory bomb ends this fork's agent only; the
 		// record says which limit, and its patch is still judged.
@@ -546,18 +547,6 @@ func reclaimInterrupted(s *workspace.Store, runsDir string) {
 	}
 	for _, p := range pid1s {
 		s.Remove(p)
-	}
-}
-
-func canonicalExisting(p string) (string, error) {
-	for q := p; ; q = filepath.Dir(q) {
-		if c, err := filepath.EvalSymlinks(q); err == nil {
-			rel, _ := filepath.Rel(q, p)
-			return filepath.Join(c, rel), nil
-		}
-		if q == "/" {
-			return p, nil
-		}
 	}
 }
 

@@ -34,15 +34,17 @@ func looksSecret(name string) bool {
 	return false
 }
 
-func checkEnvName(name string) error {
+// checkEnvName refuses a variable name of field (Env or SetEnv) that is
+// not a name, looks like a credential, or is one the sandbox sets itself.
+func checkEnvName(field, name string) error {
 	if !isEnvName(name) {
-		return fmt.Errorf("%w: --env %q is not a variable name", ErrInvalidPolicy, name)
+		return policyErr(field, fmt.Sprintf("%q", name), "not a variable name")
 	}
 	if looksSecret(name) {
-		return fmt.Errorf("%w: --env %s looks like a credential; keys never enter the sandbox (see docs/SECURITY.md)", ErrInvalidPolicy, name)
+		return policyErr(field, name, "looks like a credential; keys never enter the sandbox (see docs/SECURITY.md)")
 	}
 	if name == "HOME" || name == "TMPDIR" {
-		return fmt.Errorf("%w: --env %s: the sandbox sets its own %s", ErrInvalidPolicy, name, name)
+		return policyErr(field, name, "the sandbox sets its own %s", name)
 	}
 	return nil
 }

@@ -23,20 +23,20 @@ var systemDirs = []string{
 // filesystem.
 func CheckHide(path string) error {
 	if !filepath.IsAbs(path) {
-		return fmt.Errorf("%w: hidden path %q is not absolute", ErrInvalidPolicy, path)
+		return policyErr("Hide", fmt.Sprintf("%q", path), "not absolute")
 	}
 	path = filepath.Clean(path)
 	if path == "/" {
-		return fmt.Errorf("%w: refusing to hide /, the whole filesystem", ErrInvalidPolicy)
+		return policyErr("Hide", "/", "refusing to hide the whole filesystem")
 	}
 	for _, sys := range systemDirs {
 		if within(sys, path) {
-			return fmt.Errorf("%w: refusing to hide %s, which is or holds the system folder %s", ErrInvalidPolicy, path, sys)
+			return policyErr("Hide", path, "refusing to hide what is or holds the system folder %s", sys)
 		}
 	}
 	for _, k := range []string{"/proc", "/sys", "/dev"} {
 		if within(path, k) {
-			return fmt.Errorf("%w: refusing to hide %s inside the kernel interface %s", ErrInvalidPolicy, path, k)
+			return policyErr("Hide", path, "refusing to hide a path inside the kernel interface %s", k)
 		}
 	}
 	return nil
@@ -57,7 +57,7 @@ func (r *resolved) resolveHide(paths []string) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%w: hidden path %s: %v", ErrInvalidPolicy, p, err)
+			return &PolicyError{Field: "Hide", Value: p, Reason: err.Error(), Err: err}
 		}
 		if err := CheckHide(c); err != nil {
 			return err

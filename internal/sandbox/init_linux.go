@@ -130,7 +130,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 				if c, err := filepath.EvalSymlinks(p); err == nil && c == p {
 					cfg.Toolchains = append(cfg.Toolchains, p)
-				} else if err == nil && r.checkExposure(c, "--toolchains") == nil {
+				} else if err == nil && r.checkExposure(c, "Toolchains") == nil {
 					cfg.Toolchains = append(cfg.Toolchains, c) // a link to elsewhere: bind where it points
 				}
 			}

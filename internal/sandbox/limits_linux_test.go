@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -150,20 +151,38 @@ func TestPolicyRefusals(t *testing.T) {
 	writeFile(t, home+"/.ssh/id_rsa", "x")
 	writeFile(t, home+"/src/a", "x")
 	t.Setenv("HOME", home)
-	for name, p := range map[string]sandbox.Policy{
-		"workdir is home":       {Workdir: home},
-		"workdir is /":          {Workdir: "/"},
-		"ro inside .ssh":        {Workdir: home + "/src", ReadOnly: []string{home + "/.ssh"}},
-		"rw holds home":         {Workdir: home + "/src", ReadWrite: []string{home + "/.."}},
-		"env looks like a key":  {Workdir: home + "/src", Env: []string{"OPENAI_API_KEY"}},
-		"env is not a name":     {Workdir: home + "/src", Env: []string{"A=B"}},
-		"workdir missing":       {Workdir: home + "/nope"},
-		"bad network":           {Workdir: home + "/src", Network: "bridge"},
-		"ro and rw of one path": {Workdir: home + "/src", ReadOnly: []string{home + "/src"}},
+	for name, tc := range map[string]struct {
+		p     sandbox.Policy
+		field string // the PolicyError's Field: the library names its own field, never a flag
+	}{
+		"workdir is home":       {sandbox.Policy{Workdir: home}, "Workdir"},
+		"workdir is /":          {sandbox.Policy{Workdir: "/"}, "Workdir"},
+		"ro inside .ssh":        {sandbox.Policy{Workdir: home + "/src", ReadOnly: []string{home + "/.ssh"}}, "ReadOnly"},
+		"rw holds home":         {sandbox.Policy{Workdir: home + "/src", ReadWrite: []string{home + "/.."}}, "ReadWrite"},
+		"env looks like a key":  {sandbox.Policy{Workdir: home + "/src", Env: []string{"OPENAI_API_KEY"}}, "Env"},
+		"env is not a name":     {sandbox.Policy{Workdir: home + "/src", Env: []string{"A=B"}}, "Env"},
+		"setenv looks like key": {sandbox.Policy{Workdir: home + "/src", SetEnv: []string{"GITHUB_TOKEN=x"}}, "SetEnv"},
+		"workdir missing":       {sandbox.Policy{Workdir: home + "/nope"}, "Workdir"},
+		"bad network":           {sandbox.Policy{Workdir: home + "/src", Network: "bridge"}, "Network"},
+		"bad mode":              {sandbox.Policy{Workdir: home + "/src", Mode: "docker"}, "Mode"},
+		"negative memory":       {sandbox.Policy{Workdir: home + "/src", Memory: -1}, "Memory"},
+		"ro and rw of one path": {sandbox.Policy{Workdir: home + "/src", ReadOnly: []string{home + "/src"}}, "ReadOnly"},
+		"hide the root":         {sandbox.Policy{Workdir: home + "/src", Hide: []string{"/"}}, "Hide"},
 	} {
+		p := tc.p
 		p.Command = []string{"true"}
-		if _, err := sandbox.Run(context.Background(), p, sandbox.Stdio{}); !errors.Is(err, sandbox.ErrInvalidPolicy) {
+		_, err := sandbox.Run(context.Background(), p, sandbox.Stdio{})
+		if !errors.Is(err, sandbox.ErrInvalidPolicy) {
 			t.Errorf("%s: err %v, want ErrInvalidPolicy", name, err)
 		}
+		var pe *sandbox.PolicyError
+		if !errors.As(err, &pe) || pe.Field != tc.field || strings.Contains(err.Error(), "--") {
+			t.Errorf("%s: err %v, want a PolicyError of field %s that names no flag", name, err, tc.field)
+		}
+	}
+	// The cause stays reachable: a workdir that is missing is fs.ErrNotExist.
+	_, err := sandbox.Run(context.Background(), sandbox.Policy{Command: []string{"true"}, Workdir: home + "/nope"}, sandbox.Stdio{})
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing workdir: %v does not unwrap to fs.ErrNotExist", err)
 	}
 }

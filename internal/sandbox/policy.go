@@ -115,7 +115,7 @@ type resolved struct {
 // what the init mounts is exactly what was checked here.
 func (p Policy) resolve() (*resolved, error) {
 	if len(p.Command) == 0 || p.Command[0] == "" {
-		return nil, fmt.Errorf("%w: no command given", ErrInvalidPolicy)
+		return nil, policyErr("", "", "no command given")
 	}
 	if p.Network == "" {
 		p.Network = NetworkNone
@@ -123,7 +123,7 @@ func (p Policy) resolve() (*resolved, error) {
 	switch p.Network {
 	case NetworkNone, NetworkHost, NetworkProxy:
 	default:
-		return nil, fmt.Errorf("%w: --network must be none or host, not %q", ErrInvalidPolicy, p.Network)
+		return nil, policyErr("Network", string(p.Network), "must be none, host or proxy")
 	}
 	if p.Mode == "" {
 		p.Mode = ModeAuto
@@ -131,22 +131,28 @@ func (p Policy) resolve() (*resolved, error) {
 	switch p.Mode {
 	case ModeAuto, ModeNamespaces, ModeLandlock:
 	default:
-		return nil, fmt.Errorf("%w: unknown mode %q (auto, namespaces or landlock)", ErrInvalidPolicy, p.Mode)
+		return nil, policyErr("Mode", string(p.Mode), "unknown mode (auto, namespaces or landlock)")
 	}
-	if p.Timeout < 0 || p.Memory < 0 || p.Pids < 0 || p.CPUs < 0 || p.MaxOutput < 0 {
-		return nil, fmt.Errorf("%w: limits must not be negative", ErrInvalidPolicy)
+	for _, l := range []struct {
+		field    string
+		negative bool
+		value    any
+	}{{"Timeout", p.Timeout < 0, p.Timeout}, {"Memory", p.Memory < 0, p.Memory}, {"Pids", p.Pids < 0, p.Pids}, {"CPUs", p.CPUs < 0, p.CPUs}, {"MaxOutput", p.MaxOutput < 0, p.MaxOutput}} {
+		if l.negative {
+			return nil, policyErr(l.field, fmt.Sprint(l.value), "limits must not be negative")
+		}
 	}
 	for _, name := range p.Env {
-		if err := checkEnvName(name); err != nil {
+		if err := checkEnvName("Env", name); err != nil {
 			return nil, err
 		}
 	}
 	for _, kv := range p.SetEnv {
 		name, _, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, fmt.Errorf("%w: environment entry %q is not NAME=VALUE", ErrInvalidPolicy, kv)
+			return nil, policyErr("SetEnv", fmt.Sprintf("%q", kv), "not NAME=VALUE")
 		}
-		if err := checkEnvName(name); err != nil {
+		if err := checkEnvName("SetEnv", name); err != nil {
 			return nil, err
 		}
 	}
@@ -168,72 +174,72 @@ func (p Policy) resolve() (*resolved, error) {
 	if p.Workdir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, fmt.Errorf("%w: current directory: %v", ErrInvalidPolicy, err)
+			return nil, &PolicyError{Field: "Workdir", Reason: "current directory: " + err.Error(), Err: err}
 		}
 		p.Workdir = wd
 	}
-	if r.Workdir, err = canonicalDir(p.Workdir, "--workdir", true); err != nil {
+	if r.Workdir, err = canonicalDir(p.Workdir, "Workdir", true); err != nil {
 		return nil, err
 	}
-	if err := r.checkExposure(r.Workdir, "--workdir"); err != nil {
+	if err := r.checkExposure(r.Workdir, "Workdir"); err != nil {
 		return nil, err
 	}
 	r.ReadOnly, r.ReadWrite = nil, nil
 	for _, path := range p.ReadOnly {
-		c, err := canonicalDir(path, "--ro", false)
+		c, err := canonicalDir(path, "ReadOnly", false)
 		if err != nil {
 			return nil, err
 		}
-		if err := r.checkExposure(c, "--ro"); err != nil {
+		if err := r.checkExposure(c, "ReadOnly"); err != nil {
 			return nil, err
 		}
 		r.ReadOnly = append(r.ReadOnly, c)
 	}
 	for _, path := range p.ReadWrite {
-		c, err := canonicalDir(path, "--rw", false)
+		c, err := canonicalDir(path, "ReadWrite", false)
 		if err != nil {
 			return nil, err
 		}
-		if err := r.checkExposure(c, "--rw"); err != nil {
+		if err := r.checkExposure(c, "ReadWrite"); err != nil {
 			return nil, err
 		}
 		r.ReadWrite = append(r.ReadWrite, c)
 	}
 	if p.Overlay != nil {
 		if p.Mode == ModeLandlock {
-			return nil, fmt.Errorf("%w: an overlay workdir needs the namespaces backend", ErrInvalidPolicy)
+			return nil, policyErr("Overlay", "", "an overlay workdir needs the namespaces backend")
 		}
 		ov := &Overlay{Volatile: p.Overlay.Volatile}
 		for _, l := range p.Overlay.Lower {
-			c, err := canonicalDir(l, "overlay lower layer", true)
+			c, err := canonicalDir(l, "Overlay.Lower", true)
 			if err != nil {
 				return nil, err
 			}
 			ov.Lower = append(ov.Lower, c)
 		}
 		if len(ov.Lower) == 0 {
-			return nil, fmt.Errorf("%w: an overlay needs at least one lower layer", ErrInvalidPolicy)
+			return nil, policyErr("Overlay.Lower", "", "an overlay needs at least one lower layer")
 		}
-		if ov.Upper, err = canonicalDir(p.Overlay.Upper, "overlay upper layer", true); err != nil {
+		if ov.Upper, err = canonicalDir(p.Overlay.Upper, "Overlay.Upper", true); err != nil {
 			return nil, err
 		}
-		if ov.Work, err = canonicalDir(p.Overlay.Work, "overlay work dir", true); err != nil {
+		if ov.Work, err = canonicalDir(p.Overlay.Work, "Overlay.Work", true); err != nil {
 			return nil, err
 		}
 		for _, d := range append([]string{ov.Upper, ov.Work}, ov.Lower...) {
 			if strings.ContainsAny(d, ",:\\") {
-				return nil, fmt.Errorf("%w: overlay path %q holds a character overlayfs options cannot carry", ErrInvalidPolicy, d)
+				return nil, policyErr("Overlay", fmt.Sprintf("%q", d), "holds a character overlayfs options cannot carry")
 			}
 		}
 		r.Overlay = ov
 	}
 	r.Scratch = nil
 	for _, path := range p.Scratch {
-		c, err := canonicalDir(path, "scratch path", true)
+		c, err := canonicalDir(path, "Scratch", true)
 		if err != nil {
 			return nil, err
 		}
-		if err := r.checkExposure(c, "scratch path"); err != nil {
+		if err := r.checkExposure(c, "Scratch"); err != nil {
 			return nil, err
 		}
 		r.Scratch = append(r.Scratch, c)
@@ -247,29 +253,30 @@ func (p Policy) resolve() (*resolved, error) {
 	for _, ro := range r.ReadOnly {
 		for _, rw := range append([]string{r.Workdir}, r.ReadWrite...) {
 			if ro == rw {
-				return nil, fmt.Errorf("%w: %s is given both read-only and writable", ErrInvalidPolicy, ro)
+				return nil, policyErr("ReadOnly", ro, "given both read-only and writable")
 			}
 		}
 	}
 	return r, nil
 }
 
-// canonicalDir returns the absolute path of p with every symlink resolved.
-func canonicalDir(p, flag string, mustBeDir bool) (string, error) {
+// canonicalDir returns the absolute path of p with every symlink resolved;
+// field names the Policy field p comes from.
+func canonicalDir(p, field string, mustBeDir bool) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s %s: %v", ErrInvalidPolicy, flag, p, err)
+		return "", &PolicyError{Field: field, Value: p, Reason: err.Error(), Err: err}
 	}
 	c, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s %s: no such file or directory", ErrInvalidPolicy, flag, p)
+		return "", &PolicyError{Field: field, Value: p, Reason: "no such file or directory", Err: err}
 	}
 	fi, err := os.Stat(c)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s %s: %v", ErrInvalidPolicy, flag, p, err)
+		return "", &PolicyError{Field: field, Value: p, Reason: err.Error(), Err: err}
 	}
 	if mustBeDir && !fi.IsDir() {
-		return "", fmt.Errorf("%w: %s %s: not a directory", ErrInvalidPolicy, flag, p)
+		return "", policyErr(field, p, "not a directory")
 	}
 	return c, nil
 }
@@ -277,25 +284,25 @@ func canonicalDir(p, flag string, mustBeDir bool) (string, error) {
 // checkExposure refuses a path whose exposure would undo the credential
 // masks: the root, a home directory itself (or anything holding one), and
 // anything inside a credential folder.
-func (r *resolved) checkExposure(path, flag string) error {
+func (r *resolved) checkExposure(path, field string) error {
 	if path == "/" {
-		return fmt.Errorf("%w: %s /: refusing to expose the whole filesystem", ErrInvalidPolicy, flag)
+		return policyErr(field, path, "refusing to expose the whole filesystem")
 	}
 	// Kernel and service interfaces: a writable /proc/sys or cgroup tree,
 	// or a service socket under /run, would undo the sandbox.
 	for _, sys := range append([]string{"/proc", "/sys", "/dev", "/boot"}, hiddenDirs...) {
 		if within(path, sys) || within(sys, path) {
-			return fmt.Errorf("%w: %s %s: refusing to expose %s", ErrInvalidPolicy, flag, path, sys)
+			return policyErr(field, path, "refusing to expose %s", sys)
 		}
 	}
 	for _, h := range append([]string{r.Home}, r.HomeDirs...) {
 		if h != "" && within(h, path) {
-			return fmt.Errorf("%w: %s %s: refusing to expose %s, which holds credential folders; name a folder inside it", ErrInvalidPolicy, flag, path, h)
+			return policyErr(field, path, "refusing to expose %s, which holds credential folders; name a folder inside it", h)
 		}
 	}
 	for _, s := range credentialPaths(r.Home) {
 		if within(path, s) || within(s, path) {
-			return fmt.Errorf("%w: %s %s: refusing to expose credential path %s", ErrInvalidPolicy, flag, path, s)
+			return policyErr(field, path, "refusing to expose credential path %s", s)
 		}
 	}
 	return nil

@@ -53,7 +53,7 @@ func (r *resolved) resolveProxy() error {
 	case r.Network != NetworkProxy:
 		return nil
 	case r.Proxy == nil:
-		return fmt.Errorf("%w: --network proxy needs a proxy socket (Policy.Proxy), which only forkbomb's own engines set", ErrInvalidPolicy)
+		return policyErr("Network", string(NetworkProxy), "needs a proxy socket (Policy.Proxy), which only forkbomb's own engines set")
 	case r.Mode == ModeLandlock && !r.NoSandbox:
 		// Landlock's network rules name ports, not addresses, and without
 		// a network namespace a loopback port is the host's: it cannot

@@ -1,9 +1,14 @@
 package workspace
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/forkbomb/forkbomb/internal/home"
+)
 
 var (
-	ErrBadName     = errors.New("invalid workspace name")
+	// ErrBadName: a name that cannot become a path (home.ValidateID).
+	ErrBadName     = home.ErrBadID
 	ErrNotFound    = errors.New("no such workspace")
 	ErrExists      = errors.New("workspace already exists")
 	ErrBadRepo     = errors.New("not a usable repository")

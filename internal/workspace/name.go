@@ -1,22 +1,14 @@
 package workspace
 
-import "fmt"
+import "github.com/forkbomb/forkbomb/internal/home"
 
 // MaxNameLen bounds names: they become directory names.
-const MaxNameLen = 64
+const MaxNameLen = home.MaxIDLen
 
-// ValidateName is the one choke point for names that become paths:
-// [A-Za-z0-9_-], 1 to MaxNameLen characters, not starting with '-' (it
-// would read as a flag).
+// ValidateName checks a workspace name at the state home's one choke point
+// for ids that become paths (home.ValidateID): [A-Za-z0-9_-], 1 to
+// MaxNameLen characters, not starting with '-' (it would read as a flag).
+// A refusal is a *home.IDError and ErrBadName.
 func ValidateName(name string) error {
-	if name == "" || len(name) > MaxNameLen {
-		return fmt.Errorf("%w %q: use 1 to %d of A-Z a-z 0-9 _ -", ErrBadName, name, MaxNameLen)
-	}
-	for i, c := range name {
-		ok := c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !ok || i == 0 && c == '-' {
-			return fmt.Errorf("%w %q: use 1 to %d of A-Z a-z 0-9 _ -", ErrBadName, name, MaxNameLen)
-		}
-	}
-	return nil
+	return home.ValidateID("workspace", name)
 }

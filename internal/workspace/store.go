@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/home"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
@@ -50,17 +51,13 @@ type Store struct {
 }
 
 // DefaultRoot is $FORKBOMB_HOME/workspaces, FORKBOMB_HOME defaulting to
-// ~/.forkbomb.
+// ~/.forkbomb (home.Layout.Workspaces).
 func DefaultRoot() (string, error) {
-	home := os.Getenv("FORKBOMB_HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("locate state directory: set FORKBOMB_HOME: %w", err)
-		}
-		home = filepath.Join(h, ".forkbomb")
+	l, err := home.Default()
+	if err != nil {
+		return "", err
 	}
-	return filepath.Join(home, "workspaces"), nil
+	return l.Workspaces(), nil
 }
 
 // Open makes the store's root (0700) if needed and reclaims what a killed
