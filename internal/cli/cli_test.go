@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	if sandbox.IsInit() {
 		sandbox.InitMain()
 	}
-	os.Exit(testscript.RunMain(m, map[string]func() int{"forkbomb": cli.Main}))
+	testscript.Main(m, map[string]func(){"forkbomb": func() { os.Exit(cli.Main()) }})
 }
 
 // TestScripts runs the whole CLI as a user would, from the scripts in
