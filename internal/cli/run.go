@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -27,6 +28,8 @@ func defaultRunsDir() (string, error) {
 func newRunCmd(stdio IO) *cobra.Command {
 	var (
 		o       run.Options
+		eng     string          // the engine's name
+		es      engine.Settings // what it is built from
 		agent   string
 		prompts string
 		asJSON  bool
@@ -62,12 +65,15 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 			if o.Limits, err = limits.limits(); err != nil {
 				return err
 			}
-			if o.Engine == "api" {
-				p := strings.ToUpper(o.Provider)
-				o.APIKey, o.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
+			if eng == "api" {
+				p := strings.ToUpper(es.Provider)
+				es.APIKey, es.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
 			}
 			if agent != "" {
-				o.Agent = []string{"/bin/sh", "-c", agent}
+				es.Argv = []string{"/bin/sh", "-c", agent}
+			}
+			if o.Engine, err = engine.New(eng, es); err != nil {
+				return err
 			}
 			if prompts != "" {
 				data, err := os.ReadFile(prompts)
@@ -126,13 +132,13 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	f.StringVar(&o.Engine, "engine", "command", "agent engine: command, or api (forkbomb's own loop over --provider)")
-	f.StringVar(&o.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)")
+	f.StringVar(&eng, "engine", "command", "agent engine: command, or api (forkbomb's own loop over --provider)")
+	f.StringVar(&es.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)")
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
-	f.StringVar(&o.Model, "model", "claude-sonnet-5-5", "api engine model")
-	f.IntVar(&o.MaxTurns, "max-turns", 30, "api engine: turns per fork")
-	f.Float64Var(&o.PriceIn, "price-in", 0, "api engine: dollars per million input tokens, for the recorded cost")
-	f.Float64Var(&o.PriceOut, "price-out", 0, "api engine: dollars per million output tokens, for the recorded cost")
+	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "api engine model")
+	f.IntVar(&es.MaxTurns, "max-turns", 30, "api engine: turns per fork")
+	f.Float64Var(&es.PriceIn, "price-in", 0, "api engine: dollars per million input tokens, for the recorded cost")
+	f.Float64Var(&es.PriceOut, "price-out", 0, "api engine: dollars per million output tokens, for the recorded cost")
 	f.StringVar(&agent, "agent", "", `the command engine's agent: a shell command run in each fork (cwd: the fork; task on stdin and in $FORKBOMB_TASK, fork number in $FORKBOMB_FORK)`)
 	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per fork")
 	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")

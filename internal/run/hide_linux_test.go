@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -87,9 +88,9 @@ cp "$t" loot.txt; cat loot.txt`, sib, home, targets, hidden, repoDir)
 	}
 	o := run.Options{
 		Store: s, RunsDir: filepath.Join(home, "runs"), CacheDir: filepath.Join(home, "judge"),
-		Repo: repoDir, Task: "fix add", Forks: 2, Engine: "command", Hidden: []string{hidden},
-		Agent: []string{"/bin/sh", "-c", fmt.Sprintf("case $FORKBOMB_FORK in\n0) echo %s > fix.txt; sleep 8 ;;\n1) %s ;;\nesac", sib, probe)},
-		Test:  "/bin/sh check.sh", Timeout: time.Minute,
+		Repo: repoDir, Task: "fix add", Forks: 2, Hidden: []string{hidden},
+		Engine: engine.Command{Argv: []string{"/bin/sh", "-c", fmt.Sprintf("case $FORKBOMB_FORK in\n0) echo %s > fix.txt; sleep 8 ;;\n1) %s ;;\nesac", sib, probe)}},
+		Test:   "/bin/sh check.sh", Timeout: time.Minute,
 	}
 	r, recDir, err := run.Race(context.Background(), o)
 	if err != nil {

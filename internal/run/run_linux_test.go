@@ -46,8 +46,8 @@ func options(t *testing.T, repoDir string) run.Options {
 	}
 	return run.Options{
 		Store: s, RunsDir: filepath.Join(t.TempDir(), "runs"), CacheDir: filepath.Join(t.TempDir(), "cache"),
-		Repo: repoDir, Task: "make add add", Forks: 4, Engine: "command",
-		Agent: []string{"/bin/sh", "-c", agents}, Test: "/bin/sh check.sh", Timeout: time.Minute,
+		Repo: repoDir, Task: "make add add", Forks: 4,
+		Engine: engine.Command{Argv: []string{"/bin/sh", "-c", agents}}, Test: "/bin/sh check.sh", Timeout: time.Minute,
 	}
 }
 
@@ -73,7 +73,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 	}
 	want := map[int]string{1: "fail", 2: "", 3: "fail"}
 	for n, v := range want {
-		if r.Fork[n].Verdict != v {
+		if string(r.Fork[n].Verdict) != v {
 			t.Errorf("fork %d verdict %q, want %q (%s)", n, r.Fork[n].Verdict, v, r.Fork[n].Reason)
 		}
 	}
@@ -142,7 +142,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 // records the run as interrupted.
 func TestRaceInterrupted(t *testing.T) {
 	o := options(t, repo(t))
-	o.Agent = []string{"/bin/sh", "-c", "sleep 300"}
+	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", "sleep 300"}}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(3*time.Second, cancel)
 	start := time.Now()
@@ -186,7 +186,7 @@ func TestRaceSIGKILL(t *testing.T) {
 	}
 	o := options(t, dir)
 	o.Store, o.RunsDir, o.Forks = s, runs, 1
-	o.Agent = []string{"/bin/sh", "-c", "true"}
+	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", "true"}}
 	if _, _, err := run.Race(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -218,13 +218,14 @@ func TestRaceAPIEngine(t *testing.T) {
 			}
 			defer srv.Close()
 			o := options(t, repo(t))
-			o.Engine, o.Provider, o.Model, o.APIKey = "api", provider, "scripted", key
-			o.BaseURL = srv.URL
+			s := engine.Settings{Provider: provider, Model: "scripted", APIKey: key, BaseURL: srv.URL, PriceIn: 3, PriceOut: 15}
 			if provider == "openai" {
-				o.BaseURL += "/v1"
+				s.BaseURL += "/v1"
+			}
+			if o.Engine, err = engine.New("api", s); err != nil {
+				t.Fatal(err)
 			}
 			o.Forks, o.All = 2, true
-			o.PriceIn, o.PriceOut = 3, 15
 			o.Prompts = []string{"[persona: idler]", "[persona: fixer]"}
 			r, dir, err := run.Race(context.Background(), o)
 			if err != nil {
