@@ -137,12 +137,15 @@ code path as a real 'forkbomb run --engine api'.
 			for _, p := range personas {
 				prompts = append(prompts, "[persona: "+p+"]")
 			}
+			agent, err := engine.New("api", engine.Settings{Provider: "anthropic", Model: "scripted", MaxTurns: 8, BaseURL: srv.URL, APIKey: key})
+			if err != nil {
+				return err
+			}
 			r, dir, err := run.Race(c.Context(), run.Options{
 				Store: s, RunsDir: l.Runs(), CacheDir: l.Judge(),
 				Repo: repo, Task: "Deposit subtracts instead of adding; TestDeposit fails. Fix the bug.",
 				// --all: every fork is judged, so the demo shows each verdict
-				Forks: 4, Engine: "api", Provider: "anthropic", Model: "scripted", MaxTurns: 8, All: true,
-				BaseURL: srv.URL, APIKey: key, Prompts: prompts, Test: "go test ./...",
+				Forks: 4, Engine: agent, All: true, Prompts: prompts, Test: "go test ./...",
 				Timeout: 5 * time.Minute, Progress: stdio.Out,
 			})
 			if err != nil {

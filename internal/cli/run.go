@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -19,6 +20,8 @@ import (
 func newRunCmd(stdio IO) *cobra.Command {
 	var (
 		o       run.Options
+		eng     string          // the engine's name
+		es      engine.Settings // what it is built from
 		agent   string
 		prompts string
 		asJSON  bool
@@ -34,8 +37,10 @@ kill the rest. Everything is recorded in the runs directory; 'forkbomb apply'
 puts the winner on a new branch.
 
 Engines: command (any agent program, run entirely inside the fork's sandbox;
-it gets the task on stdin and in $FORKBOMB_TASK). The api, claude-code and
-codex engines arrive in later releases.
+it gets the task on stdin and in $FORKBOMB_TASK), and api (forkbomb's own
+tool loop over the Anthropic Messages API or an OpenAI-compatible endpoint:
+the key stays in forkbomb; every shell command the model runs is confined in
+the fork's sandbox). The claude-code and codex engines come next.
 
 Each fork's agent — with the command engine the agent and everything it
 starts, with the api engine each shell command — and each test run judging
@@ -52,7 +57,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Task = args[0]
-			r, dir, err := raceFromFlags(c, stdio, o, agent, prompts, asJSON, limits)
+			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, limits)
 			if err != nil {
 				return withCode(ExitCouldNotRun, inRepoHint(err))
 			}
@@ -82,13 +87,13 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	enumVar(f, &o.Engine, "engine", "command", "agent engine: command, or api (forkbomb's own loop over --provider)", "command", "api")
-	enumVar(f, &o.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)", "anthropic", "openai")
+	enumVar(f, &eng, "engine", "command", "agent engine: command, or api (forkbomb's own loop over --provider)", engine.Names()...)
+	enumVar(f, &es.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)", "anthropic", "openai")
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
-	f.StringVar(&o.Model, "model", "claude-sonnet-5-5", "api engine model")
-	f.IntVar(&o.MaxTurns, "max-turns", 30, "api engine: turns per fork")
-	f.Float64Var(&o.PriceIn, "price-in", 0, "api engine: dollars per million input tokens, for the recorded cost")
-	f.Float64Var(&o.PriceOut, "price-out", 0, "api engine: dollars per million output tokens, for the recorded cost")
+	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "api engine model")
+	f.IntVar(&es.MaxTurns, "max-turns", 30, "api engine: turns per fork")
+	f.Float64Var(&es.PriceIn, "price-in", 0, "api engine: dollars per million input tokens, for the recorded cost")
+	f.Float64Var(&es.PriceOut, "price-out", 0, "api engine: dollars per million output tokens, for the recorded cost")
 	f.StringVar(&agent, "agent", "", `the command engine's agent: a shell command run in each fork (cwd: the fork; task on stdin and in $FORKBOMB_TASK, fork number in $FORKBOMB_FORK)`)
 	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per fork")
 	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")
@@ -103,17 +108,20 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 
 // raceFromFlags completes the race's options from the flags and the state
 // home, and races.
-func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, agent, prompts string, asJSON bool, limits limitFlags) (*record.Run, string, error) {
+func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON bool, limits limitFlags) (*record.Run, string, error) {
 	var err error
 	if o.Limits, err = limits.limits(); err != nil {
 		return nil, "", err
 	}
-	if o.Engine == "api" {
-		p := strings.ToUpper(o.Provider)
-		o.APIKey, o.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
+	if eng == "api" {
+		p := strings.ToUpper(es.Provider)
+		es.APIKey, es.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
 	}
 	if agent != "" {
-		o.Agent = []string{"/bin/sh", "-c", agent}
+		es.Argv = []string{"/bin/sh", "-c", agent}
+	}
+	if o.Engine, err = engine.New(eng, es); err != nil {
+		return nil, "", err
 	}
 	if prompts != "" {
 		data, err := os.ReadFile(prompts)

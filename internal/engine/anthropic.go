@@ -12,6 +12,9 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // Config is one agent's loop.
@@ -23,9 +26,9 @@ type Config struct {
 	MaxTokens int64
 	System    string
 	Root      string                                           // the path the model sees as the workspace root
-	Tree      Tree                                             // the workspace's files, for the editor
+	Files     workspace.Files                                  // the workspace's files, for the editor
 	Shell     func(ctx context.Context, command string) string // runs one command in the fork's sandbox
-	Event     func(typ string, data map[string]any)
+	Event     func(kind event.Kind, data map[string]any)
 }
 
 // Result is how a loop ended.
@@ -85,7 +88,7 @@ func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error)
 		cfg.MaxTokens = 8192
 	}
 	if cfg.Event == nil {
-		cfg.Event = func(string, map[string]any) {}
+		cfg.Event = func(event.Kind, map[string]any) {}
 	}
 	client := anthropic.NewClient(
 		option.WithBaseURL(cfg.BaseURL),
@@ -107,7 +110,7 @@ func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error)
 		if cfg.System != "" {
 			params.System = []anthropic.TextBlockParam{{Text: cfg.System}}
 		}
-		cfg.Event("model_request", map[string]any{"turn": res.Turns, "messages": len(messages)})
+		cfg.Event(event.ModelRequest, map[string]any{"turn": res.Turns, "messages": len(messages)})
 		stream := client.Messages.NewStreaming(ctx, params)
 		var msg anthropic.Message
 		for stream.Next() {
@@ -120,7 +123,7 @@ func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error)
 		}
 		res.TokensIn += msg.Usage.InputTokens
 		res.TokensOut += msg.Usage.OutputTokens
-		cfg.Event("model_response", map[string]any{"turn": res.Turns, "stop_reason": string(msg.StopReason),
+		cfg.Event(event.ModelResponse, map[string]any{"turn": res.Turns, "stop_reason": string(msg.StopReason),
 			"input_tokens": msg.Usage.InputTokens, "output_tokens": msg.Usage.OutputTokens, "text": textOf(msg)})
 		messages = append(messages, msg.ToParam())
 		var results []anthropic.ContentBlockParamUnion
@@ -130,8 +133,8 @@ func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error)
 			}
 			tu := block.AsToolUse()
 			out, isErr := callTool(ctx, cfg, tu.Name, tu.Input)
-			cfg.Event("tool_call", map[string]any{"turn": res.Turns, "tool": tu.Name, "input": json.RawMessage(tu.Input)})
-			cfg.Event("tool_result", map[string]any{"turn": res.Turns, "tool": tu.Name, "error": isErr, "output": truncate(out, 64<<10)})
+			cfg.Event(event.ToolCall, map[string]any{"turn": res.Turns, "tool": tu.Name, "input": json.RawMessage(tu.Input)})
+			cfg.Event(event.ToolResult, map[string]any{"turn": res.Turns, "tool": tu.Name, "error": isErr, "output": truncate(out, 64<<10)})
 			results = append(results, anthropic.NewToolResultBlock(tu.ID, out, isErr))
 		}
 		if len(results) == 0 {
@@ -153,7 +156,7 @@ func callTool(ctx context.Context, cfg Config, name string, input json.RawMessag
 		}
 		return cfg.Shell(ctx, in.Command), false
 	case "editor":
-		return edit(cfg.Tree, cfg.Root, input)
+		return edit(cfg.Files, cfg.Root, input)
 	}
 	return fmt.Sprintf("unknown tool %q: the tools are shell and editor", name), true
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // TestEditorHostileFiles: the editor runs in forkbomb's own process on
@@ -48,7 +50,7 @@ func TestEditorHostileFiles(t *testing.T) {
 	must(big.Truncate(1 << 40))
 	big.Close()
 
-	tree := Tree{Layers: []string{upper, lower}}
+	tree := workspace.LayerFiles{Layers: []string{upper, lower}}
 	call := func(in map[string]any) (string, bool) {
 		raw, _ := json.Marshal(in)
 		done := make(chan struct{})

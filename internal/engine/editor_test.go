@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/testutil"
+	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // TestEditorAttacks: every way out of the workspace or into git metadata
@@ -26,7 +27,7 @@ func TestEditorAttacks(t *testing.T) {
 	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(upper, "file-link"))
 	os.WriteFile(filepath.Join(upper, "hard.txt"), []byte("x"), 0o644) // a hard link to a file elsewhere
 	os.Link(filepath.Join(upper, "hard.txt"), filepath.Join(outside, "hard-twin"))
-	tree := Tree{Layers: []string{upper, lower}}
+	tree := workspace.LayerFiles{Layers: []string{upper, lower}}
 	const root = "/ws"
 	call := func(in map[string]any) (string, bool) {
 		raw, _ := json.Marshal(in)
@@ -92,14 +93,14 @@ func TestTreeWhiteouts(t *testing.T) {
 		testutil.SkipNotApplicable(t, "cannot make a character-device whiteout without CAP_MKNOD (the root run covers it): %v", err)
 	}
 	mknodWhiteout(filepath.Join(upper, "d"))
-	tree := Tree{Layers: []string{upper, lower}}
-	if _, _, err := tree.Read("gone.txt"); err == nil {
+	tree := workspace.LayerFiles{Layers: []string{upper, lower}}
+	if _, _, err := tree.Read("gone.txt", MaxEditFile); err == nil {
 		t.Errorf("a whited-out file is readable")
 	}
 	if err := tree.Write("d/new.txt", []byte("n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	names, err := tree.List("d")
+	names, err := tree.List("d", 100)
 	if err != nil || strings.Join(names, ",") != "new.txt" {
 		t.Errorf("d after re-creating it over a whiteout: %v %v (want only new.txt)", names, err)
 	}

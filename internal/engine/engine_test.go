@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // loopScript is the conversation both protocol tests play.
@@ -35,7 +38,7 @@ func TestOpenAILoop(t *testing.T) {
 	var calls []string
 	res, err := RunOpenAI(context.Background(), Config{
 		BaseURL: srv.URL + "/v1", APIKey: "k-oa", Model: "scripted", Root: "/ws",
-		Tree:  Tree{Layers: []string{upper, lower}},
+		Files: workspace.LayerFiles{Layers: []string{upper, lower}},
 		Shell: func(ctx context.Context, c string) string { calls = append(calls, c); return "ok (exit 0)" },
 	}, "[persona: tester] fix it")
 	if err != nil {
@@ -77,10 +80,10 @@ func TestAnthropicLoop(t *testing.T) {
 	var events []string
 	res, err := RunAnthropic(context.Background(), Config{
 		BaseURL: srv.URL, APIKey: "k-test", Model: "scripted", Root: "/ws",
-		Tree:  Tree{Layers: []string{upper, lower}},
+		Files: workspace.LayerFiles{Layers: []string{upper, lower}},
 		Shell: func(ctx context.Context, c string) string { calls = append(calls, c); return "ok (exit 0)" },
-		Event: func(typ string, d map[string]any) {
-			if typ == "tool_result" {
+		Event: func(kind event.Kind, d map[string]any) {
+			if kind == event.ToolResult {
 				events = append(events, d["output"].(string))
 			}
 		},

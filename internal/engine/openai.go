@@ -9,6 +9,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // RunOpenAI runs the same tool loop against any OpenAI-compatible chat
@@ -25,7 +27,7 @@ func RunOpenAI(ctx context.Context, cfg Config, task string) (*Result, error) {
 		cfg.MaxTurns = 30
 	}
 	if cfg.Event == nil {
-		cfg.Event = func(string, map[string]any) {}
+		cfg.Event = func(event.Kind, map[string]any) {}
 	}
 	client := openai.NewClient(
 		option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/")+"/"),
@@ -58,7 +60,7 @@ func RunOpenAI(ctx context.Context, cfg Config, task string) (*Result, error) {
 		if cfg.MaxTokens > 0 {
 			params.MaxCompletionTokens = openai.Int(cfg.MaxTokens)
 		}
-		cfg.Event("model_request", map[string]any{"turn": res.Turns, "messages": len(messages)})
+		cfg.Event(event.ModelRequest, map[string]any{"turn": res.Turns, "messages": len(messages)})
 		stream := client.Chat.Completions.NewStreaming(ctx, params)
 		acc := openai.ChatCompletionAccumulator{}
 		for stream.Next() {
@@ -73,7 +75,7 @@ func RunOpenAI(ctx context.Context, cfg Config, task string) (*Result, error) {
 		res.TokensIn += acc.Usage.PromptTokens
 		res.TokensOut += acc.Usage.CompletionTokens
 		msg := acc.Choices[0].Message
-		cfg.Event("model_response", map[string]any{"turn": res.Turns, "stop_reason": acc.Choices[0].FinishReason,
+		cfg.Event(event.ModelResponse, map[string]any{"turn": res.Turns, "stop_reason": acc.Choices[0].FinishReason,
 			"input_tokens": acc.Usage.PromptTokens, "output_tokens": acc.Usage.CompletionTokens, "text": truncate(msg.Content, 64<<10)})
 		messages = append(messages, msg.ToParam())
 		if len(msg.ToolCalls) == 0 {
@@ -82,8 +84,8 @@ func RunOpenAI(ctx context.Context, cfg Config, task string) (*Result, error) {
 		}
 		for _, tc := range msg.ToolCalls {
 			out, isErr := callTool(ctx, cfg, tc.Function.Name, json.RawMessage(tc.Function.Arguments))
-			cfg.Event("tool_call", map[string]any{"turn": res.Turns, "tool": tc.Function.Name, "input": json.RawMessage(tc.Function.Arguments)})
-			cfg.Event("tool_result", map[string]any{"turn": res.Turns, "tool": tc.Function.Name, "error": isErr, "output": truncate(out, 64<<10)})
+			cfg.Event(event.ToolCall, map[string]any{"turn": res.Turns, "tool": tc.Function.Name, "input": json.RawMessage(tc.Function.Arguments)})
+			cfg.Event(event.ToolResult, map[string]any{"turn": res.Turns, "tool": tc.Function.Name, "error": isErr, "output": truncate(out, 64<<10)})
 			if isErr {
 				out = "error: " + out
 			}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // The two tools the model sees. Descriptions are what the model reads.
@@ -37,7 +39,7 @@ type editorInput struct {
 
 // edit runs one editor call. A refusal or a mistake is a result the model
 // reads (isErr), not a Go error: only infrastructure faults are those.
-func edit(t Tree, root string, raw json.RawMessage) (out string, isErr bool) {
+func edit(t workspace.Files, root string, raw json.RawMessage) (out string, isErr bool) {
 	var in editorInput
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return "invalid input: " + err.Error(), true
@@ -48,14 +50,14 @@ func edit(t Tree, root string, raw json.RawMessage) (out string, isErr bool) {
 	}
 	switch in.Command {
 	case "view":
-		if t.isDir(rel) {
-			names, err := t.List(rel)
+		if isDir(t, rel) {
+			names, err := list(t, rel)
 			if err != nil {
 				return err.Error(), true
 			}
 			return strings.Join(names, "\n"), false
 		}
-		data, _, err := t.Read(rel)
+		data, _, err := read(t, rel)
 		if err != nil {
 			return err.Error(), true
 		}
@@ -70,24 +72,24 @@ func edit(t Tree, root string, raw json.RawMessage) (out string, isErr bool) {
 		}
 		return b.String(), false
 	case "create":
-		if err := t.Write(rel, []byte(in.FileText), 0o644); err != nil {
+		if err := write(t, rel, []byte(in.FileText), 0o644); err != nil {
 			return err.Error(), true
 		}
 		return "created " + rel, false
 	case "str_replace":
-		data, mode, err := t.Read(rel)
+		data, mode, err := read(t, rel)
 		if err != nil {
 			return err.Error(), true
 		}
 		if n := strings.Count(string(data), in.OldStr); n != 1 || in.OldStr == "" {
 			return fmt.Sprintf("old_str occurs %d times in %s; it must occur exactly once", n, rel), true
 		}
-		if err := t.Write(rel, []byte(strings.Replace(string(data), in.OldStr, in.NewStr, 1)), mode); err != nil {
+		if err := write(t, rel, []byte(strings.Replace(string(data), in.OldStr, in.NewStr, 1)), mode); err != nil {
 			return err.Error(), true
 		}
 		return "edited " + rel, false
 	case "insert":
-		data, mode, err := t.Read(rel)
+		data, mode, err := read(t, rel)
 		if err != nil {
 			return err.Error(), true
 		}
@@ -100,7 +102,7 @@ func edit(t Tree, root string, raw json.RawMessage) (out string, isErr bool) {
 			ins += "\n"
 		}
 		out := strings.Join(lines[:in.InsertLine], "") + ins + strings.Join(lines[in.InsertLine:], "")
-		if err := t.Write(rel, []byte(out), mode); err != nil {
+		if err := write(t, rel, []byte(out), mode); err != nil {
 			return err.Error(), true
 		}
 		return "inserted into " + rel, false

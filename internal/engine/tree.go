@@ -7,18 +7,13 @@ import (
 	"path"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/forkbomb/forkbomb/internal/layerfs"
+	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-// Tree is a fork's files as the editor sees them: an overlay's layers
-// (upper first, writes go to the upper) read as overlayfs would, without
-// mounting anything on the host. Layers that are plain trees (a copy fork)
-// are a Tree of one layer.
-type Tree struct {
-	Layers []string // Layers[0] is written
-}
+// The editor's view of a fork's files (workspace.Files): a model-given
+// path is checked here before any implementation sees it, and what an
+// implementation refuses is worded here for the model.
 
 var (
 	errGit     = errors.New("refused: paths under .git (in any letter case) are not editable")
@@ -61,10 +56,6 @@ func clean(root, p string) (string, error) {
 // terabyte must not take forkbomb (and every fork) down with it.
 const MaxEditFile = 8 << 20
 
-// open opens the layers for one call: descriptors are held only while the
-// call runs.
-func (t Tree) open() (*layerfs.Layers, error) { return layerfs.OpenLayers(t.Layers) }
-
 // refusal words a layerfs error for the model.
 func refusal(rel string, err error) error {
 	var le *layerfs.LimitError
@@ -86,59 +77,34 @@ func refusal(rel string, err error) error {
 	return err
 }
 
-// isDir reports whether rel is a folder of the merged view.
-func (t Tree) isDir(rel string) bool {
-	l, err := t.open()
-	if err != nil {
-		return false
-	}
-	defer l.Close()
-	_, st, err := l.Lookup(rel)
-	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+// isDir reports whether rel is a folder of the fork's files.
+func isDir(f workspace.Files, rel string) bool {
+	mode, err := f.Stat(rel)
+	return err == nil && mode.IsDir()
 }
 
-// Read returns a file's content and mode. Only a regular file of at most
-// MaxEditFile bytes is read, and no link is followed on the way.
-func (t Tree) Read(rel string) ([]byte, os.FileMode, error) {
-	l, err := t.open()
-	if err != nil {
-		return nil, 0, err
-	}
-	defer l.Close()
-	data, mode, err := l.ReadFile(rel, MaxEditFile)
+// read returns a file's content and permissions: a regular file of at most
+// MaxEditFile bytes, reached without following a link.
+func read(f workspace.Files, rel string) ([]byte, os.FileMode, error) {
+	data, mode, err := f.Read(rel, MaxEditFile)
 	if err != nil {
 		return nil, 0, refusal(rel, err)
 	}
 	return data, mode.Perm(), nil
 }
 
-// List returns a directory's merged entries (dirs end in "/").
-func (t Tree) List(rel string) ([]string, error) {
-	l, err := t.open()
-	if err != nil {
-		return nil, err
-	}
-	defer l.Close()
-	names, err := l.List(rel, 100_000)
+// list returns a folder's names (folders end in "/").
+func list(f workspace.Files, rel string) ([]string, error) {
+	names, err := f.List(rel, 100_000)
 	if err != nil {
 		return nil, refusal(rel, err)
 	}
 	return names, nil
 }
 
-// Write replaces or creates a file in the upper layer, making its parent
-// folders there as overlayfs would (a folder over a whiteout is opaque).
-// The new content goes to a fresh file renamed into place, so nothing at
-// the name — a link, a FIFO, a hard link — is written through; an existing
-// upper file with other hard links is refused all the same, as the model
-// would expect the other names to change.
-func (t Tree) Write(rel string, data []byte, mode os.FileMode) error {
-	l, err := t.open()
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	if err := l.WriteFile(rel, data, mode); err != nil {
+// write replaces or creates a file (workspace.Files.Write says how safely).
+func write(f workspace.Files, rel string, data []byte, mode os.FileMode) error {
+	if err := f.Write(rel, data, mode); err != nil {
 		return refusal(rel, err)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -25,10 +26,29 @@ import (
 // a test command that does not exist, a sandbox that cannot start.
 var ErrCannotJudge = errors.New("cannot judge")
 
+// Forks is what the judge needs of a fork store: a pid 1 of the base
+// (made once, found again by name), throwaway forks of it, a confined
+// command in one, and the pid 1's files to read the base from. It is
+// declared here, where it is used: *workspace.Store implements it, and so
+// can a backend elsewhere (a cluster) that never imports the judge.
+type Forks interface {
+	Get(name string) (*workspace.Meta, error)
+	New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error)
+	Fork(ctx context.Context, src, dst string) (*workspace.Meta, error)
+	Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error)
+	Remove(name string) error
+	// Snapshot returns a host folder holding a pid 1's files, for
+	// planning (which tests exist, which files the test command names);
+	// a backend whose forks live elsewhere materialises one.
+	Snapshot(name string) (string, error)
+}
+
+var _ Forks = (*workspace.Store)(nil)
+
 // Options say what to judge against. Store holds the pid 1 and the
 // throwaway forks; CacheDir the baselines.
 type Options struct {
-	Store    *workspace.Store
+	Store    Forks
 	CacheDir string
 	Repo     string
 	Rev      string
@@ -67,13 +87,13 @@ func (o Options) hidePaths() []string {
 
 // Verdict is the judgement of one patch. See docs/JUDGE.md for the schema.
 type Verdict struct {
-	Pass     bool     `json:"pass"`
-	Verdict  string   `json:"verdict"` // pass, fail, unknown
-	Reason   string   `json:"reason"`
-	Applied  bool     `json:"applied"`
-	Stripped []string `json:"stripped"`
-	ExitCode int      `json:"exit_code"`
-	TimedOut bool     `json:"timed_out"`
+	Pass     bool          `json:"pass"`
+	Verdict  event.Verdict `json:"verdict"`
+	Reason   string        `json:"reason"`
+	Applied  bool          `json:"applied"`
+	Stripped []string      `json:"stripped"`
+	ExitCode int           `json:"exit_code"`
+	TimedOut bool          `json:"timed_out"`
 	// Limit names the resource limit that stopped the test run
 	// ("memory limit (2 GiB) reached"); such a run never passes.
 	Limit    string    `json:"limit,omitempty"`
@@ -124,6 +144,7 @@ type Timings struct {
 type Judger struct {
 	o        Options
 	pid1     string
+	tree     string // the pid 1's files (Forks.Snapshot)
 	base     string
 	runCmd   string
 	bl       *Baseline
@@ -161,7 +182,10 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 			return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 		}
 	}
-	j.o.Strip.Named = append(append([]string{}, o.Strip.Named...), namedFiles(o.Test, filepath.Join(o.Store.Root, j.pid1, "tree"))...)
+	if j.tree, err = o.Store.Snapshot(j.pid1); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
+	}
+	j.o.Strip.Named = append(append([]string{}, o.Strip.Named...), namedFiles(o.Test, j.tree)...)
 	j.o.goEnv = goCaches()
 	if j.bl, err = baseline(ctx, j.o, j.pid1, base, j.runCmd); err != nil {
 		return nil, err
@@ -267,7 +291,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 
 	// Fresh sentinels for every judged copy: names one run learned are
 	// worth nothing in the next.
-	plan := planSentinels(filepath.Join(o.Store.Root, j.pid1, "tree"), o.Hidden, o.Test, j.bl)
+	plan := planSentinels(j.tree, o.Hidden, o.Test, j.bl)
 	run, err := runTests(ctx, o, fork, j.runCmd, kept, plan)
 	if err != nil {
 		return nil, err
@@ -407,7 +431,7 @@ func baseline(ctx context.Context, o Options, pid1, base, runCmd string) (*Basel
 }
 
 // newFork makes a throwaway fork of pid 1.
-func newFork(ctx context.Context, s *workspace.Store, pid1 string) (string, func(), error) {
+func newFork(ctx context.Context, s Forks, pid1 string) (string, func(), error) {
 	var r [6]byte
 	rand.Read(r[:])
 	name := "judge-run-" + hex.EncodeToString(r[:])

@@ -86,7 +86,7 @@ func TestPytestXfailIsNotAPass(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v, reason, _ := decide(base, parse([]byte(c.out)), 0, false, false)
-			if v != c.verdict {
+			if string(v) != c.verdict {
 				t.Errorf("verdict %s (%s), want %s", v, reason, c.verdict)
 			}
 		})

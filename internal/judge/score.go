@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // Score ranks partial fixes: how the baseline's tests fare now.
@@ -25,7 +27,7 @@ type Score struct {
 // ran (its results already taken out of cur): the command then had to
 // exit non-zero, with the status of failed tests rather than of a timeout,
 // a signal or a runner that could not start.
-func decide(base, cur *Results, exit int, timedOut, expectFail bool) (verdict, reason string, sc Score) {
+func decide(base, cur *Results, exit int, timedOut, expectFail bool) (verdict event.Verdict, reason string, sc Score) {
 	if timedOut {
 		return "fail", "the test command timed out", sc
 	}

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/home"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
@@ -38,39 +39,39 @@ const SchemaVersion = 1
 
 // Run is run.json.
 type Run struct {
-	V            int       `json:"v"`
-	ID           string    `json:"id"`
-	Task         string    `json:"task"`
-	Engine       string    `json:"engine"`
-	Agent        []string  `json:"agent,omitempty"`
-	Model        string    `json:"model,omitempty"`
-	Forks        int       `json:"forks"`
-	Test         string    `json:"test"`
-	Repo         string    `json:"repo"`
-	Base         string    `json:"base"`
-	Status       string    `json:"status"` // running, won, no-winner, interrupted
-	Winner       *int      `json:"winner,omitempty"`
-	PID          int       `json:"pid"`
-	Started      time.Time `json:"started"`
-	Ended        time.Time `json:"ended,omitzero"`
-	Seconds      float64   `json:"seconds,omitempty"`
-	Fork         []Fork    `json:"fork_results,omitempty"`
-	TokensIn     int64     `json:"tokens_in,omitempty"`
-	TokensOut    int64     `json:"tokens_out,omitempty"`
-	CostMicroUSD int64     `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
+	V            int             `json:"v"`
+	ID           string          `json:"id"`
+	Task         string          `json:"task"`
+	Engine       string          `json:"engine"`
+	Agent        []string        `json:"agent,omitempty"`
+	Model        string          `json:"model,omitempty"`
+	Forks        int             `json:"forks"`
+	Test         string          `json:"test"`
+	Repo         string          `json:"repo"`
+	Base         string          `json:"base"`
+	Status       event.RunStatus `json:"status"`
+	Winner       *int            `json:"winner,omitempty"`
+	PID          int             `json:"pid"`
+	Started      time.Time       `json:"started"`
+	Ended        time.Time       `json:"ended,omitzero"`
+	Seconds      float64         `json:"seconds,omitempty"`
+	Fork         []Fork          `json:"fork_results,omitempty"`
+	TokensIn     int64           `json:"tokens_in,omitempty"`
+	TokensOut    int64           `json:"tokens_out,omitempty"`
+	CostMicroUSD int64           `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
 }
 
 // Fork is one fork's outcome in run.json.
 type Fork struct {
-	N            int     `json:"n"`
-	State        string  `json:"state"` // running, exited, crashed, timed-out, failed (a resource limit), killed
-	Exit         int     `json:"exit"`
-	Verdict      string  `json:"verdict,omitempty"`
-	Reason       string  `json:"reason,omitempty"`
-	Score        float64 `json:"score"`
-	TokensIn     int64   `json:"tokens_in,omitempty"`
-	TokensOut    int64   `json:"tokens_out,omitempty"`
-	CostMicroUSD int64   `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
+	N            int             `json:"n"`
+	State        event.ForkState `json:"state"`
+	Exit         int             `json:"exit"`
+	Verdict      event.Verdict   `json:"verdict,omitempty"`
+	Reason       string          `json:"reason,omitempty"`
+	Score        float64         `json:"score"`
+	TokensIn     int64           `json:"tokens_in,omitempty"`
+	TokensOut    int64           `json:"tokens_out,omitempty"`
+	CostMicroUSD int64           `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
 }
 
 // Event is one line of events.jsonl.
@@ -143,7 +144,7 @@ func create(runsDir string, r Run, secrets, environ []string) (*Recorder, error)
 		return nil, fmt.Errorf("run folder: %w", err)
 	}
 	rec := &Recorder{Dir: dir, events: f, lock: lock, run: r, redact: newRedactor(all)}
-	rec.run.V, rec.run.PID, rec.run.Status = SchemaVersion, os.Getpid(), "running"
+	rec.run.V, rec.run.PID, rec.run.Status = SchemaVersion, os.Getpid(), event.RunRunning
 	if err := rec.saveRun(); err != nil {
 		rec.Close()
 		return nil, err
@@ -162,7 +163,14 @@ func closeLock(f *os.File) error {
 // redacted value by value before it is encoded, and the encoded line again.
 // A failed write is returned, and the first one again by Close.
 func (r *Recorder) Event(typ string, fork int, data map[string]any) error {
-	ev := Event{V: SchemaVersion, Time: time.Now().UTC(), Type: r.redact.str(typ)}
+	return r.write(time.Now().UTC(), typ, fork, data)
+}
+
+func (r *Recorder) write(at time.Time, typ string, fork int, data map[string]any) error {
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	ev := Event{V: SchemaVersion, Time: at.UTC(), Type: r.redact.str(typ)}
 	if fork >= 0 {
 		ev.Fork = &fork
 	}
@@ -182,6 +190,12 @@ func (r *Recorder) Event(typ string, fork int, data map[string]any) error {
 		}
 	}
 	return err
+}
+
+// Handle writes one event of the race's sink (event.Fanout): the record is
+// its primary subscriber, so a failed write reaches the race.
+func (r *Recorder) Handle(ev event.Event) error {
+	return r.write(ev.Time, string(ev.Kind), ev.Fork, ev.Data)
 }
 
 // encodeEvent encodes ev and redacts the line. A secret that spans two
@@ -310,13 +324,13 @@ func Load(runsDir, id string) (*Run, error) {
 		return nil, err
 	}
 	r, err := readRun(dir, id, runsDir)
-	if err != nil || r.Status != "running" || running(dir, r.PID) {
+	if err != nil || r.Status != event.RunRunning || running(dir, r.PID) {
 		return r, err
 	}
 	// The lock is free: the run ended, either just now (its final
 	// run.json written before the lock was dropped) or by being killed.
-	if r, err = readRun(dir, id, runsDir); err == nil && r.Status == "running" {
-		r.Status = "interrupted"
+	if r, err = readRun(dir, id, runsDir); err == nil && r.Status == event.RunRunning {
+		r.Status = event.RunInterrupted
 	}
 	return r, err
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // MinSecretLen is the shortest credential the record accepts. Redacting a
@@ -232,14 +234,14 @@ func decodeGeneric(b []byte) (any, bool) {
 // run returns a copy of r with every free-text field redacted.
 func (rd *redactor) run(r Run) Run {
 	r.ID, r.Task, r.Engine, r.Model = rd.str(r.ID), rd.str(r.Task), rd.str(r.Engine), rd.str(r.Model)
-	r.Test, r.Repo, r.Base, r.Status = rd.str(r.Test), rd.str(r.Repo), rd.str(r.Base), rd.str(r.Status)
+	r.Test, r.Repo, r.Base, r.Status = rd.str(r.Test), rd.str(r.Repo), rd.str(r.Base), event.RunStatus(rd.str(string(r.Status)))
 	if r.Agent != nil {
 		r.Agent = rd.value(r.Agent).([]string)
 	}
 	if r.Fork != nil {
 		forks := make([]Fork, len(r.Fork))
 		for i, f := range r.Fork {
-			f.State, f.Verdict, f.Reason = rd.str(f.State), rd.str(f.Verdict), rd.str(f.Reason)
+			f.State, f.Verdict, f.Reason = event.ForkState(rd.str(string(f.State))), event.Verdict(rd.str(string(f.Verdict))), rd.str(f.Reason)
 			forks[i] = f
 		}
 		r.Fork = forks

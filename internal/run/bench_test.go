@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -32,7 +33,7 @@ func BenchmarkRace8(b *testing.B) {
 	var toRunning, toVerdicts, total time.Duration
 	for i := 0; i < b.N; i++ {
 		o := run.Options{Store: s, RunsDir: filepath.Join(b.TempDir(), "runs"), CacheDir: filepath.Join(b.TempDir(), "cache"),
-			Repo: dir, Task: "nothing", Forks: 8, Engine: "command", Agent: []string{"true"}, Test: "/bin/sh check.sh", All: true}
+			Repo: dir, Task: "nothing", Forks: 8, Engine: engine.Command{Argv: []string{"true"}}, Test: "/bin/sh check.sh", All: true}
 		start := time.Now()
 		_, recDir, err := run.Race(context.Background(), o)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -92,11 +93,11 @@ cp "$t" loot.txt; cat loot.txt`, sib, home, targets, hidden, repoDir)
 	}
 	o := run.Options{
 		Store: s, RunsDir: filepath.Join(home, "runs"), CacheDir: filepath.Join(home, "judge"),
-		Repo: repoDir, Task: "fix add", Forks: 2, Engine: "command", Hidden: []string{hidden},
+		Repo: repoDir, Task: "fix add", Forks: 2, Hidden: []string{hidden},
 		Test: "/bin/sh check.sh", Timeout: time.Minute,
 	}
 	g := newGate(t)
-	o.Agent = []string{"/bin/sh", "-c", fmt.Sprintf("case $FORKBOMB_FORK in\n0) echo %s > fix.txt; exec sleep 300 ;;\n1) %s\nsed -i 's/\\$1 - \\$2/$1 + $2/' lib.sh ;;\nesac", sib, probe(g))}
+	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", fmt.Sprintf("case $FORKBOMB_FORK in\n0) echo %s > fix.txt; exec sleep 300 ;;\n1) %s\nsed -i 's/\\$1 - \\$2/$1 + $2/' lib.sh ;;\nesac", sib, probe(g))}}
 	fixed := g.openWhen(t, inFork(s.Root, "-f0", "fix.txt"))
 	r, recDir, err := run.Race(context.Background(), o)
 	fixed()

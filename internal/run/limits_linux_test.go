@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -44,7 +45,7 @@ func TestRaceBombs(t *testing.T) {
 	cgroup := cg != nil && cg.Status == "ok"
 	o := options(t, repo(t))
 	o.Forks, o.All = 3, true // every fork ends by itself: no bomb is cut short by a winner
-	o.Agent = []string{"/bin/sh", "-c", bombs}
+	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", bombs}}
 	o.Limits = sandbox.Limits{Memory: 128 << 20, Pids: 40}
 	r, dir, err := run.Race(context.Background(), o)
 	if err != nil {

@@ -1,21 +1,29 @@
 package run
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // progress shows one line per fork — state, turns, last tool call,
-// verdict — redrawn in place on a terminal, as plain lines otherwise.
+// verdict — redrawn in place on a terminal, as plain lines otherwise. It
+// is a subscriber of the race's events (Handle): it reads what happened
+// from them and nothing else, so a later view (a web page) can be built
+// the same way.
 type progress struct {
-	w     io.Writer
-	tty   bool
-	mu    sync.Mutex
-	forks []forkLine
-	drawn int
+	w      io.Writer
+	tty    bool
+	all    bool   // the race keeps the best of all forks
+	header string // the run's line, printed at run_start
+	mu     sync.Mutex
+	forks  []forkLine
+	drawn  int
 }
 
 type forkLine struct {
@@ -23,8 +31,8 @@ type forkLine struct {
 	turns                int
 }
 
-func newProgress(w io.Writer, forks int) *progress {
-	p := &progress{w: w, forks: make([]forkLine, forks)}
+func newProgress(w io.Writer, forks int, all bool, header string) *progress {
+	p := &progress{w: w, forks: make([]forkLine, forks), all: all, header: header}
 	if f, ok := w.(*os.File); ok {
 		p.tty = isTerminal(f)
 	}
@@ -32,6 +40,46 @@ func newProgress(w io.Writer, forks int) *progress {
 		p.forks[i].state = "waiting"
 	}
 	return p
+}
+
+// Handle implements event.Subscriber. A terminal that cannot be written
+// is no reason to stop a race: its errors are not returned.
+func (p *progress) Handle(ev event.Event) error {
+	n := ev.Fork
+	if n >= len(p.forks) {
+		return nil
+	}
+	d := ev.Data
+	switch ev.Kind {
+	case event.RunStart:
+		p.logf("%s", p.header)
+	case event.ForkStart:
+		p.update(n, func(l *forkLine) { l.state = "working" })
+	case event.ModelResponse:
+		p.update(n, func(l *forkLine) { l.turns++ })
+	case event.ToolCall:
+		in := fmt.Sprint(d["input"])
+		if raw, ok := d["input"].(json.RawMessage); ok {
+			in = string(raw)
+		}
+		p.update(n, func(l *forkLine) { l.tool = fmt.Sprintf("%s %.60s", d["tool"], in) })
+	case event.ForkExit:
+		p.update(n, func(l *forkLine) {
+			l.state = fmt.Sprintf("%s (exit %v, %.1fs)", d["state"], d["exit"], d["seconds"])
+			if reason, ok := d["reason"]; ok {
+				l.state = fmt.Sprintf("%s: %s (%.1fs)", d["state"], reason, d["seconds"])
+			}
+		})
+	case event.VerdictGiven:
+		p.update(n, func(l *forkLine) { l.verdict = fmt.Sprintf("%s: %s", d["verdict"], d["reason"]) })
+	case event.Winner:
+		if p.all {
+			p.logf("winner: fork %d (best of all)", n)
+		} else {
+			p.logf("winner: fork %d", n)
+		}
+	}
+	return nil
 }
 
 // logf prints a run-level line above the fork lines.

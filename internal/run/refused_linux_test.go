@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/run"
 )
 
@@ -24,11 +25,11 @@ func TestRaceRefusedPatch(t *testing.T) {
 	o := options(t, repo(t))
 	o.Forks = 3
 	o.All = true
-	o.Agent = []string{"/bin/sh", "-c", `case $FORKBOMB_FORK in
+	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", `case $FORKBOMB_FORK in
 0) sed -i 's/\$1 - \$2/$1 + $2/' lib.sh ;;
 1) truncate -s 6G big ;;
 2) sed -i 's/\$1 - \$2/$1 + $2/' lib.sh; ln -s '` + secret + `' notes; printf 'decoy\n' > "$(printf 'notes\r')" ;;
-esac`}
+esac`}}
 	r, recDir, err := run.Race(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

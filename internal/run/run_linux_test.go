@@ -49,8 +49,8 @@ func options(t *testing.T, repoDir string) run.Options {
 	}
 	return run.Options{
 		Store: s, RunsDir: filepath.Join(t.TempDir(), "runs"), CacheDir: filepath.Join(t.TempDir(), "cache"),
-		Repo: repoDir, Task: "make add add", Forks: 4, Engine: "command",
-		Agent: []string{"/bin/sh", "-c", agents(gate{})}, Test: "/bin/sh check.sh", Timeout: time.Minute,
+		Repo: repoDir, Task: "make add add", Forks: 4,
+		Engine: engine.Command{Argv: []string{"/bin/sh", "-c", agents(gate{})}}, Test: "/bin/sh check.sh", Timeout: time.Minute,
 	}
 }
 
@@ -66,7 +66,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 	// The honest fork fixes the bug only once the cheat has its verdict
 	// and the crash is recorded, so the winner cuts neither short.
 	g := newGate(t)
-	o.Agent = []string{"/bin/sh", "-c", agents(g)}
+	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", agents(g)}}
 	judged := g.openWhen(t, recorded(o.RunsDir, map[int]string{1: "verdict", 3: "fork_exit"}))
 	start := time.Now()
 	r, recDir, err := run.Race(context.Background(), o)
@@ -82,7 +82,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 	}
 	want := map[int]string{1: "fail", 2: "", 3: "fail"}
 	for n, v := range want {
-		if r.Fork[n].Verdict != v {
+		if string(r.Fork[n].Verdict) != v {
 			t.Errorf("fork %d verdict %q, want %q (%s)", n, r.Fork[n].Verdict, v, r.Fork[n].Reason)
 		}
 	}
@@ -151,12 +151,12 @@ func TestRaceFirstPassWins(t *testing.T) {
 // kills every fork and records the run as interrupted.
 func TestRaceInterrupted(t *testing.T) {
 	o := options(t, repo(t))
-	o.Agent = []string{"/bin/sh", "-c", startedAgent}
+	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", startedAgent}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := make(chan int, 1)
 	go func() {
-		started <- waitStarted(o.Store.Root, o.Forks)
+		started <- waitStarted(o.Store.(*workspace.Store).Root, o.Forks)
 		cancel()
 	}()
 	start := time.Now()
@@ -200,7 +200,7 @@ func TestRaceSIGKILL(t *testing.T) {
 	}
 	o := options(t, dir)
 	o.Store, o.RunsDir, o.Forks = s, runs, 1
-	o.Agent = []string{"/bin/sh", "-c", "true"}
+	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", "true"}}
 	if _, _, err := run.Race(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -232,13 +232,14 @@ func TestRaceAPIEngine(t *testing.T) {
 			}
 			defer srv.Close()
 			o := options(t, repo(t))
-			o.Engine, o.Provider, o.Model, o.APIKey = "api", provider, "scripted", key
-			o.BaseURL = srv.URL
+			s := engine.Settings{Provider: provider, Model: "scripted", APIKey: key, BaseURL: srv.URL, PriceIn: 3, PriceOut: 15}
 			if provider == "openai" {
-				o.BaseURL += "/v1"
+				s.BaseURL += "/v1"
+			}
+			if o.Engine, err = engine.New("api", s); err != nil {
+				t.Fatal(err)
 			}
 			o.Forks, o.All = 2, true
-			o.PriceIn, o.PriceOut = 3, 15
 			o.Prompts = []string{"[persona: idler]", "[persona: fixer]"}
 			r, dir, err := run.Race(context.Background(), o)
 			if err != nil {

@@ -15,6 +15,9 @@ var (
 	ErrStateInRepo = errors.New("the state directory is inside the repository")
 	ErrInUse       = errors.New("workspace in use")
 	ErrHasForks    = errors.New("workspace has forks")
+	// ErrNotPid1: an operation that only a pid 1 supports was asked of a
+	// fork.
+	ErrNotPid1 = errors.New("not a pid 1")
 	// ErrPatchRefused: a fork's changes could not be made into a patch
 	// safely (a file over the size limit, too many files, a diff past its
 	// deadline). The fork ships nothing; the error says why.

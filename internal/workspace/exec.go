@@ -96,19 +96,34 @@ func (s *Store) hidden(m *Meta) []string {
 	return out
 }
 
-// Layers returns what an in-process editor needs of a workspace: the path
-// a command inside sees as its root, and the layers holding its files,
-// the writable one first. A pid 1 has none: it is never written.
-func (s *Store) Layers(name string) (root string, layers []string, err error) {
+// Files returns what an in-process editor needs of a workspace: the path
+// a command inside sees as its root, and its files (the layers holding
+// them, the writable one first). A pid 1 has none: it is never written.
+func (s *Store) Files(name string) (root string, files Files, err error) {
 	m, err := s.Get(name)
 	if err != nil {
 		return "", nil, err
 	}
 	switch m.Method {
 	case MethodOverlay:
-		return s.tree(name), append([]string{filepath.Join(s.dir(name), "upper")}, m.Layers...), nil
+		return s.tree(name), LayerFiles{Layers: append([]string{filepath.Join(s.dir(name), "upper")}, m.Layers...)}, nil
 	case MethodSnapshot:
 		return "", nil, fmt.Errorf("%s is a pid 1, which never changes; fork it", name)
 	}
-	return s.tree(name), []string{s.tree(name)}, nil
+	return s.tree(name), LayerFiles{Layers: []string{s.tree(name)}}, nil
+}
+
+// Snapshot returns the folder holding a pid 1's files, for the judge to
+// read the base from (which tests exist, which files the test command
+// names). It is the user's commit, checked out by forkbomb, never written
+// by a fork; only a pid 1 has one.
+func (s *Store) Snapshot(name string) (string, error) {
+	m, err := s.Get(name)
+	if err != nil {
+		return "", err
+	}
+	if m.Method != MethodSnapshot {
+		return "", fmt.Errorf("%s is a fork, not a pid 1: %w", name, ErrNotPid1)
+	}
+	return s.tree(name), nil
 }

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// SystemPrompt is what the api engine tells the model before the task.
+const SystemPrompt = "You are a coding agent working in a repository. Use the shell and editor tools to complete the task, then stop. The repository's tests decide whether your work is kept."
+
+// Shell limits of the api engine: what one command of the model may take.
+const (
+	shellTimeout   = 5 * time.Minute
+	shellMaxOutput = 64 << 10
+)
+
+// API is the api engine: forkbomb's own tool loop, run in the trusted
+// process. The model's shell commands run one by one in the fork's
+// sandbox, its edits in-process on the fork's files; the key never enters
+// a fork.
+type API struct {
+	Provider string // "anthropic" or "openai" (any OpenAI-compatible endpoint)
+	Model    string
+	BaseURL  string // "": the provider's
+	APIKey   string
+	MaxTurns int
+	// Prices in dollars per million tokens, for the cost of each fork
+	// (0: not counted).
+	PriceIn, PriceOut float64
+}
+
+// Providers are the api engine's model protocols.
+func Providers() []string { return []string{"anthropic", "openai"} }
+
+// NewAPI checks s for the api engine.
+func NewAPI(s Settings) (*API, error) {
+	if s.Provider == "" {
+		s.Provider = "anthropic"
+	}
+	if s.Provider != "anthropic" && s.Provider != "openai" {
+		return nil, &SettingsError{Engine: "api", Setting: "Provider", Msg: fmt.Sprintf("provider %q: anthropic or openai", s.Provider)}
+	}
+	if s.APIKey == "" {
+		return nil, &SettingsError{Engine: "api", Setting: "APIKey",
+			Msg: fmt.Sprintf("the api engine needs %s_API_KEY in your environment", strings.ToUpper(s.Provider))}
+	}
+	if s.BaseURL != "" {
+		if err := CheckEndpoint(s.BaseURL); err != nil {
+			return nil, err
+		}
+	}
+	return &API{Provider: s.Provider, Model: s.Model, BaseURL: s.BaseURL, APIKey: s.APIKey, MaxTurns: s.MaxTurns,
+		PriceIn: s.PriceIn, PriceOut: s.PriceOut}, nil
+}
+
+// Info implements Agent.
+func (a *API) Info() Info {
+	return Info{Name: "api", Model: a.Model, Secrets: []string{a.APIKey}}
+}
+
+// Run implements Agent.
+func (a *API) Run(ctx context.Context, w Workspace, t Task) Outcome {
+	t.defaults()
+	root, files, err := w.Files()
+	if err != nil {
+		return crashed(ctx, err)
+	}
+	lctx := ctx
+	if t.Timeout > 0 {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithTimeout(ctx, t.Timeout)
+		defer cancel()
+	}
+	cfg := Config{
+		BaseURL: a.BaseURL, APIKey: a.APIKey, Model: a.Model, MaxTurns: a.MaxTurns,
+		System: SystemPrompt, Root: root, Files: files,
+		Shell: func(ctx context.Context, command string) string { return a.shell(ctx, w, t, command) },
+		Event: func(kind event.Kind, data map[string]any) {
+			t.Emit(kind, data)
+			switch kind {
+			case event.ToolCall:
+				fmt.Fprintf(t.Log, "> %s %s\n", data["tool"], data["input"])
+			case event.ToolResult:
+				fmt.Fprintf(t.Log, "%s\n", data["output"])
+			}
+		},
+	}
+	loop := RunAnthropic
+	if a.Provider == "openai" {
+		loop = RunOpenAI
+	}
+	res, err := loop(lctx, cfg, t.Prompt)
+	var out Outcome
+	if res != nil {
+		// dollars per million tokens = micro-dollars per token
+		out.Usage = Usage{Turns: res.Turns, TokensIn: res.TokensIn, TokensOut: res.TokensOut,
+			CostMicroUSD: int64(float64(res.TokensIn)*a.PriceIn + float64(res.TokensOut)*a.PriceOut)}
+		fmt.Fprintf(t.Log, "(%d turns, stop: %s, %d tokens in, %d out)\n", res.Turns, res.Stop, res.TokensIn, res.TokensOut)
+	}
+	switch {
+	case ctx.Err() != nil:
+		out.State = event.ForkKilled
+	case errors.Is(lctx.Err(), context.DeadlineExceeded):
+		// The loop is no process: its timeout is reported as the
+		// sandbox reports a command's.
+		out.State, out.Exit = event.ForkTimedOut, sandbox.ExitTimeout
+	case err != nil:
+		out.State, out.Err = event.ForkCrashed, err
+	default:
+		out.State = event.ForkExited
+	}
+	return out
+}
+
+// crashed is the outcome of an engine that could not start.
+func crashed(ctx context.Context, err error) Outcome {
+	if ctx.Err() != nil {
+		return Outcome{State: event.ForkKilled}
+	}
+	return Outcome{State: event.ForkCrashed, Err: err}
+}
+
+// shell runs one of the model's commands in the fork and words what
+// happened for the model. Each command gets the fork's limits; the
+// commands run one at a time and nothing of one outlives it (its pid
+// namespace), so they bound the fork's agent at every moment.
+func (a *API) shell(ctx context.Context, w Workspace, t Task, command string) string {
+	var out bytes.Buffer
+	p := sandbox.Policy{
+		Command: []string{"/bin/sh", "-c", command}, Timeout: shellTimeout,
+		MaxOutput: shellMaxOutput, Toolchains: true,
+	}
+	t.Confine(&p)
+	res, err := w.Exec(ctx, p, sandbox.Stdio{Stdout: &out, Stderr: &out})
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s\n(could not run: %v)", out.String(), err)
+	case res.TimedOut:
+		return out.String() + "\n(timed out; every process of the command was killed)"
+	case res.Limit == "output":
+		return out.String() + "\n(output over 64 KiB; the command was killed)"
+	case res.Limit != "":
+		why := sandbox.LimitReason(res, p)
+		t.Emit(event.Limit, map[string]any{"reason": why, "command": command})
+		return out.String() + "\n(" + why + "; every process of the command was killed)"
+	}
+	return fmt.Sprintf("%s\n(exit %d)", out.String(), res.ExitCode)
+}

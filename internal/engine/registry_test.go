@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestNew: a name becomes an engine in one place; an unknown name lists
+// the valid ones, settings an engine cannot use say which.
+func TestNew(t *testing.T) {
+	t.Parallel()
+	const key = "sk-test-0123456789"
+	tests := []struct {
+		name    string
+		engine  string
+		s       Settings
+		want    string // the engine's Info().Name, or "" for an error
+		setting string // the SettingsError's setting
+		msg     string // in the error
+	}{
+		{"command", "command", Settings{Argv: []string{"true"}}, "command", "", ""},
+		{"command without an agent", "command", Settings{}, "", "Argv", "needs --agent"},
+		{"api, default provider", "api", Settings{APIKey: key, Model: "m"}, "api", "", ""},
+		{"api, openai", "api", Settings{Provider: "openai", APIKey: key}, "api", "", ""},
+		{"api without a key", "api", Settings{Provider: "openai"}, "", "APIKey", "OPENAI_API_KEY"},
+		{"api, unknown provider", "api", Settings{Provider: "acme", APIKey: key}, "", "Provider", `provider "acme"`},
+		{"api, plain http elsewhere", "api", Settings{APIKey: key, BaseURL: "http://api.example.com"}, "", "", "plain http only to loopback"},
+		{"unknown engine", "claude-code", Settings{}, "", "", `unknown engine "claude-code" (valid: command, api)`},
+		{"empty name", "", Settings{}, "", "", "valid: command, api"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a, err := New(tt.engine, tt.s)
+			if tt.want != "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := a.Info().Name; got != tt.want {
+					t.Errorf("Info().Name = %q, want %q", got, tt.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error for %+v", tt.s)
+			}
+			if !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error %q lacks %q", err, tt.msg)
+			}
+			var se *SettingsError
+			if errors.As(err, &se) != (tt.setting != "") || (se != nil && se.Setting != tt.setting) {
+				t.Errorf("error %#v, want a SettingsError on %q", err, tt.setting)
+			}
+			if tt.engine != "command" && tt.engine != "api" && !errors.Is(err, ErrUnknownEngine) {
+				t.Errorf("an unknown engine's error is not ErrUnknownEngine: %v", err)
+			}
+		})
+	}
+	if got := strings.Join(Names(), ","); got != "command,api" {
+		t.Errorf("Names() = %s", got)
+	}
+}
+
+// TestAPIKeyIsASecret: the record learns the key from the engine itself.
+func TestAPIKeyIsASecret(t *testing.T) {
+	t.Parallel()
+	a, err := New("api", Settings{APIKey: "sk-test-0123456789"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Info().Secrets; len(s) != 1 || s[0] != "sk-test-0123456789" {
+		t.Errorf("secrets %q", s)
+	}
+}

@@ -1,0 +1,70 @@
+package event
+
+import "time"
+
+// Kind is what happened: the "type" of an events.jsonl line.
+type Kind string
+
+// The kinds a race emits (docs/RECORD.md lists each one's data).
+const (
+	RunStart      Kind = "run_start"
+	ForkStart     Kind = "fork_start"
+	ModelRequest  Kind = "model_request"  // api engine: a call to the model
+	ModelResponse Kind = "model_response" // api engine: its answer
+	ToolCall      Kind = "tool_call"      // api engine: the model called a tool
+	ToolResult    Kind = "tool_result"    // api engine: what the tool returned
+	ForkExit      Kind = "fork_exit"      // the fork's agent stopped
+	Limit         Kind = "limit"          // api engine: a resource limit ended one shell command
+	JudgeStart    Kind = "judge_start"
+	VerdictGiven  Kind = "verdict"
+	Winner        Kind = "winner"
+	Kill          Kind = "kill" // a losing fork killed when another won
+	Error         Kind = "error"
+	RunEnd        Kind = "run_end"
+)
+
+// ForkState is where a fork's agent is, and how it ended.
+type ForkState string
+
+const (
+	ForkRunning  ForkState = "running"
+	ForkExited   ForkState = "exited"
+	ForkCrashed  ForkState = "crashed"   // a non-zero exit, or the engine could not drive the agent
+	ForkTimedOut ForkState = "timed-out" // --timeout ended the agent
+	ForkFailed   ForkState = "failed"    // a resource limit ended the agent; the reason names it
+	ForkKilled   ForkState = "killed"    // the race stopped it (another fork won, or the run ended)
+)
+
+// RunStatus is how a run stands, or how it ended.
+type RunStatus string
+
+const (
+	RunRunning     RunStatus = "running"
+	RunWon         RunStatus = "won"
+	RunNoWinner    RunStatus = "no-winner"
+	RunInterrupted RunStatus = "interrupted" // Ctrl-C, or forkbomb was killed
+	RunFailed      RunStatus = "failed"      // the run could not go on (its record could not be written)
+)
+
+// Verdict is the judge's word on one patch.
+type Verdict string
+
+const (
+	Pass    Verdict = "pass"
+	Fail    Verdict = "fail"
+	Unknown Verdict = "unknown" // the judge could not tell
+)
+
+// Event is one thing that happened in a race.
+type Event struct {
+	Kind Kind
+	Fork int // the fork's number; RunLevel for the run as a whole
+	// Time is when it happened (UTC); the sink sets it when it is zero.
+	Time time.Time
+	// Data is the kind's payload (docs/RECORD.md). Subscribers read it and
+	// never change it: every subscriber gets the same map.
+	Data map[string]any
+}
+
+// RunLevel is the Fork of an event about the whole run.
+const RunLevel = -1

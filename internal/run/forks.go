@@ -1,0 +1,61 @@
+package run
+
+import (
+	"context"
+
+	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// Forks is what a race needs of a fork store: what the judge needs
+// (judge.Forks: a pid 1, forks of it, a command in one, removal) and, for
+// the race itself, each fork's patch, its files for an in-process editor,
+// and the list of workspaces (to reclaim an interrupted run's). It is
+// declared here, where it is used, and not in workspace: each consumer
+// states what it needs, judge.Forks is a part of it, and a backend (a
+// cluster, a world) implements the methods without importing the race.
+// *workspace.Store is the local one.
+type Forks interface {
+	judge.Forks
+	// Diff returns a fork's changes as a patch against its base
+	// (workspace.ErrPatchRefused when it cannot be made safely).
+	Diff(ctx context.Context, name string, stat bool) (*workspace.Diff, error)
+	// Files returns the path a command in the fork sees as its root, and
+	// the fork's files.
+	Files(name string) (root string, files workspace.Files, err error)
+	// List returns every workspace of the store.
+	List() ([]*workspace.Meta, error)
+}
+
+var _ Forks = (*workspace.Store)(nil)
+
+// Judger judges patches against the race's base: *judge.Judger, or a
+// stand-in.
+type Judger interface {
+	Judge(ctx context.Context, patches [][]byte) ([]*judge.Verdict, error)
+}
+
+// PrepareJudge readies the race's Judger; judge.Prepare is the default.
+type PrepareJudge func(ctx context.Context, o judge.Options) (Judger, error)
+
+func prepareJudge(ctx context.Context, o judge.Options) (Judger, error) {
+	j, err := judge.Prepare(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// forkWorkspace is one fork of the store as its agent gets it
+// (engine.Workspace).
+type forkWorkspace struct {
+	store Forks
+	name  string
+}
+
+func (w forkWorkspace) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
+	return w.store.Exec(ctx, w.name, p, stdio)
+}
+
+func (w forkWorkspace) Files() (string, workspace.Files, error) { return w.store.Files(w.name) }

@@ -1,0 +1,188 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/record"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// race is the shared state of one race's forks.
+type race struct {
+	o          Options
+	hide       []string // what no agent may see (forkHidden)
+	rec        *record.Recorder
+	sink       event.Sink
+	stop       context.CancelFunc // ends the whole race (a record that cannot be written)
+	waitJudger func() (Judger, error)
+	cancel     []context.CancelFunc
+
+	failMu  sync.Mutex
+	failErr error // the record's first write error
+
+	mu      sync.Mutex
+	results []record.Fork
+	winner  int
+	patch   map[int][]byte
+}
+
+// emit hands one event to the sink: the record, then the progress and the
+// other subscribers. The record's write error stops the race.
+func (r *race) emit(kind event.Kind, fork int, data map[string]any) {
+	r.keep(r.sink.Emit(event.Event{Kind: kind, Fork: fork, Data: data}))
+}
+
+// keep stops the race on the record's first write error: a race whose
+// record has a hole would show a person something that did not happen.
+func (r *race) keep(err error) {
+	if err == nil {
+		return
+	}
+	r.failMu.Lock()
+	defer r.failMu.Unlock()
+	if r.failErr == nil {
+		r.failErr = err
+		r.stop()
+	}
+}
+
+// failed is the record's first write error.
+func (r *race) failed() error {
+	r.failMu.Lock()
+	defer r.failMu.Unlock()
+	return r.failErr
+}
+
+func (r *race) patches(n int) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.patch[n]
+}
+
+// confine gives a command in a fork the race's confinement: what no agent
+// may see, and the fork's resource limits.
+func (r *race) confine(p *sandbox.Policy) {
+	p.Hide = r.hide
+	r.o.Limits.Apply(p)
+}
+
+// fork drives one agent, then judges its patch.
+func (r *race) fork(ctx context.Context, n int, name string) {
+	task := r.o.Task
+	if len(r.o.Prompts) > 0 {
+		task = r.o.Prompts[n%len(r.o.Prompts)] + "\n\n" + r.o.Task
+	}
+	r.emit(event.ForkStart, n, map[string]any{"workspace": name})
+	var log bytes.Buffer
+	start := time.Now()
+	out := r.o.Engine.Run(ctx, forkWorkspace{store: r.o.Store, name: name}, engine.Task{
+		Prompt: task, Fork: n, Timeout: r.o.Timeout, Confine: r.confine, Log: &log,
+		Emit: func(kind event.Kind, data map[string]any) { r.emit(kind, n, data) },
+	})
+	if out.Err != nil {
+		fmt.Fprintf(&log, "\nforkbomb: %v\n", ownWords(out.Err))
+	}
+	r.keep(r.rec.ForkFile(n, "agent.log", log.Bytes()))
+	limit := out.Limit // the resource limit that ended the agent, for a person
+	r.setFork(n, func(f *record.Fork) {
+		f.State, f.Exit, f.Reason = out.State, out.Exit, limit
+		f.TokensIn, f.TokensOut, f.CostMicroUSD = out.Usage.TokensIn, out.Usage.TokensOut, out.Usage.CostMicroUSD
+	})
+	exitData := map[string]any{"state": string(out.State), "exit": out.Exit, "seconds": time.Since(start).Seconds()}
+	if limit != "" {
+		exitData["reason"] = limit
+	}
+	r.emit(event.ForkExit, n, exitData)
+	if out.State == event.ForkKilled {
+		return
+	}
+	// A crashed or timed-out agent may still have left a useful patch.
+	d, err := r.o.Store.Diff(ctx, name, false)
+	if errors.Is(err, workspace.ErrPatchRefused) {
+		// The fork made something no patch may carry (a file over the
+		// limit, a diff past its deadline): it ships nothing, and its
+		// verdict says why.
+		reason := err.Error()
+		r.setFork(n, func(f *record.Fork) { f.Verdict, f.Reason = event.Fail, reason })
+		r.emit(event.VerdictGiven, n, map[string]any{"verdict": string(event.Fail), "reason": reason, "score": 0.0, "stripped": []string{}})
+		return
+	}
+	if err != nil {
+		r.emit(event.Error, n, map[string]any{"error": err.Error()})
+		return
+	}
+	r.mu.Lock()
+	if r.patch == nil {
+		r.patch = map[int][]byte{}
+	}
+	r.patch[n] = d.Patch
+	r.mu.Unlock()
+	r.keep(r.rec.ForkFile(n, "patch", d.Patch))
+	judger, err := r.waitJudger()
+	if err != nil {
+		r.emit(event.Error, n, map[string]any{"error": "judge: " + err.Error()})
+		return
+	}
+	r.emit(event.JudgeStart, n, map[string]any{"patch_bytes": len(d.Patch)})
+	vs, err := judger.Judge(ctx, [][]byte{d.Patch})
+	if err != nil || len(vs) != 1 {
+		if ctx.Err() != nil {
+			r.setFork(n, func(f *record.Fork) { f.State = event.ForkKilled })
+			return
+		}
+		r.emit(event.Error, n, map[string]any{"error": fmt.Sprint(err)})
+		return
+	}
+	v := vs[0]
+	vj, _ := json.MarshalIndent(v, "", "  ")
+	r.keep(r.rec.ForkFile(n, "verdict.json", vj))
+	r.emit(event.VerdictGiven, n, map[string]any{"verdict": string(v.Verdict), "reason": v.Reason, "score": v.Score.Value, "stripped": v.Stripped})
+	r.setFork(n, func(f *record.Fork) {
+		f.Verdict, f.Score = v.Verdict, v.Score.Value
+		if f.Reason = v.Reason; limit != "" {
+			f.Reason = limit + "; its patch: " + v.Reason
+		}
+	})
+	r.decide(n, v)
+}
+
+// decide crowns a winner: the first pass, or with All the best score once
+// every fork is done (decided by the caller's final pass here: the best
+// passing score so far).
+func (r *race) decide(n int, v *judge.Verdict) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !v.Pass {
+		return
+	}
+	if r.winner >= 0 && (!r.o.All || r.results[r.winner].Score >= v.Score.Value) {
+		return
+	}
+	r.winner = n
+	if r.o.All {
+		return
+	}
+	r.emit(event.Winner, n, map[string]any{"reason": v.Reason}) // lock order: r.mu, then the sink's
+	for i, cancel := range r.cancel {
+		if i != n && r.results[i].Verdict == "" { // still working, or being judged
+			r.emit(event.Kill, i, nil)
+			cancel()
+		}
+	}
+}
+
+func (r *race) setFork(n int, f func(*record.Fork)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(&r.results[n])
+}
