@@ -24,12 +24,13 @@ type blobWriter struct {
 	sha256 bool // the repository's object format
 }
 
-func (b blobWriter) write(data []byte) (string, error) {
+// writeObject writes one object of the given kind ("blob", "tree").
+func (b blobWriter) writeObject(kind string, data []byte) (string, error) {
 	var h hash.Hash = sha1.New()
 	if b.sha256 {
 		h = sha256.New()
 	}
-	header := "blob " + strconv.Itoa(len(data)) + "\x00"
+	header := kind + " " + strconv.Itoa(len(data)) + "\x00"
 	h.Write([]byte(header))
 	h.Write(data)
 	sum := hex.EncodeToString(h.Sum(nil))

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -93,7 +92,6 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 	// Objects go to a scratch store on top of pid 1's, so a diff never
 	// changes a pid 1 that other forks are reading.
 	g := gitCmd{gitDir: gitDir, env: []string{
-		"GIT_INDEX_FILE=" + filepath.Join(tmp, "index"),
 		"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(gitDir, "objects"),
 		"GIT_LITERAL_PATHSPECS=1",
@@ -101,14 +99,22 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 	if err := os.MkdirAll(filepath.Join(tmp, "objects", "pack"), 0o700); err != nil {
 		return nil, err
 	}
-	if _, err := g.run(ctx, nil, "read-tree", m.Base); err != nil {
-		return nil, err
-	}
 	pid1, err := s.Get(m.Pid1)
 	if err != nil {
 		return nil, err
 	}
-	st := &stager{s: s, g: g, base: m.Base, pid1: pid1, tmp: tmp, lim: lim, d: &Diff{}}
+	cat, err := startCatFile(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	defer cat.close()
+	bw := blobWriter{dir: filepath.Join(tmp, "objects"), sha256: len(m.Base) == 64}
+	full := m.Method != MethodSnapshot && m.Method != MethodOverlay
+	te, err := newTreeEditor(cat, bw, m.Base, full)
+	if err != nil {
+		return nil, err
+	}
+	st := &stager{s: s, g: g, base: m.Base, pid1: pid1, tmp: tmp, lim: lim, d: &Diff{}, te: te, fromEmpty: full}
 	switch m.Method {
 	case MethodSnapshot:
 	case MethodOverlay:
@@ -121,17 +127,22 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 			return nil, err
 		}
 	default:
-		// A copy holds the whole tree: every file is written, every base
-		// file it lacks is deleted. O(tree), but only where overlayfs is
-		// unavailable.
+		// A copy holds the whole tree: its files make the new tree from
+		// nothing, and every base file it lacks is deleted. O(tree), but
+		// only where overlayfs is unavailable.
+		if st.base0, err = newTreeEditor(cat, bw, m.Base, false); err != nil {
+			return nil, err
+		}
 		if err := st.stage(ctx, []string{s.tree(name)}, true); err != nil {
 			return nil, err
 		}
 	}
 	d := st.d
-	tree, err := g.text(ctx, "write-tree")
-	if err != nil {
-		return nil, err
+	tree := m.Base + "^{tree}"
+	if st.te.root.dirty || full {
+		if tree, err = st.te.write(); err != nil {
+			return nil, err
+		}
 	}
 	args := []string{"--no-ext-diff", "--no-textconv", "--no-color", "-M", m.Base, tree}
 	pg := g
@@ -147,28 +158,6 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 		d.Stat = string(out)
 	}
 	return d, nil
-}
-
-// lsTree reports which of paths (and what lies below them) exist in rev;
-// with all, every file of rev.
-func lsTree(ctx context.Context, g gitCmd, rev string, paths []string, all bool) (map[string]bool, error) {
-	found := map[string]bool{}
-	if all {
-		paths = []string{"."}
-	}
-	for start := 0; start < len(paths); start += 2000 {
-		end := min(start+2000, len(paths))
-		out, err := g.run(ctx, nil, append([]string{"ls-tree", "-r", "-z", "--name-only", rev, "--"}, paths[start:end]...)...)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range bytes.Split(out, []byte{0}) {
-			if len(p) > 0 {
-				found[string(p)] = true
-			}
-		}
-	}
-	return found, nil
 }
 
 // isGitPath reports whether a path has a .git component in any letter

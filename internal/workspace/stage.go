@@ -20,13 +20,16 @@ import (
 // bounded), blobs are written by forkbomb itself, and git is handed
 // nothing of the fork's but NUL-separated names and whole argv elements.
 type stager struct {
-	s    *Store
-	g    gitCmd
-	base string
-	pid1 *Meta
-	tmp  string
-	lim  DiffLimits
-	d    *Diff
+	s         *Store
+	g         gitCmd
+	base      string
+	pid1      *Meta
+	tmp       string
+	lim       DiffLimits
+	d         *Diff
+	te        *treeEditor // the tree being built
+	fromEmpty bool        // te starts empty (a copy fork)
+	base0     *treeEditor // with fromEmpty: the base's tree, for lookups
 }
 
 // source is where a changed path's content is: a file or symlink in one
@@ -105,38 +108,16 @@ func (st *stager) stage(ctx context.Context, layers []string, full bool) error {
 		}
 	}
 
-	// Deletions: base files under a gone path, not written again; and base
-	// files standing where a written path needs a folder.
-	var deletes []string
-	needDir := map[string]bool{} // every folder a written path needs
+	// Every folder a written path needs: a base file standing there goes.
+	needDir := map[string]bool{}
 	for w := range writes {
 		for dir := path.Dir(w); dir != "."; dir = path.Dir(dir) {
 			needDir[dir] = true
 		}
 	}
-	if len(gone) > 0 || len(writes) > 0 || full {
-		var specs []string
-		if !full {
-			for p := range gone {
-				specs = append(specs, p)
-			}
-			for p := range needDir {
-				specs = append(specs, p)
-			}
-			sort.Strings(specs)
-		}
-		inBase, err := lsTree(ctx, st.g, st.base, specs, full)
-		if err != nil {
-			return err
-		}
-		for p := range inBase {
-			if _, ok := writes[p]; ok {
-				continue
-			}
-			if full || underAny(p, gone) || needDir[p] {
-				deletes = append(deletes, p)
-			}
-		}
+	deleted := func(p string) bool {
+		_, rewritten := writes[p]
+		return !rewritten && (full || underAny(p, gone) || needDir[p])
 	}
 
 	// New files that .gitignore excludes are not part of the patch.
@@ -146,17 +127,23 @@ func (st *stager) stage(ctx context.Context, layers []string, full bool) error {
 	}
 	sort.Strings(paths)
 	if len(paths) > 0 {
-		inBase, err := lsTree(ctx, st.g, st.base, paths, false)
-		if err != nil {
-			return err
+		// "New" is relative to the base, which a copy fork's editor
+		// (starting from nothing) does not hold: it asks a second one.
+		base := st.te
+		if st.fromEmpty {
+			base = st.base0
 		}
 		var newPaths []string
 		for _, w := range paths {
-			if !inBase[w] {
+			e, err := base.lookup(w)
+			if err != nil {
+				return err
+			}
+			if e == nil || e.isTree() {
 				newPaths = append(newPaths, w)
 			}
 		}
-		ignored, err := st.ignored(ctx, writes, deletes, newPaths)
+		ignored, err := st.ignored(ctx, writes, deleted, newPaths)
 		if err != nil {
 			return err
 		}
@@ -169,15 +156,20 @@ func (st *stager) stage(ctx context.Context, layers []string, full bool) error {
 		paths = kept
 	}
 
-	// Write the blobs, then update the index: deletions first, so a file
-	// can become a folder.
-	var info bytes.Buffer
-	zero := strings.Repeat("0", len(st.base))
-	sort.Strings(deletes)
-	for _, p := range deletes {
-		fmt.Fprintf(&info, "0 %s\t%s\x00", zero, p)
+	// Deletions first, so a file can become a folder and back; then the
+	// written files, whose blobs forkbomb writes itself.
+	if !full {
+		gones := make([]string, 0, len(gone))
+		for p := range gone {
+			gones = append(gones, p)
+		}
+		sort.Strings(gones)
+		for _, p := range gones {
+			if err := st.te.remove(p); err != nil {
+				return err
+			}
+		}
 	}
-	bw := blobWriter{dir: filepath.Join(st.tmp, "objects"), sha256: len(st.base) == 64}
 	var total int64
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
@@ -193,27 +185,23 @@ func (st *stager) stage(ctx context.Context, layers []string, full bool) error {
 			}
 			data, mode = []byte(target), "120000"
 		} else {
-			var perm = uint32(0)
 			d, fm, err := src.layer.ReadFile(p, st.lim.File)
 			if err != nil {
 				return err
 			}
-			data, perm = d, uint32(fm)
-			if perm&0o111 != 0 {
+			data = d
+			if fm&0o111 != 0 {
 				mode = "100755"
 			}
 		}
 		if total += int64(len(data)); total > st.lim.Total {
 			return &layerfs.LimitError{Path: p, What: "bytes", Limit: st.lim.Total}
 		}
-		sha, err := bw.write(data)
+		sha, err := st.te.bw.writeObject("blob", data)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&info, "%s %s\t%s\x00", mode, sha, p)
-	}
-	if info.Len() > 0 {
-		if _, err := st.g.run(ctx, info.Bytes(), "update-index", "-z", "--index-info"); err != nil {
+		if err := st.te.set(p, mode, sha); err != nil {
 			return err
 		}
 	}
@@ -225,17 +213,13 @@ func (st *stager) stage(ctx context.Context, layers []string, full bool) error {
 // a work tree, so one is built holding copies of just those files, each
 // read through layerfs: a .gitignore that is a symlink or a FIFO is not
 // read (git itself does not follow a symlinked .gitignore either).
-func (st *stager) ignored(ctx context.Context, writes map[string]source, deletes, newPaths []string) (map[string]bool, error) {
+func (st *stager) ignored(ctx context.Context, writes map[string]source, deleted func(string) bool, newPaths []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(newPaths) == 0 {
 		return out, nil
 	}
 	const maxIgnore = 1 << 20
 	wt := filepath.Join(st.tmp, "ignores")
-	deleted := map[string]bool{}
-	for _, p := range deletes {
-		deleted[p] = true
-	}
 	files := map[string][]byte{}
 	if len(st.pid1.Ignores) > 0 {
 		tree, err := layerfs.Open(st.s.tree(st.pid1.Pid1))
@@ -244,7 +228,7 @@ func (st *stager) ignored(ctx context.Context, writes map[string]source, deletes
 		}
 		defer tree.Close()
 		for _, p := range st.pid1.Ignores {
-			if deleted[p] {
+			if deleted(p) {
 				continue
 			}
 			if data, _, err := tree.ReadFile(p, maxIgnore); err == nil {
