@@ -37,7 +37,7 @@ type session struct {
 	pidsNS string // the init's pid namespace, for the pids watch without a cgroup
 	warn   []string
 	closed bool
-	done   chan struct{} // closed by teardown: stops the reader
+	done   chan struct{}  // closed by teardown: stops the reader
 	exited chan struct{}  // the init was reaped
 	unpin  chan struct{}  // releases the thread that started the init
 	kill   func()         // ends the init (and so the session) from outside
