@@ -82,7 +82,7 @@ func (a *API) Run(ctx context.Context, w Workspace, t Task) Outcome {
 	cfg := Config{
 		BaseURL: a.BaseURL, APIKey: a.APIKey, Model: a.Model, MaxTurns: a.MaxTurns,
 		System: SystemPrompt, Root: root, Files: sh.track(files),
-		Shell:  sh.run,
+		Shell: sh.run,
 		Event: func(kind event.Kind, data map[string]any) {
 			t.Emit(kind, data)
 			switch kind {
