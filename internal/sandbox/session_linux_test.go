@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // Sessions: every per-command guarantee of sandbox.Run, attacked through
@@ -296,5 +297,49 @@ func TestSessionAttacks(t *testing.T) {
 				}
 			}
 		})
+	})
+}
+
+// TestSessionLimits: the session's memory and pids limits stop a bomb in
+// one command, nothing of it survives, and the next command runs.
+func TestSessionLimits(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
+		for _, c := range []struct {
+			name  string
+			args  []string
+			limit string
+			set   func(*sandbox.Policy)
+		}{
+			{"memory", []string{"alloc", "1073741824"}, "memory", func(p *sandbox.Policy) { p.Memory = 128 << 20 }},
+			{"pids", []string{"forkbomb", "500", sleepMarker()}, "pids", func(p *sandbox.Policy) { p.Pids = 64 }},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				if c.name == "pids" && mode == sandbox.ModeLandlock && !cgroupAvailable(t) {
+					testutil.SkipNotApplicable(t, "without a cgroup or a user namespace, RLIMIT_NPROC counts every process of the user; documented in SECURITY.md")
+				}
+				p := attackPolicy(t, mode, t.TempDir())
+				c.set(&p)
+				s := startSession(t, p)
+				o := inSession(t, s, sandbox.Cmd{Argv: append([]string{attackerExe(t), attackArg}, c.args...)})
+				if o.err != nil {
+					t.Fatal(o.err)
+				}
+				if o.code() == 0 {
+					t.Fatalf("LEAK: %v succeeded under the limit", c.args)
+				}
+				if cgroupAvailable(t) && o.res.Limit != c.limit {
+					t.Errorf("with a cgroup the limit should be reported: %q", o.res.Limit)
+				}
+				if c.name == "pids" {
+					if s := survivors(c.args[2]); len(s) > 0 {
+						killAll(s)
+						t.Errorf("LEAK: %d fork-bomb processes survived", len(s))
+					}
+				}
+				if o := inSession(t, s, sh("echo next")); o.err != nil || o.out != "next\n" || o.res.Limit != "" {
+					t.Fatalf("the command after a limit: %v %q", o.err, o.out)
+				}
+			})
+		}
 	})
 }
