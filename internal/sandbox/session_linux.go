@@ -90,14 +90,14 @@ func wrapSession(s *session, err error) (*Session, error) {
 // Mode is the backend that confines the session's commands.
 func (s *Session) Mode() Mode { return s.s.mode }
 
-func startSession(ctx context.Context, r *resolved, mode Mode) (s *session, err error) {
+func startSession(ctx context.Context, r *resolved, mode Mode) (_ *session, err error) {
 	if mode == ModeLandlock && r.Network == NetworkProxy {
 		return nil, fmt.Errorf("%w: %w (the landlock backend has none)", ErrSetup, ErrProxyNeedsNetns)
 	}
 	if mode == ModeLandlock && landlockABI() < 1 {
 		return nil, fmt.Errorf("%w: neither user namespaces nor Landlock are available; refusing to run unconfined (--no-sandbox accepts that)", ErrSetup)
 	}
-	s = &session{mode: mode, r: r, exited: make(chan struct{}), done: make(chan struct{}), unpin: make(chan struct{}), msgs: make(chan sessionMsg)}
+	s := &session{mode: mode, r: r, exited: make(chan struct{}), done: make(chan struct{}), unpin: make(chan struct{}), msgs: make(chan sessionMsg)}
 	defer func() {
 		if err != nil {
 			s.teardown()
@@ -116,6 +116,15 @@ func startSession(ctx context.Context, r *resolved, mode Mode) (s *session, err 
 	s.cg, cgWarn = newCgroup(r.Memory, r.Pids, r.CPUs)
 	if cgWarn != "" {
 		s.warn = append(s.warn, cgWarn)
+	}
+	if s.cg == nil && mode == ModeLandlock && (r.Memory > 0 || r.Pids > 0) {
+		// Without a cgroup, --memory and --pids are rlimits on the init
+		// itself, which a bomb can leave unable to grow or make a thread:
+		// a one-command init dies at the end of its command anyway, but
+		// a session's would die in the middle, and without a pid
+		// namespace its command's processes would be orphaned beyond
+		// anyone's reach. sandbox.Run serves these policies.
+		return nil, fmt.Errorf("%w: the landlock backend without a cgroup (memory and process limits would be rlimits on the session's init)", ErrSessionUnsupported)
 	}
 	cfg := r.initConfig(mode, privTmp, privHome, s.cg == nil)
 	cfg.Argv, cfg.Session = nil, true

@@ -185,7 +185,13 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 		res.Limit, res.ExitCode = "pids", ExitKilledByLimit
 	case gone:
 		s.teardown()
-		return nil, fmt.Errorf("%w: the sandbox's init ended during the command", ErrSessionClosed)
+		why := ""
+		if s.cg == nil && (s.r.Memory > 0 || s.r.Pids > 0) {
+			// The rlimit stand-ins bound the init too (see Start); its pid
+			// namespace took the command's processes with it.
+			why = " (a memory or process limit, likely: without a cgroup they bind the init as well)"
+		}
+		return nil, fmt.Errorf("%w: the sandbox's init ended during the command%s", ErrSessionClosed, why)
 	}
 	if gone {
 		// A limit killed the init itself: the result stands, the session
