@@ -16,7 +16,6 @@ import (
 // fakeFork is a Workspace that records how each command reached it.
 type fakeFork struct {
 	files    workspace.Files
-	sessions bool  // offers Sessions
 	startErr error // what Session returns
 	log      []string
 	open     int
