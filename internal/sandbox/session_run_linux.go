@@ -36,6 +36,9 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 	if s.closed {
 		return nil, ErrSessionClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	res := &Result{Mode: s.mode, Warnings: append([]string(nil), s.warn...)}
 
 	// The command's three streams: files handed over as they are, as Run
