@@ -48,6 +48,23 @@ type Workspace interface {
 	Files() (root string, files workspace.Files, err error)
 }
 
+// Sessions is what a Workspace may offer besides Exec: one sandbox kept
+// for many commands (sandbox.Session), each command then costing a fork
+// in it rather than a sandbox start, with every per-command guarantee of
+// Exec kept. A workspace without it, or whose Session fails, is served
+// by Exec.
+type Sessions interface {
+	// Session starts one, confined as Exec confines a command; p.Command,
+	// p.Timeout and p.MaxOutput are per command and ignored.
+	Session(ctx context.Context, p sandbox.Policy) (Session, error)
+}
+
+// Session runs commands one at a time in one sandbox of a fork.
+type Session interface {
+	Run(ctx context.Context, c sandbox.Cmd, stdio sandbox.Stdio) (*sandbox.Result, error)
+	Close() error
+}
+
 // Task is one agent's assignment in a race.
 type Task struct {
 	Prompt  string        // the task as the agent gets it

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -78,10 +77,12 @@ func (a *API) Run(ctx context.Context, w Workspace, t Task) Outcome {
 		lctx, cancel = context.WithTimeout(ctx, t.Timeout)
 		defer cancel()
 	}
+	sh := &shell{w: w, t: t}
+	defer sh.close()
 	cfg := Config{
 		BaseURL: a.BaseURL, APIKey: a.APIKey, Model: a.Model, MaxTurns: a.MaxTurns,
-		System: SystemPrompt, Root: root, Files: files,
-		Shell: func(ctx context.Context, command string) string { return a.shell(ctx, w, t, command) },
+		System: SystemPrompt, Root: root, Files: sh.track(files),
+		Shell: sh.run,
 		Event: func(kind event.Kind, data map[string]any) {
 			t.Emit(kind, data)
 			switch kind {
@@ -125,31 +126,4 @@ func crashed(ctx context.Context, err error) Outcome {
 		return Outcome{State: event.ForkKilled}
 	}
 	return Outcome{State: event.ForkCrashed, Err: err}
-}
-
-// shell runs one of the model's commands in the fork and words what
-// happened for the model. Each command gets the fork's limits; the
-// commands run one at a time and nothing of one outlives it (its pid
-// namespace), so they bound the fork's agent at every moment.
-func (a *API) shell(ctx context.Context, w Workspace, t Task, command string) string {
-	var out bytes.Buffer
-	p := sandbox.Policy{
-		Command: []string{"/bin/sh", "-c", command}, Timeout: shellTimeout,
-		MaxOutput: shellMaxOutput, Toolchains: true,
-	}
-	t.Confine(&p)
-	res, err := w.Exec(ctx, p, sandbox.Stdio{Stdout: &out, Stderr: &out})
-	switch {
-	case err != nil:
-		return fmt.Sprintf("%s\n(could not run: %v)", out.String(), err)
-	case res.TimedOut:
-		return out.String() + "\n(timed out; every process of the command was killed)"
-	case res.Limit == "output":
-		return out.String() + "\n(output over 64 KiB; the command was killed)"
-	case res.Limit != "":
-		why := sandbox.LimitReason(res, p)
-		t.Emit(event.Limit, map[string]any{"reason": why, "command": command})
-		return out.String() + "\n(" + why + "; every process of the command was killed)"
-	}
-	return fmt.Sprintf("%s\n(exit %d)", out.String(), res.ExitCode)
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -59,3 +60,22 @@ func (w forkWorkspace) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox
 }
 
 func (w forkWorkspace) Files() (string, workspace.Files, error) { return w.store.Files(w.name) }
+
+// sessionStore is a fork store that keeps sandboxes for many commands
+// (*workspace.Store does).
+type sessionStore interface {
+	Session(ctx context.Context, name string, p sandbox.Policy) (*workspace.Session, error)
+}
+
+// Session implements engine.Sessions when the store can.
+func (w forkWorkspace) Session(ctx context.Context, p sandbox.Policy) (engine.Session, error) {
+	ss, ok := w.store.(sessionStore)
+	if !ok {
+		return nil, sandbox.ErrSessionUnsupported
+	}
+	s, err := ss.Session(ctx, w.name, p)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

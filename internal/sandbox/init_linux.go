@@ -102,6 +102,8 @@ type initConfig struct {
 	RlimitData int64    `json:"rlimit_data,omitempty"`
 	RlimitProc int      `json:"rlimit_nproc,omitempty"`
 	Probe      bool     `json:"probe,omitempty"`
+	// Session: no command; serve Session.Run on fd 5 (session_init_linux.go).
+	Session bool `json:"session,omitempty"`
 	// Proxy, with NewNet, is the one way out of the network namespace.
 	Proxy *proxyConfig `json:"proxy,omitempty"`
 }
@@ -247,6 +249,9 @@ func initMain() int {
 		rep := probeInside(&cfg)
 		_ = json.NewEncoder(status).Encode(initStatus{Probe: rep})
 		return 0
+	}
+	if cfg.Session {
+		return serveSession(&cfg, status, fail)
 	}
 	path, err := exec.LookPath(cfg.Argv[0])
 	if err != nil {

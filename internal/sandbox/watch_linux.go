@@ -57,6 +57,12 @@ func watchPids(cg *cgroup, initPid, pids int, mode Mode, onHit func()) *pidsWatc
 	default:
 		return nil
 	}
+	return startPidsWatch(check, every, onHit)
+}
+
+// startPidsWatch calls check every period until it says the limit is
+// reached, then onHit, once.
+func startPidsWatch(check func() bool, every time.Duration, onHit func()) *pidsWatch {
 	w := &pidsWatch{stop: make(chan struct{}), check: check}
 	w.wg.Add(1)
 	go func() {

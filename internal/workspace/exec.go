@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
@@ -16,15 +17,41 @@ import (
 // it writes stays. p holds the caller's other sandbox settings; its Command
 // must be set.
 func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
-	m, err := s.Get(name)
+	p, done, err := s.confine(name, p)
 	if err != nil {
 		return nil, err
+	}
+	defer done()
+	res, err := sandbox.Run(ctx, p, stdio)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, nil
+}
+
+// confine makes p a policy for a command in the workspace, holding the
+// workspace's lock until done is called.
+func (s *Store) confine(name string, p sandbox.Policy) (_ sandbox.Policy, done func(), err error) {
+	m, err := s.Get(name)
+	if err != nil {
+		return p, nil, err
 	}
 	release, err := s.useLock(name, false)
 	if err != nil {
-		return nil, err
+		return p, nil, err
 	}
-	defer release()
+	var cleanups []func()
+	done = func() {
+		for _, c := range cleanups {
+			c()
+		}
+		release()
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
 	tree := s.tree(name)
 	p.Workdir = tree
 	// A copy: callers share one Hide slice among concurrent forks.
@@ -33,9 +60,9 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	case MethodSnapshot:
 		scratch, err := sandbox.MkdirTemp("pid1")
 		if err != nil {
-			return nil, err
+			return p, nil, err
 		}
-		defer removeTree(scratch)
+		cleanups = append(cleanups, func() { removeTree(scratch) })
 		mnt := filepath.Join(scratch, "tree")
 		for _, d := range []string{"tree", "upper", "work"} {
 			os.Mkdir(filepath.Join(scratch, d), 0o700)
@@ -60,11 +87,41 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 			}
 		}
 	}
-	res, err := sandbox.Run(ctx, p, stdio)
+	return p, done, nil
+}
+
+// Session is a sandbox kept for many commands in one workspace
+// (sandbox.Session); it holds the workspace's lock until Close.
+type Session struct {
+	*sandbox.Session
+	done func()
+	once sync.Once
+}
+
+// Session starts a sandbox.Session confined in a workspace as Exec
+// confines one command; p.Command, p.Timeout and p.MaxOutput are each
+// command's (sandbox.Cmd). The session's overlay is mounted once: a
+// change made to the workspace's layers from outside it meanwhile (an
+// in-process editor's write) is not reliably seen inside — overlayfs
+// keeps what it looked up — so such a writer starts a new session.
+func (s *Store) Session(ctx context.Context, name string, p sandbox.Policy) (*Session, error) {
+	p, done, err := s.confine(name, p)
 	if err != nil {
-		return res, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	return res, nil
+	ss, err := sandbox.Start(ctx, p)
+	if err != nil {
+		done()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &Session{Session: ss, done: done}, nil
+}
+
+// Close ends the session and releases the workspace.
+func (s *Session) Close() error {
+	err := s.Session.Close()
+	s.once.Do(s.done)
+	return err
 }
 
 // hidden lists what a command in a workspace must not see besides its own
