@@ -82,7 +82,7 @@ func main() {
 		bareCmd   = flag.String("bare", "/bin/true", "bare command line")
 		fbCmd     = flag.String("forkbomb", "", "forkbomb command line (required)")
 		bwrapCmd  = flag.String("bwrap", "", "bwrap command line (empty: not measured)")
-		ratioGoal = flag.Float64("target", 1.0, "target for forkbomb overhead / bwrap overhead, shown beside the ratio")
+		ratioGoal = flag.Float64("target", 1.5, "target for forkbomb overhead / bwrap overhead (issue 10: 1.5), shown beside the ratio")
 	)
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: startbench [flags] -forkbomb 'CMD...' [-bare 'CMD...'] [-bwrap 'CMD...']\n")
