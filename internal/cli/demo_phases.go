@@ -115,22 +115,20 @@ func (c *demoClock) report(w io.Writer, dir string, personas []string) {
 		fmt.Fprintf(w, "%-26s %6.1fs  %s\n", "judge ready", judged.Seconds(), note)
 	}
 	for n, p := range personas {
-		agent, aok := ev.span(n, "fork_start", "fork_exit")
-		judged, jok := ev.span(n, "judge_start", "verdict")
-		line := fmt.Sprintf("fork %d (%s)", n, p)
-		if aok {
-			fmt.Fprintf(w, "%-26s %6.1fs  agent", line, agent.Seconds())
-			line = ""
+		// A fork the record has no agent span for (killed before it ran,
+		// or the record was cut short) gets no line: nothing is made up.
+		agent, ok := ev.span(n, "fork_start", "fork_exit")
+		if !ok {
+			continue
 		}
-		if jok {
+		fmt.Fprintf(w, "%-26s %6.1fs  agent", fmt.Sprintf("fork %d (%s)", n, p), agent.Seconds())
+		if judged, ok := ev.span(n, "judge_start", "verdict"); ok {
 			fmt.Fprintf(w, "; judge %.1fs", judged.Seconds())
 			if t := demoTimings(dir, n); t != nil {
 				fmt.Fprintf(w, " (queue %.1fs, fork %.1fs, apply and test run %.1fs)", ms(t.Queue), ms(t.Fork), ms(t.Test))
 			}
 		}
-		if line == "" {
-			fmt.Fprintln(w)
-		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%-26s %6.1fs\n", "total", time.Since(c.start).Seconds())
 }
