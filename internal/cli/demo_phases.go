@@ -93,7 +93,7 @@ func (c *demoClock) step(name string, from time.Time, note string) {
 // report prints the phases: the demo's own, then the race's from the
 // record at dir (events.jsonl timestamps, each fork's verdict.json).
 func (c *demoClock) report(w io.Writer, dir string, personas []string) {
-	fmt.Fprintf(w, "\n== where the time went (wall) ==\n")
+	fmt.Fprintf(w, "\n== where the time went (wall; the judge readies while the agents work, and forks are judged in parallel) ==\n")
 	for _, s := range c.steps {
 		fmt.Fprintf(w, "%-26s %6.1fs  %s\n", s.name, s.took.Seconds(), s.note)
 	}
