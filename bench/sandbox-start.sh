@@ -103,6 +103,11 @@ if [[ "$MODE" == gosrc || "$MODE" == both ]]; then
 	cp -r "$(go env GOROOT)/src" "$GOSRC"
 	chmod -R u+w "$GOSRC" # a GOROOT from the module cache is read-only
 	git -C "$GOSRC" init -q
+	# No automatic maintenance: the commit of ~10k loose objects would
+	# otherwise start a detached `git gc --auto` that competes with the
+	# timed runs (and with the clean-up).
+	git -C "$GOSRC" config gc.auto 0
+	git -C "$GOSRC" config maintenance.auto false
 	git -C "$GOSRC" add -A
 	git -C "$GOSRC" -c user.name=bench -c user.email=bench@localhost \
 		-c commit.gpgsign=false commit -q -m "Go src tree for the start-up benchmark"

@@ -5,8 +5,8 @@
 #
 # Usage: bench/workspace-fork.sh [-json]
 #   JSON=1   env: same as -json (one JSON object on stdout instead of tables)
-#   FORKS    env: forks, and worktrees, per repository (default 8)
-#   REPS     env: runs of each diff; the median is reported (default 5)
+#   FORKS    env: forks, and worktrees, per repository (default 3)
+#   REPS     env: runs of each diff; the median is reported (default 3)
 #   SYNC=0   env: do not `sync` before each timed command (see bench/README.md)
 #   FORKBOMB env: a forkbomb binary to time instead of building this tree
 #
@@ -21,16 +21,19 @@
 # Everything runs round-robin (iteration i makes worktree i and fork i of
 # tiny, then of gosrc), so that load from other processes lands on every
 # variant alike. Wall times come from bash's $EPOCHREALTIME (no process is
-# started to read the clock) and include process start-up; each timed
-# command starts after a `sync`, so that none pays for writing back what
-# the one before it wrote. Tables (or JSON) go to stdout, progress to
-# stderr. Nothing is installed; all state, FORKBOMB_HOME included, lives in
+# started to read the clock) and include process start-up; CPU times
+# (user+sys of every process the command started and waited for, from
+# wait4's rusage) come from bash's `times`, next to them, since a shared
+# machine makes wall time noisy. Each timed command starts after a `sync`,
+# so that none pays for writing back what the one before it wrote. Each
+# table goes to stdout as soon as its phase is done (JSON, with -json, at
+# the end), progress to stderr. Nothing is installed; all state, FORKBOMB_HOME included, lives in
 # a temp dir removed on exit. See bench/README.md.
 set -euo pipefail
 
 JSON="${JSON:-0}"
-FORKS="${FORKS:-8}"
-REPS="${REPS:-5}"
+FORKS="${FORKS:-3}"
+REPS="${REPS:-3}"
 SYNC="${SYNC:-1}"
 for arg in "$@"; do
 	case "$arg" in
@@ -75,25 +78,50 @@ trap 'exit 130' INT TERM HUP
 
 log() { echo "$@" >&2; }
 
-# timed VAR CMD...: run CMD (stdout discarded, stderr shown) and put its wall
-# time in microseconds into VAR. A failing CMD stops the benchmark with its
+# cpu_us VAR: the user+sys CPU time, in microseconds, of every child this
+# shell has waited for so far (and of their waited-for descendants), from
+# the second line of bash's `times`. No subshell is started, here or in
+# tm_us: one would be a child too, and its own `times` would count only
+# its own children.
+cpu_us() {
+	local lines u s us ss
+	times >"$T/times"
+	mapfile -t lines <"$T/times"
+	read -r u s <<<"${lines[1]}"
+	tm_us "$u" us
+	tm_us "$s" ss
+	printf -v "$1" '%d' $((us + ss))
+}
+
+# tm_us XmY.ZZZs VAR: a `times` field, in microseconds, into VAR.
+tm_us() {
+	local m="${1%%m*}" sec="${1#*m}"
+	sec="${sec%s}"
+	printf -v "$2" '%d' $(((10#$m * 60 + 10#${sec%.*}) * 1000000 + 10#${sec#*.} * 1000))
+}
+
+# timed VAR CMD...: run CMD (stdout discarded, stderr shown), put its wall
+# time in microseconds into VAR and its CPU time into VAR_cpu. A failing CMD stops the benchmark with its
 # exit status, its own error message above ours. Unless SYNC=0, dirty pages
 # are written back first, untimed: a `workspace exec` ends by unmounting an
 # overlay, and overlayfs then syncs the whole filesystem its upper layer is
 # on, so without it an exec would pay for writing back the worktree just
 # checked out before it.
 timed() {
-	local var="$1" t0 t1 rc=0
+	local var="$1" t0 t1 c0 c1 rc=0
 	shift
 	[[ "$SYNC" == 0 ]] || sync
+	cpu_us c0
 	t0="${EPOCHREALTIME//[!0-9]/}"
 	"$@" >/dev/null || rc=$?
 	t1="${EPOCHREALTIME//[!0-9]/}"
+	cpu_us c1
 	if ((rc != 0)); then
 		log "workspace-fork.sh: FAILED (exit $rc): $*"
 		exit "$rc"
 	fi
 	printf -v "$var" '%d' $((t1 - t0))
+	printf -v "${var}_cpu" '%d' $((c1 - c0))
 }
 
 # ms US: microseconds as milliseconds.
@@ -193,13 +221,31 @@ worktree_add() {
 	(cd "$2" && true)
 }
 
+# text: true when the tables are printed as the phases end (not -json).
+text() { [[ "$JSON" != 1 ]]; }
+
+# row LABEL NAME SERIES: one line of timings, wall then CPU medians.
+row() {
+	local k="$2.$3"
+	printf '  %-27s %9s %9s %8s %8s %8s %9s\n' "$1" \
+		"${R[$k.total]}" "${R[$k.mean]}" "${R[$k.median]}" "${R[$k.min]}" "${R[$k.max]}" "${R[$k.cpu.median]}"
+}
+
+if text; then
+	printf 'forkbomb %s\n' "${FORKBOMB:-built from $src}"
+	printf 'kernel %s, %s CPUs, %s; load average %s at the start\n' "$KERNEL" "$CPUS" "$GOVER" "$LOAD_START"
+	printf '%s forks per repository, diffs: median of %s; sync before each timed command: %s\n' \
+		"$FORKS" "$REPS" "$([[ "$SYNC" == 0 ]] && echo no || echo yes)"
+	printf 'times in ms (cpu: user+sys of the command and its children, from wait4), disk in KB\n'
+fi
+
 # --- b (one-time). pid 1 ------------------------------------------------------
 
 for n in "${REPOS[@]}"; do
 	use "$n"
 	log "$n: forkbomb workspace new pid1 --repo $repo"
 	timed t "$FB" workspace new pid1 --repo "$repo"
-	R[$n.new_ms]="$(ms "$t")"
+	R[$n.new_ms]="$(ms "$t")" R[$n.new_cpu_ms]="$(ms "$t_cpu")"
 	R[$n.pid1_kb]="$(kb "$ws/pid1")"
 done
 
@@ -221,9 +267,63 @@ for ((i = 1; i <= FORKS; i++)); do
 		fi
 		timed run "$FB" workspace exec "f$i" -- true
 		R[$n.wt]+="$wt " R[$n.fork]+="$fork " R[$n.exec]+="$run " R[$n.fe]+="$((fork + run)) "
-		log "  $i $n: worktree $(ms "$wt") ms; fork $(ms "$fork") ms + exec $(ms "$run") ms"
+		R[$n.wt.cpu]+="$wt_cpu " R[$n.fork.cpu]+="$fork_cpu " R[$n.exec.cpu]+="$run_cpu " R[$n.fe.cpu]+="$((fork_cpu + run_cpu)) "
+		log "  $i $n: worktree $(ms "$wt") ms (cpu $(ms "$wt_cpu")); fork $(ms "$fork") ms (cpu $(ms "$fork_cpu")) + exec $(ms "$run") ms (cpu $(ms "$run_cpu"))"
 	done
 done
+
+for n in "${REPOS[@]}"; do
+	for s in wt fork exec fe; do
+		summarize "$n" "$s"
+		summarize "$n" "$s.cpu"
+	done
+	for m in mean median; do
+		R[$n.r.wt_fe.$m]="$(ratio "${R[$n.wt.$m]}" "${R[$n.fe.$m]}")"
+		R[$n.r.wt_fork.$m]="$(ratio "${R[$n.wt.$m]}" "${R[$n.fork.$m]}")"
+	done
+	R[$n.r.wt_fe.cpu]="$(ratio "${R[$n.wt.cpu.median]}" "${R[$n.fe.cpu.median]}")"
+	R[$n.r.wt_fork.cpu]="$(ratio "${R[$n.wt.cpu.median]}" "${R[$n.fork.cpu.median]}")"
+	R[$n.r.disk]="$(ratio "${R[$n.wt_kb]}" "${R[$n.fork_kb]}")"
+done
+for s in fe fork exec wt; do
+	for m in mean median; do
+		R[size.$s.$m]="$(ratio "${R[gosrc.$s.$m]}" "${R[tiny.$s.$m]}")"
+	done
+done
+
+if text; then
+	for n in "${REPOS[@]}"; do
+		echo
+		printf '== %s: %s files; forks by %s ==\n' "$n" "${R[$n.files]}" "${R[$n.method]}"
+		printf '  %-27s %9s %9s %8s %8s %8s %9s\n' "" total "per fork" median min max "cpu med"
+		row "git worktree add + true" "$n" wt
+		row "forkbomb fork + exec true" "$n" fe
+		row "forkbomb fork alone" "$n" fork
+		row "forkbomb exec true alone" "$n" exec
+		printf '  first fork %s ms (it includes the store'"'"'s one-time capability probe)\n' "${R[$n.fork_first_ms]}"
+		printf '  one-time: workspace new pid1 %s ms (cpu %s ms); pid1 on disk %s KB\n' "${R[$n.new_ms]}" "${R[$n.new_cpu_ms]}" "${R[$n.pid1_kb]}"
+		printf '  disk right after forking: fork %s KB; worktree %s KB (+ %s KB under .git/worktrees/)\n' \
+			"${R[$n.fork_kb]}" "${R[$n.wt_kb]}" "${R[$n.wt_admin_kb]}"
+	done
+	echo
+	echo "== ratios: how many times cheaper a fork is than git worktree add (above 1.00 forkbomb wins) =="
+	printf '  %-31s %28s %28s\n' "" tiny gosrc
+	printf '  %-31s %10s %8s %8s %10s %8s %8s\n' "" "per fork" median "cpu med" "per fork" median "cpu med"
+	printf '  %-31s %10s %8s %8s %10s %8s %8s\n' \
+		"worktree / (fork + exec)" "${R[tiny.r.wt_fe.mean]}" "${R[tiny.r.wt_fe.median]}" "${R[tiny.r.wt_fe.cpu]}" \
+		"${R[gosrc.r.wt_fe.mean]}" "${R[gosrc.r.wt_fe.median]}" "${R[gosrc.r.wt_fe.cpu]}" \
+		"worktree / fork alone" "${R[tiny.r.wt_fork.mean]}" "${R[tiny.r.wt_fork.median]}" "${R[tiny.r.wt_fork.cpu]}" \
+		"${R[gosrc.r.wt_fork.mean]}" "${R[gosrc.r.wt_fork.median]}" "${R[gosrc.r.wt_fork.cpu]}"
+	printf '  %-31s %28s %28s\n' "disk worktree / fork" "${R[tiny.r.disk]}" "${R[gosrc.r.disk]}"
+	echo
+	echo "== size dependence: gosrc / tiny (1.00 = independent of repository size) =="
+	printf '  %-31s %10s %8s\n' "" "per fork" median
+	printf '  %-31s %10s %8s\n' \
+		"forkbomb fork + exec true" "${R[size.fe.mean]}" "${R[size.fe.median]}" \
+		"forkbomb fork alone" "${R[size.fork.mean]}" "${R[size.fork.median]}" \
+		"forkbomb exec true alone" "${R[size.exec.mean]}" "${R[size.exec.median]}" \
+		"git worktree add + true" "${R[size.wt.mean]}" "${R[size.wt.median]}"
+fi
 
 log "removing worktrees 2..$FORKS (not timed)"
 for n in "${REPOS[@]}"; do
@@ -263,48 +363,50 @@ for ((i = 1; i <= REPS; i++)); do
 	for n in "${REPOS[@]}"; do
 		use "$n"
 		timed t "$FB" workspace diff f1
-		R[$n.fbdiff]+="$t "
+		R[$n.fbdiff]+="$t " R[$n.fbdiff.cpu]+="$t_cpu "
 		timed t git -C "$wts/w1" diff
-		R[$n.gitdiff]+="$t "
+		R[$n.gitdiff]+="$t " R[$n.gitdiff.cpu]+="$t_cpu "
 	done
 done
 for n in "${REPOS[@]}"; do
 	use "$n"
 	git -C "$repo" worktree remove --force "$wts/w1"
+	for s in fbdiff gitdiff; do
+		summarize "$n" "$s"
+		summarize "$n" "$s.cpu"
+	done
+	R[$n.r.diff]="$(ratio "${R[$n.fbdiff.median]}" "${R[$n.gitdiff.median]}")"
+	R[$n.r.diff.cpu]="$(ratio "${R[$n.fbdiff.cpu.median]}" "${R[$n.gitdiff.cpu.median]}")"
 done
 
 LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 log "load average at the end: $LOAD_END"
 
-# --- results --------------------------------------------------------------------
+if text; then
+	echo
+	echo "== diff after a one-line change: forkbomb workspace diff / git diff (medians; below 1.00 forkbomb wins) =="
+	printf '  %-6s %9s %9s %9s %9s %7s %7s   %s\n' "" "forkbomb" "git" "fb cpu" "git cpu" ratio "cpu" "change"
+	for n in "${REPOS[@]}"; do
+		printf '  %-6s %9s %9s %9s %9s %7s %7s   %s\n' "$n" \
+			"${R[$n.fbdiff.median]}" "${R[$n.gitdiff.median]}" "${R[$n.fbdiff.cpu.median]}" "${R[$n.gitdiff.cpu.median]}" \
+			"${R[$n.r.diff]}" "${R[$n.r.diff.cpu]}" "${R[$n.changed]} (${R[$n.diff_stat]})"
+	done
+	echo
+	printf 'load average %s at the end\n' "$LOAD_END"
+	exit 0
+fi
 
-for n in "${REPOS[@]}"; do
-	for s in wt fork exec fe fbdiff gitdiff; do
-		summarize "$n" "$s"
-	done
-	for m in mean median; do
-		R[$n.r.wt_fe.$m]="$(ratio "${R[$n.wt.$m]}" "${R[$n.fe.$m]}")"
-		R[$n.r.wt_fork.$m]="$(ratio "${R[$n.wt.$m]}" "${R[$n.fork.$m]}")"
-	done
-	R[$n.r.diff]="$(ratio "${R[$n.fbdiff.median]}" "${R[$n.gitdiff.median]}")"
-	R[$n.r.disk]="$(ratio "${R[$n.wt_kb]}" "${R[$n.fork_kb]}")"
-done
-for s in fe fork exec wt; do
-	for m in mean median; do
-		R[size.$s.$m]="$(ratio "${R[gosrc.$s.$m]}" "${R[tiny.$s.$m]}")"
-	done
-done
+# --- JSON -------------------------------------------------------------------------
 
-if [[ "$JSON" == 1 ]]; then
-	# series_json NAME SERIES: one timing series as a JSON object.
-	series_json() {
-		local k="$1.$2"
-		printf '{"total_ms": %s, "per_fork_ms": %s, "median_ms": %s, "min_ms": %s, "max_ms": %s}' \
-			"${R[$k.total]}" "${R[$k.mean]}" "${R[$k.median]}" "${R[$k.min]}" "${R[$k.max]}"
-	}
-	repo_json() {
-		local n="$1"
-		cat <<EOF
+# series_json NAME SERIES: one timing series as a JSON object.
+series_json() {
+	local k="$1.$2"
+	printf '{"total_ms": %s, "per_fork_ms": %s, "median_ms": %s, "min_ms": %s, "max_ms": %s, "cpu_median_ms": %s}' \
+		"${R[$k.total]}" "${R[$k.mean]}" "${R[$k.median]}" "${R[$k.min]}" "${R[$k.max]}" "${R[$k.cpu.median]}"
+}
+repo_json() {
+	local n="$1"
+	cat <<EOJ
     {
       "name": "$n",
       "files": ${R[$n.files]},
@@ -312,24 +414,29 @@ if [[ "$JSON" == 1 ]]; then
       "changed_file": "${R[$n.changed]}",
       "worktree_add_true": $(series_json "$n" wt),
       "forkbomb_new_ms": ${R[$n.new_ms]},
+      "forkbomb_new_cpu_ms": ${R[$n.new_cpu_ms]},
       "forkbomb_fork_exec": $(series_json "$n" fe),
       "forkbomb_fork": $(series_json "$n" fork),
       "forkbomb_fork_first_ms": ${R[$n.fork_first_ms]},
       "forkbomb_exec": $(series_json "$n" exec),
       "disk_kb": {"fork": ${R[$n.fork_kb]}, "worktree": ${R[$n.wt_kb]}, "worktree_admin": ${R[$n.wt_admin_kb]}, "pid1": ${R[$n.pid1_kb]}},
       "diff_median_ms": {"forkbomb": ${R[$n.fbdiff.median]}, "git": ${R[$n.gitdiff.median]}},
+      "diff_cpu_median_ms": {"forkbomb": ${R[$n.fbdiff.cpu.median]}, "git": ${R[$n.gitdiff.cpu.median]}},
       "ratios": {
         "worktree_over_fork_exec": ${R[$n.r.wt_fe.mean]},
         "worktree_over_fork": ${R[$n.r.wt_fork.mean]},
         "worktree_over_fork_exec_medians": ${R[$n.r.wt_fe.median]},
         "worktree_over_fork_medians": ${R[$n.r.wt_fork.median]},
+        "worktree_over_fork_exec_cpu_medians": ${R[$n.r.wt_fe.cpu]},
+        "worktree_over_fork_cpu_medians": ${R[$n.r.wt_fork.cpu]},
         "diff_forkbomb_over_git": ${R[$n.r.diff]},
+        "diff_forkbomb_over_git_cpu": ${R[$n.r.diff.cpu]},
         "disk_worktree_over_fork": ${R[$n.r.disk]}
       }
     }
-EOF
-	}
-	cat <<EOF
+EOJ
+}
+cat <<EOJ
 {
   "forkbomb": "${FORKBOMB:-built from $src}",
   "kernel": "$KERNEL",
@@ -355,54 +462,4 @@ $(repo_json gosrc)
     "worktree_median": ${R[size.wt.median]}
   }
 }
-EOF
-	exit 0
-fi
-
-# row LABEL NAME SERIES: one line of timings.
-row() {
-	local k="$2.$3"
-	printf '  %-27s %9s %9s %8s %8s %8s\n' "$1" \
-		"${R[$k.total]}" "${R[$k.mean]}" "${R[$k.median]}" "${R[$k.min]}" "${R[$k.max]}"
-}
-
-printf 'forkbomb %s\n' "${FORKBOMB:-built from $src}"
-printf 'kernel %s, %s CPUs, %s; load average %s at the start, %s at the end\n' \
-	"$KERNEL" "$CPUS" "$GOVER" "$LOAD_START" "$LOAD_END"
-printf '%s forks per repository, diffs: median of %s; sync before each timed command: %s; times in ms, disk in KB\n' \
-	"$FORKS" "$REPS" "$([[ "$SYNC" == 0 ]] && echo no || echo yes)"
-for n in "${REPOS[@]}"; do
-	echo
-	printf '== %s: %s files; forks by %s ==\n' "$n" "${R[$n.files]}" "${R[$n.method]}"
-	printf '  %-27s %9s %9s %8s %8s %8s\n' "" total "per fork" median min max
-	row "git worktree add + true" "$n" wt
-	row "forkbomb fork + exec true" "$n" fe
-	row "forkbomb fork alone" "$n" fork
-	row "forkbomb exec true alone" "$n" exec
-	printf '  first fork %s ms (it includes the store'"'"'s one-time capability probe)\n' "${R[$n.fork_first_ms]}"
-	printf '  one-time: workspace new pid1 %s ms; pid1 on disk %s KB\n' "${R[$n.new_ms]}" "${R[$n.pid1_kb]}"
-	printf '  disk right after forking: fork %s KB; worktree %s KB (+ %s KB under .git/worktrees/)\n' \
-		"${R[$n.fork_kb]}" "${R[$n.wt_kb]}" "${R[$n.wt_admin_kb]}"
-	printf '  diff after changing %s (%s): forkbomb %s ms, git %s ms\n' \
-		"${R[$n.changed]}" "${R[$n.diff_stat]}" "${R[$n.fbdiff.median]}" "${R[$n.gitdiff.median]}"
-done
-
-echo
-echo "== ratios =="
-printf '  %-31s %19s %19s\n' "" tiny gosrc
-printf '  %-31s %10s %8s %10s %8s\n' "" "per fork" median "per fork" median
-printf '  %-31s %10s %8s %10s %8s\n' \
-	"worktree / (fork + exec)" "${R[tiny.r.wt_fe.mean]}" "${R[tiny.r.wt_fe.median]}" "${R[gosrc.r.wt_fe.mean]}" "${R[gosrc.r.wt_fe.median]}" \
-	"worktree / fork alone" "${R[tiny.r.wt_fork.mean]}" "${R[tiny.r.wt_fork.median]}" "${R[gosrc.r.wt_fork.mean]}" "${R[gosrc.r.wt_fork.median]}"
-printf '  %-31s %19s %19s\n' \
-	"diff forkbomb / git (medians)" "${R[tiny.r.diff]}" "${R[gosrc.r.diff]}" \
-	"disk worktree / fork" "${R[tiny.r.disk]}" "${R[gosrc.r.disk]}"
-
-echo
-echo "== size dependence: gosrc / tiny (1.00 = independent of repository size) =="
-printf '  %-31s %10s %8s\n' "" "per fork" median
-printf '  %-31s %10s %8s\n' \
-	"forkbomb fork + exec true" "${R[size.fe.mean]}" "${R[size.fe.median]}" \
-	"forkbomb fork alone" "${R[size.fork.mean]}" "${R[size.fork.median]}" \
-	"forkbomb exec true alone" "${R[size.exec.mean]}" "${R[size.exec.median]}" \
-	"git worktree add + true" "${R[size.wt.mean]}" "${R[size.wt.median]}"
+EOJ

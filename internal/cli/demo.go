@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -94,6 +96,7 @@ code path as a real 'forkbomb run --engine api'.
 ` + exitHelp("demo"),
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
+			clock := &demoClock{start: time.Now()}
 			tmp, err := os.MkdirTemp("", "forkbomb-demo-")
 			if err != nil {
 				return err
@@ -111,10 +114,18 @@ code path as a real 'forkbomb run --engine api'.
 			for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=demo", "-c", "user.email=demo@localhost", "commit", "-qm", "wallet"}} {
 				cmd := exec.Command("git", args...)
 				cmd.Dir = repo
+				cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE="+demoCommitDate, "GIT_COMMITTER_DATE="+demoCommitDate)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					return fmt.Errorf("git %v: %v %s", args, err, out)
 				}
 			}
+			clock.step("repository", clock.start, "the demo's module, one commit")
+			warm := time.Now()
+			if err := warmGoCache(c.Context(), repo); err != nil {
+				// The judge still works with a cold cache, only slower.
+				fmt.Fprintf(stdio.Err, "forkbomb demo: %v\n", err)
+			}
+			clock.step("Go build cache", warm, "the standard library its tests need, built once on the host")
 			const key = "demo-placeholder-key"
 			srv, err := engine.StartScripted(key, nil)
 			if err != nil {
@@ -145,8 +156,17 @@ code path as a real 'forkbomb run --engine api'.
 				Store: s, RunsDir: l.Runs(), CacheDir: l.Judge(),
 				Repo: repo, Task: "Deposit subtracts instead of adding; TestDeposit fails. Fix the bug.",
 				// --all: every fork is judged, so the demo shows each verdict
-				Forks: 4, Engine: agent, All: true, Prompts: prompts, Test: "go test ./...",
+				Forks: 4, Engine: agent, All: true, Prompts: prompts, Test: demoTest,
 				Timeout: 5 * time.Minute, Progress: stdio.Out,
+				Judge: func(ctx context.Context, o judge.Options) (run.Judger, error) {
+					start := time.Now()
+					defer func() { clock.judged.Store(int64(time.Since(start))) }()
+					j, err := judge.Prepare(ctx, o)
+					if err != nil {
+						return nil, err
+					}
+					return j, nil
+				},
 			})
 			if err != nil {
 				return err
@@ -170,6 +190,7 @@ code path as a real 'forkbomb run --engine api'.
 				patch, _ := os.ReadFile(filepath.Join(dir, "winner.patch"))
 				fmt.Fprintf(stdio.Out, "\n== winner: fork %d (%s) ==\n%s", *r.Winner, personas[*r.Winner], patch)
 			}
+			clock.report(stdio.Out, dir, personas)
 			fmt.Fprintf(stdio.Out, "\nrecord: %s   (forkbomb show %s)\n", dir, r.ID)
 			if !contained {
 				return &exitError{code: ExitFailed, msg: "the escape artist wrote outside its fork"}
