@@ -4,7 +4,6 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -93,17 +92,4 @@ func BenchmarkJudgeGoCmp(b *testing.B) {
 			b.ReportMetric(float64(total[judged].cpu)/float64(total[peer].cpu), judged+"/"+peer+"-cpu-x")
 		}
 	}
-}
-
-// cpuTime is the user and system time of this process and of every
-// process it (and they, transitively) waited for.
-func cpuTime() time.Duration {
-	var self, kids syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	var d time.Duration
-	for _, r := range []syscall.Rusage{self, kids} {
-		d += time.Duration(r.Utime.Nano() + r.Stime.Nano())
-	}
-	return d
 }
