@@ -21,7 +21,9 @@ import (
 // its own path — inside the sandbox only, so many commands can see
 // different forks at one path at once (the judge: a Go build cache keys on
 // a package's folder) — and Overlay.Volatile skips the flush on unmount,
-// for a fork the caller throws away afterwards. Other stores ignore both.
+// for a fork the caller throws away afterwards: overlayfs refuses to
+// mount its layers again (its diff can still be read). Other stores
+// ignore both.
 func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
 	m, err := s.Get(name)
 	if err != nil {
