@@ -161,6 +161,12 @@ func (k *keptGoCache) commit() string {
 	// overlayfs's work folder is of no use once unmounted (and holds a
 	// folder of mode 0).
 	removeAll(filepath.Join(k.tmp, "work"))
+	if entries, err := os.ReadDir(filepath.Join(k.tmp, "upper")); err != nil || len(entries) == 0 {
+		// Nothing built (not a Go suite): no layer to lay under the
+		// patched runs.
+		k.abandon()
+		return ""
+	}
 	if os.Rename(k.tmp, k.final) == nil {
 		k.tmp = ""
 	}
