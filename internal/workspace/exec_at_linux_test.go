@@ -59,6 +59,14 @@ func TestExecAt(t *testing.T) {
 			t.Errorf("fork %s: its write is not in its own layer: %v\n%s", f, err, d.Patch)
 		}
 	}
+	// A volatile mount leaves overlayfs's incompat/volatile folder
+	// (mode 0) in the fork's work folder: removal still takes it all,
+	// unprivileged too.
+	for _, f := range []string{"a", "b"} {
+		if err := s.Remove(f); err != nil {
+			t.Errorf("remove volatile fork %s: %v", f, err)
+		}
+	}
 	if entries, _ := os.ReadDir(at); len(entries) != 0 {
 		t.Errorf("the caller's folder is not empty on the host: %v", entries)
 	}
