@@ -16,7 +16,8 @@ import (
 // BenchmarkJudge16 judges 16 patches against one base (baseline cached)
 // with a fast test command, and reports the judge's own overhead per patch
 // beyond the command's own time (measured unconfined on a checkout), and
-// the speed-up from judging in parallel:
+// the speed-up from judging in parallel, and the CPU time per patch (the
+// judge's own and every process it waited for):
 //
 //	go test -run '^$' -bench Judge16 -benchtime 3x ./internal/judge
 func BenchmarkJudge16(b *testing.B) {
@@ -43,8 +44,15 @@ func BenchmarkJudge16(b *testing.B) {
 	if _, err := judge.Judge(context.Background(), o, patches[:1]); err != nil { // warm: pid 1 and baseline
 		b.Fatal(err)
 	}
+	var cpu time.Duration // of the serial runs
 	run := func(parallel int) time.Duration {
 		o.Parallel = parallel
+		c0 := cpuTime()
+		defer func() {
+			if parallel == 1 {
+				cpu += cpuTime() - c0
+			}
+		}()
 		start := time.Now()
 		vs, err := judge.Judge(context.Background(), o, patches)
 		if err != nil {
@@ -69,6 +77,7 @@ func BenchmarkJudge16(b *testing.B) {
 	b.ReportMetric(float64(perPatch.Microseconds())/1000, "judge-ms/patch")
 	b.ReportMetric(float64((perPatch-cmdTime).Microseconds())/1000, "overhead-ms/patch")
 	b.ReportMetric(float64(s1)/float64(sn), "parallel-speedup")
+	b.ReportMetric(cpu.Seconds()*1000/float64(b.N)/16, "cpu-ms/patch")
 }
 
 func medianOf(n int, f func()) time.Duration {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -35,6 +34,10 @@ type Forks interface {
 	Get(name string) (*workspace.Meta, error)
 	New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error)
 	Fork(ctx context.Context, src, dst string) (*workspace.Meta, error)
+	// Exec runs a confined command in a fork. The judge asks, through
+	// p, for the fork's tree at a path of its own (Workdir) and for a
+	// volatile overlay (Overlay.Volatile), see workspace.Store.Exec; a
+	// store that cannot honour them runs the command as usual.
 	Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error)
 	Remove(name string) error
 	// Snapshot returns a host folder holding a pid 1's files, for
@@ -61,12 +64,21 @@ type Options struct {
 	Timeout  time.Duration // per test run
 	Strip    StripOptions
 	Parallel int // default: the number of cores
+	// Slots, when set, bounds the judged runs of every Judger sharing it
+	// (a process's races), in place of Parallel: with 16 forks judged as
+	// their agents stop, 16 compile-and-link runs do not contend at once.
+	Slots *Slots
 	// Limits bound each test run (memory, processes, CPUs): a zero field
 	// is sandbox.DefaultLimits(Parallel) — a share of the machine per
 	// patch judged at once — and sandbox.Unlimited is none.
 	Limits sandbox.Limits
 
 	goEnv []string // found once: GOCACHE, GOMODCACHE
+	// at is where every judged copy of this base is seen (see
+	// judgedPath); goLayer the baseline's kept Go build cache, laid
+	// read-only under each patched run's; goKeep, in the baseline run, the
+	// folder that keeps it.
+	at, goLayer, goKeep string
 }
 
 // hidePaths is what a judged test run must not see, wherever it lives:
@@ -187,13 +199,17 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 	}
 	j.o.Strip.Named = append(append([]string{}, o.Strip.Named...), namedFiles(o.Test, j.tree)...)
 	j.o.goEnv = goCaches()
-	if j.bl, err = baseline(ctx, j.o, j.pid1, base, j.runCmd); err != nil {
+	if j.o.Slots == nil {
+		j.o.Slots = NewSlots(parallelism(o.Parallel))
+	}
+	j.o.at = judgedPath(j.o.CacheDir, j.pid1)
+	if j.bl, j.o.goLayer, err = baseline(ctx, j.o, j.pid1, base, j.runCmd, true); err != nil {
 		return nil, err
 	}
 	if len(j.o.Hidden) > 0 {
 		plain := j.o
 		plain.Hidden = nil
-		pb, err := baseline(ctx, plain, j.pid1, base, j.runCmd)
+		pb, _, err := baseline(ctx, plain, j.pid1, base, j.runCmd, false)
 		if err != nil {
 			return nil, err
 		}
@@ -240,21 +256,24 @@ func Judge(ctx context.Context, o Options, patches [][]byte) ([]*Verdict, error)
 	return j.Judge(ctx, patches)
 }
 
-// Judge judges patches in parallel. The error is for the judge itself; a
-// patch's failure is its Verdict.
+// Judge judges patches in parallel, as many at once as the Judger's slots
+// allow across every call. The error is for the judge itself; a patch's
+// failure is its Verdict.
 func (j *Judger) Judge(ctx context.Context, patches [][]byte) ([]*Verdict, error) {
-	n := parallelism(j.o.Parallel)
 	out := make([]*Verdict, len(patches))
 	errs := make([]error, len(patches))
-	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for i, p := range patches {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			queued := time.Now()
-			sem <- struct{}{}
-			defer func() { <-sem }()
+			release, err := j.o.Slots.acquire(ctx)
+			if err != nil {
+				errs[i] = fmt.Errorf("%w: waiting for a slot: %w", ErrCannotJudge, err)
+				return
+			}
+			defer release()
 			out[i], errs[i] = j.judgeOne(ctx, p)
 			if out[i] != nil {
 				out[i].Timings.Queue = time.Since(queued).Milliseconds() - out[i].Timings.Total
@@ -349,74 +368,55 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	return v, nil
 }
 
-// goCaches returns the user's Go build and module caches, if any.
-func goCaches() []string {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return nil
-	}
-	out, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE").Output()
-	if err != nil {
-		return nil
-	}
-	f := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(f) != 2 {
-		return nil
-	}
-	return f
-}
-
-// addGoCaches makes the Go module cache readable and the build cache
-// usable through a throwaway layer, so a judge run neither rebuilds the
-// standard library nor leaves anything in the user's cache.
-func addGoCaches(p *sandbox.Policy, caches []string) {
-	if len(caches) != 2 {
-		return
-	}
-	if fi, err := os.Stat(caches[0]); err == nil && fi.IsDir() {
-		p.Scratch = append(p.Scratch, caches[0])
-		p.SetEnv = append(p.SetEnv, "GOCACHE="+caches[0])
-	}
-	if fi, err := os.Stat(caches[1]); err == nil && fi.IsDir() {
-		p.ReadOnly = append(p.ReadOnly, caches[1])
-		p.SetEnv = append(p.SetEnv, "GOMODCACHE="+caches[1])
-	}
-}
-
 // baseline runs the test command once on the base (with the hidden tests)
 // and caches the outcome by base commit, command and hidden tests, so N
-// patches pay for it once.
-func baseline(ctx context.Context, o Options, pid1, base, runCmd string) (*Baseline, error) {
+// patches pay for it once. With keep, the Go build cache the run filled
+// is kept beside it (goLayer, see keptGoCache) for the patched runs to
+// read.
+func baseline(ctx context.Context, o Options, pid1, base, runCmd string, keep bool) (_ *Baseline, goLayer string, _ error) {
 	// v2: plugin autoloading off and no user site (runnerEnv)
-	key := hashOf("v2", base, runCmd, hiddenHash(o.Hidden))
+	// v3: run at judgedPath, -count=1, its Go build cache kept
+	key := hashOf("v3", base, runCmd, hiddenHash(o.Hidden))
 	path := ""
+	var kept *keptGoCache
 	if o.CacheDir != "" {
 		path = filepath.Join(o.CacheDir, "baseline-"+key[:32]+".json")
+		if keep {
+			kept = newKeptGoCache(o, key)
+		}
 		var b Baseline
 		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &b) == nil {
 			b.Cached = true
-			return &b, nil
+			return &b, kept.layer(), nil
 		}
 	}
 	fork, cleanup, err := newFork(ctx, o.Store, pid1)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer cleanup()
+	o.goKeep, err = kept.begin()
+	if err != nil {
+		return nil, "", err
+	}
+	defer kept.abandon()
 	run, err := runTests(ctx, o, fork, runCmd, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if run.exit == 127 && run.results == nil {
-		return nil, fmt.Errorf("%w: the test command was not found in the sandbox (exit 127): %s", ErrCannotJudge, firstLine(run.output))
+		return nil, "", fmt.Errorf("%w: the test command was not found in the sandbox (exit 127): %s", ErrCannotJudge, firstLine(run.output))
 	}
 	if run.limit != "" {
-		return nil, fmt.Errorf("%w: the test command on the untouched base was stopped: %s (see --memory, --pids)", ErrCannotJudge, run.limit)
+		return nil, "", fmt.Errorf("%w: the test command on the untouched base was stopped: %s (see --memory, --pids)", ErrCannotJudge, run.limit)
 	}
 	if run.runner != "" {
-		return nil, fmt.Errorf("%w: the test runner is a file of the repository at the base (%s)", ErrCannotJudge, run.runner)
+		return nil, "", fmt.Errorf("%w: the test runner is a file of the repository at the base (%s)", ErrCannotJudge, run.runner)
 	}
 	b := &Baseline{Results: run.results, ExitCode: run.exit, TimedOut: run.timedOut, Ms: run.elapsed.Milliseconds()}
+	if !run.timedOut {
+		goLayer = kept.commit()
+	}
 	if path != "" && !run.timedOut {
 		if err := os.MkdirAll(o.CacheDir, 0o700); err == nil {
 			if data, err := json.Marshal(b); err == nil {
@@ -427,7 +427,7 @@ func baseline(ctx context.Context, o Options, pid1, base, runCmd string) (*Basel
 			}
 		}
 	}
-	return b, nil
+	return b, goLayer, nil
 }
 
 // newFork makes a throwaway fork of pid 1.

@@ -77,6 +77,9 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 		setup = append(setup, fmt.Sprintf("cp -a %s/. . || exit 125", shellQuote(h)))
 	}
 	env := append([]string{}, runnerEnv...)
+	// Every judged run runs its tests: a result replayed from a build
+	// cache is not one this run produced.
+	goflags := "-count=1"
 	if s := plan.plantScript(); s != "" {
 		setup = append(setup, s)
 	}
@@ -85,8 +88,9 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 		if err := os.WriteFile(w, []byte(plan.wrapper), 0o755); err != nil {
 			return nil, fmt.Errorf("write go exec wrapper: %w", err)
 		}
-		env = append(env, "GOFLAGS=-exec="+w)
+		goflags += " -exec=" + w
 	}
+	env = append(env, "GOFLAGS="+goflags)
 	script := runCmd
 	if check := runnerCheck(runCmd); check != "" {
 		script = check + "\n" + script
@@ -97,6 +101,11 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 		stdin = strings.NewReader(strings.Join(setup, "\n") + "\nexit 0\n")
 	}
 	p := sandbox.Policy{
+		// The fork at the one path every judged copy of the base is
+		// seen at (build caches key on it), over a layer thrown away
+		// without a flush.
+		Workdir:    o.at,
+		Overlay:    &sandbox.Overlay{Volatile: true},
 		Command:    []string{"/bin/sh", "-c", script},
 		Timeout:    o.Timeout,
 		Toolchains: true,
@@ -105,7 +114,7 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 		SetEnv:     env,
 		Hide:       o.hidePaths(),
 	}
-	addGoCaches(&p, o.goEnv)
+	addGoCaches(&p, o)
 	o.Limits.Apply(&p)
 	// The deadline covers the sandbox's start and teardown too: the test
 	// run never outlives --timeout by more than the grace a kill takes.

@@ -35,7 +35,7 @@ func thirdpartyFile(t *testing.T, rel string) string {
 // copyTree copies the folders, regular files and symbolic links of src
 // into dst, leaving out what skip names (by slash path relative to src).
 // Files are made writable: the module cache's are read-only.
-func copyTree(t *testing.T, src, dst string, skip func(rel string) bool) {
+func copyTree(t testing.TB, src, dst string, skip func(rel string) bool) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -79,7 +79,7 @@ func copyTree(t *testing.T, src, dst string, skip func(rel string) bool) {
 // breakFile replaces old (which must occur exactly once) with new in a
 // file of dir, and returns the file's content before and after: the
 // honest fix and the broken base.
-func breakFile(t *testing.T, dir, rel, old, new string) (pristine, broken string) {
+func breakFile(t testing.TB, dir, rel, old, new string) (pristine, broken string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, rel))
 	if err != nil {
@@ -98,7 +98,7 @@ func breakFile(t *testing.T, dir, rel, old, new string) (pristine, broken string
 
 // commitTree commits dir as the base of a new repository. Nothing is
 // ignored: a committed node_modules is the point of one suite.
-func commitTree(t *testing.T, dir string) string {
+func commitTree(t testing.TB, dir string) string {
 	t.Helper()
 	os.Remove(filepath.Join(dir, ".gitignore"))
 	testutil.Git(t, dir, "init", "-q")

@@ -14,7 +14,7 @@ const goCmp = "github.com/google/go-cmp@v0.6.0"
 
 // goCmpRepo commits go-cmp with EquateApprox broken (equal floats differ
 // under a zero margin) and returns the repository and the honest fix.
-func goCmpRepo(t *testing.T) (repo, fixed string) {
+func goCmpRepo(t testing.TB) (repo, fixed string) {
 	t.Helper()
 	testutil.Need(t, "go")
 	// outside any module, so the caller's go.mod and GOFLAGS play no part

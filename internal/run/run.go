@@ -57,6 +57,11 @@ type Options struct {
 	Subscribers []event.Subscriber
 	// Judge readies the judge (nil: judge.Prepare).
 	Judge PrepareJudge
+	// JudgeSlots bounds the judged test runs at once, shared with every
+	// other user of it (races of one process); nil: the race's judge has
+	// slots of its own, one per core. Forks are judged as their agents
+	// stop, so without a bound 16 forks mean 16 builds at once.
+	JudgeSlots *judge.Slots
 }
 
 // Race runs the race and returns its record. The record is the race's
@@ -137,7 +142,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		}
 	}()
 
-	jo := judge.Options{Store: o.Store, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden, Hide: []string{runsDir}}
+	jo := judge.Options{Store: o.Store, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden, Hide: []string{runsDir}, Slots: o.JudgeSlots}
 	jo.Limits = o.Limits // a fork's test runs get the share its agent got
 	// The judge (its pid 1 and baseline) is readied while the agents work;
 	// every verdict waits for it.

@@ -92,16 +92,18 @@ type initConfig struct {
 	GitDirs    []string `json:"git_dirs"`
 	Overlay    *Overlay `json:"overlay,omitempty"`
 	Scratch    []string `json:"scratch,omitempty"`
-	Home       string   `json:"home"`
-	PrivTmp    string   `json:"priv_tmp"`
-	PrivHome   string   `json:"priv_home"`
-	HideDirs   []string `json:"hide_dirs"`
-	HideFiles  []string `json:"hide_files"`
-	Hide       []string `json:"hide,omitempty"` // Policy.Hide, canonical
-	NewNet     bool     `json:"new_net"`
-	RlimitData int64    `json:"rlimit_data,omitempty"`
-	RlimitProc int      `json:"rlimit_nproc,omitempty"`
-	Probe      bool     `json:"probe,omitempty"`
+	// ScratchLayers, by canonical Scratch path.
+	ScratchLayers map[string]ScratchLayers `json:"scratch_layers,omitempty"`
+	Home          string                   `json:"home"`
+	PrivTmp       string                   `json:"priv_tmp"`
+	PrivHome      string                   `json:"priv_home"`
+	HideDirs      []string                 `json:"hide_dirs"`
+	HideFiles     []string                 `json:"hide_files"`
+	Hide          []string                 `json:"hide,omitempty"` // Policy.Hide, canonical
+	NewNet        bool                     `json:"new_net"`
+	RlimitData    int64                    `json:"rlimit_data,omitempty"`
+	RlimitProc    int                      `json:"rlimit_nproc,omitempty"`
+	Probe         bool                     `json:"probe,omitempty"`
 	// Session: no command; serve Session.Run on fd 5 (session_init_linux.go).
 	Session bool `json:"session,omitempty"`
 	// Proxy, with NewNet, is the one way out of the network namespace.
@@ -110,19 +112,20 @@ type initConfig struct {
 
 func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool) *initConfig {
 	cfg := &initConfig{
-		Mode:     mode,
-		Argv:     r.Command,
-		Dir:      r.Workdir,
-		Writable: append([]string{r.Workdir}, r.ReadWrite...),
-		Overlay:  r.Overlay,
-		Scratch:  r.Scratch,
-		ReadOnly: r.ReadOnly,
-		PrivTmp:  privTmp,
-		PrivHome: privHome,
-		NewNet:   r.Network != NetworkHost,
-		Proxy:    newProxyConfig(r.Proxy),
-		HideDirs: append(append([]string{}, r.HomeDirs...), hiddenDirs...),
-		Hide:     r.Hide,
+		Mode:          mode,
+		Argv:          r.Command,
+		Dir:           r.Workdir,
+		Writable:      append([]string{r.Workdir}, r.ReadWrite...),
+		Overlay:       r.Overlay,
+		Scratch:       r.Scratch,
+		ScratchLayers: r.ScratchLayers,
+		ReadOnly:      r.ReadOnly,
+		PrivTmp:       privTmp,
+		PrivHome:      privHome,
+		NewNet:        r.Network != NetworkHost,
+		Proxy:         newProxyConfig(r.Proxy),
+		HideDirs:      append(append([]string{}, r.HomeDirs...), hiddenDirs...),
+		Hide:          r.Hide,
 	}
 	cfg.HideFiles = append(cfg.HideFiles, rootOnlySecrets...)
 	cfg.HideFiles = append(cfg.HideFiles, credentialPaths(r.Home)...)
@@ -152,6 +155,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 	if mode == ModeLandlock {
 		cfg.ReadOnly = append(cfg.ReadOnly, r.Scratch...)
 		cfg.Scratch = nil
+		cfg.ScratchLayers = nil
 	}
 	if noCgroup {
 		cfg.RlimitData = r.Memory

@@ -64,7 +64,9 @@ func applyLandlock(cfg *initConfig) error {
 	}
 	if cfg.Mode == ModeNamespaces {
 		rules = append(rules, landlock.RODirs("/"))
-		split(append(append([]string{}, cfg.Writable...), "/tmp", "/var/tmp", cfg.Home, "/dev/shm"), &rwDirs, &rwFiles)
+		// Scratch paths are overlays whose writes go to a layer of their
+		// own: writable wherever they are (a GOCACHE outside the home).
+		split(append(append(append([]string{}, cfg.Writable...), cfg.Scratch...), "/tmp", "/var/tmp", cfg.Home, "/dev/shm"), &rwDirs, &rwFiles)
 	} else {
 		hidden := append(append(append([]string{}, cfg.HideDirs...), cfg.HideFiles...), "/tmp", "/dev")
 		// The policy's hidden paths are left out of the grant like the

@@ -144,13 +144,21 @@ func setupNamespaces(cfg *initConfig) error {
 		// beside the private /tmp, not in it: the command must not reach
 		// the layers of a mounted overlay
 		base := fmt.Sprintf("%s/scratch-%d", filepath.Dir(cfg.PrivTmp), i)
+		layers := cfg.ScratchLayers[p]
+		// Thrown away afterwards, so nothing to flush on unmount; a
+		// kept layer is flushed, since a later run will read it.
+		volatile := layers.Keep == ""
+		if !volatile {
+			base = layers.Keep
+		}
 		up, work := base+"/upper", base+"/work"
 		for _, d := range []string{oldRoot + up, oldRoot + work} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return err
 			}
 		}
-		binds = append(binds, bind{src: p, dst: p, rw: true, overlay: &Overlay{Lower: []string{p}, Upper: up, Work: work, Volatile: true}})
+		lower := append(append([]string{}, layers.Lower...), p)
+		binds = append(binds, bind{src: p, dst: p, rw: true, overlay: &Overlay{Lower: lower, Upper: up, Work: work, Volatile: volatile}})
 	}
 	// Parents before children, so a narrower bind lands on top of a wider;
 	// at equal depth the order above holds (a hidden path before a bind of

@@ -1,6 +1,8 @@
 package sandbox_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -62,5 +64,46 @@ func TestScratch(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cache, "new")); err == nil {
 		t.Errorf("LEAK: a scratch file was created on the host")
+	}
+}
+
+// TestScratchLayers: a kept layer receives a run's writes and stays; laid
+// read-only under a later run's throwaway layer it is read and never
+// changed (the judge's baseline build cache under a patched run).
+func TestScratchLayers(t *testing.T) {
+	requireLayer(t, "overlayfs")
+	cache, keep := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(cache, "entry"), "user\n")
+	steps := []struct {
+		name, script, want string
+		layers             sandbox.ScratchLayers
+	}{
+		{"kept", `cat "$C/entry" && echo base > "$C/built"`, "user\n", sandbox.ScratchLayers{Keep: keep}},
+		{"read-only under a throwaway layer", `cat "$C/built" && echo poisoned > "$C/built" && rm "$C/entry" && cat "$C/built"`, "base\npoisoned\n", sandbox.ScratchLayers{Lower: []string{filepath.Join(keep, "upper")}}},
+		{"unchanged", `cat "$C/built" "$C/entry"`, "base\nuser\n", sandbox.ScratchLayers{Lower: []string{filepath.Join(keep, "upper")}}},
+	}
+	for _, s := range steps {
+		p := shPolicy(sandbox.ModeNamespaces, t.TempDir(), s.script)
+		p.Scratch = []string{cache}
+		p.ScratchLayers = map[string]sandbox.ScratchLayers{cache: s.layers}
+		p.SetEnv = []string{"C=" + cache}
+		if o := runPolicy(t, p); o.code() != 0 || o.out != s.want {
+			t.Fatalf("%s: got %q, want %q", s.name, o.all(), s.want)
+		}
+	}
+	if readFile(t, filepath.Join(keep, "upper", "built")) != "base\n" {
+		t.Errorf("LEAK: a later run changed the kept layer")
+	}
+	if readFile(t, filepath.Join(cache, "entry")) != "user\n" {
+		t.Errorf("LEAK: a scratch write reached the host's folder")
+	}
+}
+
+// TestScratchLayersRefused: layers only for a Scratch path.
+func TestScratchLayersRefused(t *testing.T) {
+	p := shPolicy(sandbox.ModeNamespaces, t.TempDir(), "true")
+	p.ScratchLayers = map[string]sandbox.ScratchLayers{t.TempDir(): {}}
+	if _, err := sandbox.Run(context.Background(), p, sandbox.Stdio{}); !errors.Is(err, sandbox.ErrInvalidPolicy) {
+		t.Fatalf("layers for a path that is not Scratch: %v, want ErrInvalidPolicy", err)
 	}
 }

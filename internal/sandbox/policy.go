@@ -63,6 +63,12 @@ type Policy struct {
 	// cache the command may fill but not poison). Namespaces backend only;
 	// the landlock backend makes them read-only.
 	Scratch []string
+	// ScratchLayers changes the overlay of a Scratch path (the key, as
+	// given in Scratch): read-only layers laid over the path's own
+	// content, or a folder of the caller's that keeps the writes. The
+	// judge keeps what a base's run built this way and lays it, read-only,
+	// under each patched run's throwaway layer.
+	ScratchLayers map[string]ScratchLayers
 	// GitDirs, when not nil, lists the .git entries under the writable
 	// trees, for a caller that knows them (a workspace knows its pid 1's);
 	// otherwise every writable tree is scanned for them.
@@ -101,6 +107,19 @@ type Overlay struct {
 	// is unmounted (every sandbox exit): for layers thrown away afterwards,
 	// where a crash losing them costs nothing.
 	Volatile bool
+}
+
+// ScratchLayers are the layers of one Scratch path's overlay besides the
+// path's own content, which is always the bottom one.
+type ScratchLayers struct {
+	// Lower are read-only folders above the path's content, topmost
+	// first: nothing the command does changes them.
+	Lower []string
+	// Keep, when set, is an empty or earlier-kept folder of the caller's
+	// that receives the writes (in Keep/upper, overlayfs working in
+	// Keep/work) instead of a throwaway layer, flushed on unmount. Only
+	// for a command whose writes the caller means to trust later.
+	Keep string
 }
 
 // resolved is a Policy whose paths are absolute and canonical and whose
@@ -243,6 +262,18 @@ func (p Policy) resolve() (*resolved, error) {
 			return nil, err
 		}
 		r.Scratch = append(r.Scratch, c)
+		l, ok := p.ScratchLayers[path]
+		if !ok {
+			continue
+		}
+		if err := r.resolveScratchLayers(c, l); err != nil {
+			return nil, err
+		}
+	}
+	for path := range p.ScratchLayers {
+		if !slices.Contains(p.Scratch, path) {
+			return nil, policyErr("ScratchLayers", path, "is not a Scratch path")
+		}
 	}
 	if err := r.resolveHide(p.Hide); err != nil {
 		return nil, err
@@ -333,4 +364,41 @@ func callerHome() string {
 		return c
 	}
 	return filepath.Clean(h)
+}
+
+// resolveScratchLayers checks the layers of the Scratch path c like the
+// workdir's overlay: canonical folders, exposable, and nothing overlayfs's
+// option string cannot carry.
+func (r *resolved) resolveScratchLayers(c string, l ScratchLayers) error {
+	var out ScratchLayers
+	for _, low := range l.Lower {
+		lc, err := canonicalDir(low, "ScratchLayers.Lower", true)
+		if err != nil {
+			return err
+		}
+		if err := r.checkExposure(lc, "ScratchLayers.Lower"); err != nil {
+			return err
+		}
+		out.Lower = append(out.Lower, lc)
+	}
+	if l.Keep != "" {
+		kc, err := canonicalDir(l.Keep, "ScratchLayers.Keep", true)
+		if err != nil {
+			return err
+		}
+		if err := r.checkExposure(kc, "ScratchLayers.Keep"); err != nil {
+			return err
+		}
+		out.Keep = kc
+	}
+	for _, d := range append([]string{c, out.Keep}, out.Lower...) {
+		if strings.ContainsAny(d, ",:\\") {
+			return policyErr("ScratchLayers", fmt.Sprintf("%q", d), "holds a character overlayfs options cannot carry")
+		}
+	}
+	if r.ScratchLayers == nil {
+		r.ScratchLayers = map[string]ScratchLayers{}
+	}
+	r.ScratchLayers[c] = out
+	return nil
 }

@@ -16,6 +16,15 @@ import (
 // pristine: a command in it runs over a throwaway upper layer, so nothing
 // it writes stays. p holds the caller's other sandbox settings; its Command
 // must be set.
+//
+// For a fork (an overlay), two of p's fields are requests: a Workdir is an
+// empty folder of the caller's where the fork's tree is mounted instead of
+// its own path — inside the sandbox only, so many commands can see
+// different forks at one path at once (the judge: a Go build cache keys on
+// a package's folder) — and Overlay.Volatile skips the flush on unmount,
+// for a fork the caller throws away afterwards: overlayfs refuses to
+// mount its layers again (its diff can still be read). Other stores
+// ignore both.
 func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
 	p, done, err := s.confine(name, p)
 	if err != nil {
@@ -53,7 +62,8 @@ func (s *Store) confine(name string, p sandbox.Policy) (_ sandbox.Policy, done f
 		}
 	}()
 	tree := s.tree(name)
-	p.Workdir = tree
+	at, volatile := p.Workdir, p.Overlay != nil && p.Overlay.Volatile
+	p.Workdir, p.Overlay = tree, nil
 	// A copy: callers share one Hide slice among concurrent forks.
 	p.Hide = append(append([]string(nil), p.Hide...), s.hidden(m)...)
 	switch m.Method {
@@ -72,7 +82,11 @@ func (s *Store) confine(name string, p sandbox.Policy) (_ sandbox.Policy, done f
 		p.GitDirs = []string{mnt + "/.git"}
 	case MethodOverlay:
 		dir := s.dir(name)
-		p.Overlay = &sandbox.Overlay{Lower: m.Layers, Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work")}
+		if at != "" {
+			tree = at
+			p.Workdir = at
+		}
+		p.Overlay = &sandbox.Overlay{Lower: m.Layers, Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work"), Volatile: volatile}
 		// The pid 1's .git, plus any a command created in this fork or
 		// the forks it came from: a walk of the upper layers only.
 		p.GitDirs = []string{tree + "/.git"}

@@ -1,0 +1,197 @@
+package judge
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// Why the judge keeps a build cache, and why it is safe.
+//
+// Go's build cache keys a package's compiled output on, among its inputs,
+// the package's folder (unless -trimpath). Every judged copy used to sit
+// at a path of its own, over a throwaway layer on the user's GOCACHE, so a
+// patched run recompiled everything the baseline had just compiled. Now:
+//
+//   - every judged copy of one base is seen at one path (judgedPath): the
+//     fork's tree is mounted there inside its own sandbox, so many copies
+//     share the path at once without seeing each other;
+//   - the baseline run's writes to GOCACHE are kept (keptGoCache), and
+//     each patched run sees them as a read-only layer between the user's
+//     GOCACHE and its own throwaway layer.
+//
+// The cache-poisoning defence stays: what a patched run writes goes to
+// its throwaway layer and is gone when it ends, so no fork writes what a
+// later judge reads. The kept layer is written only by the baseline — the
+// base's own code, which every patched run runs anyway — and it is kept
+// in the judge's cache folder, hidden from forks and from judged runs
+// except through that read-only layer. Test results are never replayed
+// from it: every judged run has -count=1.
+
+// Slots bound how many judged test runs go at once. One Slots shared by
+// every Judger of a process caps them machine-wide.
+type Slots struct{ c chan struct{} }
+
+// NewSlots makes room for n judged runs at once (n <= 0: the number of
+// cores).
+func NewSlots(n int) *Slots {
+	return &Slots{c: make(chan struct{}, parallelism(n))}
+}
+
+func (s *Slots) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case s.c <- struct{}{}:
+		return func() { <-s.c }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// judgedPath is the folder every judged copy of the pid 1 is mounted at,
+// inside its sandbox; it stays empty on the host. "" (no cache folder):
+// each copy is seen at its own path, and nothing is kept.
+func judgedPath(cacheDir, pid1 string) string {
+	if cacheDir == "" {
+		return ""
+	}
+	dir := filepath.Join(cacheDir, "judged", pid1)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// goCaches returns the user's Go build and module caches, if any.
+func goCaches() []string {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return nil
+	}
+	out, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		return nil
+	}
+	f := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(f) != 2 {
+		return nil
+	}
+	return f
+}
+
+// addGoCaches makes the Go module cache readable and the build cache
+// usable through a throwaway layer, so a judge run neither rebuilds the
+// standard library nor leaves anything in the user's cache. Under that
+// layer lies the baseline's kept cache (o.goLayer, read-only), or, in the
+// baseline run, the folder keeping its writes (o.goKeep).
+func addGoCaches(p *sandbox.Policy, o Options) {
+	caches := o.goEnv
+	if len(caches) != 2 {
+		return
+	}
+	if fi, err := os.Stat(caches[0]); err == nil && fi.IsDir() {
+		p.Scratch = append(p.Scratch, caches[0])
+		p.SetEnv = append(p.SetEnv, "GOCACHE="+caches[0])
+		switch {
+		case o.goKeep != "":
+			p.ScratchLayers = map[string]sandbox.ScratchLayers{caches[0]: {Keep: o.goKeep}}
+		case o.goLayer != "":
+			p.ScratchLayers = map[string]sandbox.ScratchLayers{caches[0]: {Lower: []string{o.goLayer}}}
+		}
+	}
+	if fi, err := os.Stat(caches[1]); err == nil && fi.IsDir() {
+		p.ReadOnly = append(p.ReadOnly, caches[1])
+		p.SetEnv = append(p.SetEnv, "GOMODCACHE="+caches[1])
+	}
+}
+
+// keptGoCache is the baseline's Go build cache layer of one base, command
+// and hidden tests, in the judge's cache folder: made in a temporary
+// folder and renamed into place once the baseline ran to its end, so a
+// concurrent judge of the same base, or one killed half-way, never sees a
+// partial layer. A nil *keptGoCache keeps nothing.
+type keptGoCache struct{ final, tmp string }
+
+func newKeptGoCache(o Options, key string) *keptGoCache {
+	if len(o.goEnv) != 2 || o.at == "" {
+		return nil
+	}
+	if fi, err := os.Stat(o.goEnv[0]); err != nil || !fi.IsDir() {
+		return nil
+	}
+	return &keptGoCache{final: filepath.Join(o.CacheDir, "gocache-"+hashOf(key, o.goEnv[0], o.at)[:32])}
+}
+
+// layer is the kept layer, or "" when there is none (yet).
+func (k *keptGoCache) layer() string {
+	if k == nil {
+		return ""
+	}
+	up := filepath.Join(k.final, "upper")
+	if fi, err := os.Lstat(up); err == nil && fi.IsDir() {
+		return up
+	}
+	return ""
+}
+
+// begin makes the folder the baseline run keeps its writes in.
+func (k *keptGoCache) begin() (string, error) {
+	if k == nil {
+		return "", nil
+	}
+	if err := os.MkdirAll(filepath.Dir(k.final), 0o700); err != nil {
+		return "", nil // no kept layer: slower, not wrong
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(k.final), "gocache-*.tmp")
+	if err != nil {
+		return "", nil
+	}
+	k.tmp = tmp
+	return tmp, nil
+}
+
+// commit puts the kept layer in place and returns it.
+func (k *keptGoCache) commit() string {
+	if k == nil || k.tmp == "" {
+		return ""
+	}
+	// overlayfs's work folder is of no use once unmounted (and holds a
+	// folder of mode 0).
+	removeAll(filepath.Join(k.tmp, "work"))
+	if entries, err := os.ReadDir(filepath.Join(k.tmp, "upper")); err != nil || len(entries) == 0 {
+		// Nothing built (not a Go suite): no layer to lay under the
+		// patched runs.
+		k.abandon()
+		return ""
+	}
+	if os.Rename(k.tmp, k.final) == nil {
+		k.tmp = ""
+	}
+	return k.layer()
+}
+
+// abandon removes a layer that was not committed (a failed baseline, or
+// another judge's committed first).
+func (k *keptGoCache) abandon() {
+	if k != nil && k.tmp != "" {
+		removeAll(k.tmp)
+		k.tmp = ""
+	}
+}
+
+// removeAll removes a tree, opening up folders a run left unreadable.
+func removeAll(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
+}

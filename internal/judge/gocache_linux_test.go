@@ -1,0 +1,158 @@
+package judge_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/testutil"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// TestJudgeGoCacheKept attacks the kept build cache: the baseline's Go
+// build cache is kept and laid under every patched run, and a patch whose
+// code writes everywhere in GOCACHE it can reach (a marker file, and every
+// cache entry it finds overwritten) changes neither the kept layer nor the
+// user's cache, and a patch judged after it sees none of it. Every judged
+// copy is seen at one path, so the cache applies (the positive control: a
+// test that prints its folder, the same in both runs).
+func TestJudgeGoCacheKept(t *testing.T) {
+	testutil.Need(t, "go")
+	gocache := goEnv(t, "GOCACHE")
+	if fi, err := os.Stat(gocache); err != nil || !fi.IsDir() {
+		testutil.SkipNotApplicable(t, "no Go build cache at %s: nothing to keep", gocache)
+	}
+	marker := fmt.Sprintf("forkbomb-poison-%d", os.Getpid())
+	files := map[string]string{}
+	for k, v := range goFiles {
+		files[k] = v
+	}
+	files["where_test.go"] = `package calc
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWhere(t *testing.T) {
+	wd, _ := os.Getwd()
+	t.Log("judged at " + wd)
+	if _, err := os.Stat(filepath.Join(os.Getenv("GOCACHE"), "` + marker + `")); err == nil {
+		t.Fatal("POISONED: a marker another run wrote is in GOCACHE")
+	}
+}
+`
+	repo := fixture(t, files)
+	poison := `package calc
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// init writes a marker into GOCACHE and overwrites the cache entries it
+// finds, up to a bound (the user's cache may be large).
+func init() {
+	c := os.Getenv("GOCACHE")
+	os.WriteFile(filepath.Join(c, "` + marker + `"), []byte("x"), 0o644)
+	n := 0
+	filepath.WalkDir(c, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && n < 2000 {
+			n++
+			os.WriteFile(p, []byte("poisoned"), 0o644)
+		}
+		return nil
+	})
+}
+`
+	s, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	ctx := context.Background()
+	j, err := judge.Prepare(ctx, judge.Options{Store: s, CacheDir: cacheDir, Repo: repo, Test: "go test -v ./..."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, _ := filepath.Glob(filepath.Join(cacheDir, "gocache-*", "upper"))
+	if len(layers) != 1 {
+		t.Fatalf("the baseline's build cache was not kept: %v", layers)
+	}
+	before := treeHash(t, layers[0])
+	if before == treeHash(t, t.TempDir()) {
+		t.Fatalf("the kept build cache is empty")
+	}
+	where := map[string]bool{}
+	for _, c := range []struct {
+		name  string
+		edits map[string]edit
+		pass  bool
+	}{
+		{"poisons GOCACHE", map[string]edit{"calc.go": {content: goFixed}, "poison.go": {content: poison}}, false},
+		{"honest fix, judged after", map[string]edit{"calc.go": {content: goFixed}}, true},
+	} {
+		vs, err := j.Judge(ctx, [][]byte{makePatch(t, repo, map[string]edit(c.edits))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := vs[0]; v.Pass != c.pass {
+			t.Errorf("%s: pass = %v, want %v: %s\n%s", c.name, v.Pass, c.pass, v.Reason, tail(v.Output))
+		}
+		// go test -json: the log line is a JSON string, its newline escaped
+		for _, line := range strings.Split(vs[0].Output, "\n") {
+			if _, at, ok := strings.Cut(line, "judged at "); ok {
+				at, _, _ = strings.Cut(at, `\n`)
+				at, _, _ = strings.Cut(at, `"`)
+				where[strings.TrimSpace(at)] = true
+			}
+		}
+	}
+	if after := treeHash(t, layers[0]); after != before {
+		t.Errorf("LEAK: a patched run changed the kept build cache")
+	}
+	if _, err := os.Stat(filepath.Join(gocache, marker)); err == nil {
+		os.Remove(filepath.Join(gocache, marker))
+		t.Errorf("LEAK: a patched run wrote into the user's GOCACHE")
+	}
+	if len(where) != 1 {
+		t.Errorf("judged copies were seen at %d paths, want one: %v", len(where), where)
+	}
+}
+
+func goEnv(t *testing.T, name string) string {
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// treeHash hashes the names, modes and contents of a tree.
+func treeHash(t *testing.T, dir string) string {
+	h := sha256.New()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			fmt.Fprintf(h, "%s error\n", p)
+			return nil
+		}
+		fi, _ := d.Info()
+		fmt.Fprintf(h, "%s %v\n", strings.TrimPrefix(p, dir), fi.Mode())
+		if d.Type().IsRegular() {
+			data, _ := os.ReadFile(p)
+			h.Write(data)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))
+}
