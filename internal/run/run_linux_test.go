@@ -181,6 +181,8 @@ func TestRaceInterrupted(t *testing.T) {
 func TestRaceSIGKILL(t *testing.T) {
 	dir := repo(t)
 	state, runs := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "runs")
+	// A judge's throwaway fork the kill interrupted stays behind.
+	testutil.OpenOverlayWork(t, state)
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "__race", state, runs, dir)
 	if err := cmd.Start(); err != nil {

@@ -74,3 +74,23 @@ func removeTree(d string) {
 	})
 	os.RemoveAll(d)
 }
+
+// OpenOverlayWork lets t.TempDir's cleanup remove the workspaces under
+// dir when the tests run unprivileged: overlayfs leaves its work folders
+// (work/work, and work/work/incompat of a volatile mount) mode 000, which
+// only their owner may open up again.
+func OpenOverlayWork(t testing.TB, dir string) {
+	t.Cleanup(func() { openDirs(dir) })
+}
+
+// openDirs makes every folder under dir readable by its owner, each
+// before it is read.
+func openDirs(dir string) {
+	os.Chmod(dir, 0o700)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			openDirs(filepath.Join(dir, e.Name()))
+		}
+	}
+}
