@@ -93,7 +93,7 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 		} else {
 			fmt.Fprintf(&src, ";const %s = require('node:test');\nconst %s = require('%s');\nconst %s = require('%s');\n", ids[0], ids[1], mods[0], ids[2], mods[1])
 		}
-		a, b := randInt(3, 90), randInt(100, 900)
+		a, b := randInt(3, 90), randInt(200, 900) // b > 2a always: a must-fail "a*2 == b" can never hold
 		for _, mod := range []string{ids[1], ids[2]} {
 			for _, fn := range fns {
 				for i, fail := range []bool{false, true} {

@@ -196,7 +196,7 @@ func tapeSource(file, text string, esm, mustFail bool, taken *strings.Builder) (
 		methods = append(methods, m)
 	}
 	sort.Strings(methods)
-	a, b := randInt(3, 90), randInt(100, 900)
+	a, b := randInt(3, 90), randInt(200, 900) // b > 2a always: a must-fail "a*2 == b" can never hold
 	var list []sentinel
 	fresh := func() string {
 		name := freshNames(1, text+taken.String(), func() string {
