@@ -160,7 +160,7 @@ func (k *keptGoCache) commit() string {
 	}
 	// overlayfs's work folder is of no use once unmounted (and holds a
 	// folder of mode 0).
-	removeAll(filepath.Join(k.tmp, "work"))
+	sandbox.RemoveAll(filepath.Join(k.tmp, "work"))
 	if entries, err := os.ReadDir(filepath.Join(k.tmp, "upper")); err != nil || len(entries) == 0 {
 		// Nothing built (not a Go suite): no layer to lay under the
 		// patched runs.
@@ -177,21 +177,7 @@ func (k *keptGoCache) commit() string {
 // another judge's committed first).
 func (k *keptGoCache) abandon() {
 	if k != nil && k.tmp != "" {
-		removeAll(k.tmp)
+		sandbox.RemoveAll(k.tmp)
 		k.tmp = ""
 	}
-}
-
-// removeAll removes a tree, opening up folders a run left unreadable.
-func removeAll(dir string) {
-	if os.RemoveAll(dir) == nil {
-		return
-	}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	os.RemoveAll(dir)
 }

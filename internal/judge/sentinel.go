@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/forkbomb/forkbomb/internal/layerfs"
 )
 
 // Sentinel tests catch a test runner that the code under test talked round.
@@ -347,37 +349,13 @@ func readBase(tree string, hidden []string, rel string) ([]byte, bool) {
 }
 
 func readRegular(root, rel string, max int64) ([]byte, bool) {
-	r, err := os.OpenRoot(root)
+	d, err := layerfs.Open(root)
 	if err != nil {
 		return nil, false
 	}
-	defer r.Close()
-	if fi, err := r.Lstat(rel); err != nil || !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, false
-	}
-	for d := filepath.Dir(rel); d != "." && d != "/"; d = filepath.Dir(d) {
-		if fi, err := r.Lstat(d); err != nil || fi.Mode()&os.ModeSymlink != 0 {
-			return nil, false
-		}
-	}
-	f, err := r.Open(rel)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	buf := make([]byte, max+1)
-	n, _ := f.Read(buf)
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err != nil || m == 0 {
-			break
-		}
-	}
-	if int64(n) > max {
-		return nil, false
-	}
-	return buf[:n], true
+	defer d.Close()
+	data, _, err := d.ReadFile(rel, max)
+	return data, err == nil
 }
 
 // listBase lists the regular files of the base and the hidden folders

@@ -22,7 +22,7 @@ func Probe(ctx context.Context) (*ProbeReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer removeAll(dir)
+	defer RemoveAll(dir)
 
 	nsRep, nsErr := probeMode(ctx, ModeNamespaces, dir)
 	if nsErr != nil {

@@ -71,7 +71,7 @@ func runUnconfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}
-	defer removeAll(tmp)
+	defer RemoveAll(tmp)
 	if r.Proxy != nil {
 		// Unconfined there is no loopback of its own: the forwarder takes
 		// the port on the host's, where every local process can use it
@@ -122,9 +122,9 @@ func exitCodeOf(ws syscall.WaitStatus) int {
 	return ws.ExitStatus()
 }
 
-// removeAll removes a private directory even when the command left
-// unwritable folders in it.
-func removeAll(dir string) {
+// RemoveAll removes a tree even when a command left unreadable or
+// unwritable folders in it (overlayfs's work folders are mode 0 too).
+func RemoveAll(dir string) {
 	if os.RemoveAll(dir) == nil {
 		return
 	}

@@ -77,7 +77,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if err != nil {
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}
-	defer removeAll(priv)
+	defer RemoveAll(priv)
 	privTmp, privHome := filepath.Join(priv, "tmp"), filepath.Join(priv, "home")
 	for _, d := range []string{privTmp, privHome} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -258,16 +258,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	// Every process that could hold the pipes is dead by now; should one
 	// have escaped (it cannot in namespace mode), stop copying rather
 	// than wait for it.
-	copied := make(chan struct{})
-	go func() { copies.Wait(); close(copied) }()
-	select {
-	case <-copied:
-	case <-time.After(5 * time.Second):
-		for _, f := range readEnds {
-			f.Close()
-		}
-		<-copied
-	}
+	waitCopies(&copies, readEnds)
 	for _, f := range readEnds {
 		f.Close()
 	}
@@ -370,4 +361,21 @@ func readStatus(r io.Reader) (*initStatus, error) {
 func isUsernsRefusal(err error) bool {
 	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) ||
 		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOSYS)
+}
+
+// waitCopies waits for the output copies to drain, but not for ever: every
+// process that could hold the pipes' write ends should be dead, and should
+// one have escaped (it cannot under a pid namespace), closing the read ends
+// stops the copies rather than waiting for it.
+func waitCopies(copies *sync.WaitGroup, readEnds []*os.File) {
+	copied := make(chan struct{})
+	go func() { copies.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(5 * time.Second):
+		for _, f := range readEnds {
+			f.Close()
+		}
+		<-copied
+	}
 }

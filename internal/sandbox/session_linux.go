@@ -335,7 +335,7 @@ func (s *session) teardown() {
 	s.cg.killAll()
 	s.cg.remove()
 	if s.priv != "" {
-		removeAll(s.priv)
+		RemoveAll(s.priv)
 	}
 }
 

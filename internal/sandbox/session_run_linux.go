@@ -161,16 +161,7 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 	// Every process that held the pipes is dead (the init said so, or it
 	// died and took the pid namespace with it); the guard is for the
 	// landlock backend's init dying without a word.
-	copied := make(chan struct{})
-	go func() { copies.Wait(); close(copied) }()
-	select {
-	case <-copied:
-	case <-time.After(5 * time.Second):
-		for _, f := range readEnds {
-			f.Close()
-		}
-		<-copied
-	}
+	waitCopies(&copies, readEnds)
 	res.ExitCode = code
 	switch {
 	case interrupted:

@@ -39,7 +39,7 @@ func ReclaimStale() {
 			continue
 		}
 		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			removeAll(filepath.Join(os.TempDir(), e.Name()))
+			RemoveAll(filepath.Join(os.TempDir(), e.Name()))
 		}
 	}
 }

@@ -274,15 +274,4 @@ func writeJSON(path string, v any) error {
 
 // removeTree removes a directory even where a command left folders
 // without write permission in it.
-func removeTree(dir string) {
-	if os.RemoveAll(dir) == nil {
-		return
-	}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	os.RemoveAll(dir)
-}
+func removeTree(dir string) { sandbox.RemoveAll(dir) }
