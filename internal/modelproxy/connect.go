@@ -101,7 +101,7 @@ func (e *Endpoint) countTunnels() int {
 }
 
 func (e *Endpoint) netEvent(hp hostPort, allowed bool, reason string) {
-	d := map[string]any{"host": hp.host, "port": hp.port, "allowed": allowed}
+	d := map[string]any{"host": hp.host, "allowed": allowed}
 	if n, err := strconv.Atoi(hp.port); err == nil {
 		d["port"] = n
 	}
