@@ -86,10 +86,13 @@ func (e *Endpoint) allowed(w http.ResponseWriter, target string, defPort int) (h
 	case e.countTunnels() >= maxTunnels:
 		e.netEvent(hp, false, "too many connections")
 		refuse(w, http.StatusServiceUnavailable, "too many connections at once")
-	case e.limited(w):
-		e.netEvent(hp, false, "rate limit")
 	default:
-		return hp, true
+		msg, over := e.overRate(w)
+		if !over {
+			return hp, true
+		}
+		e.netEvent(hp, false, "rate limit")
+		refuse(w, http.StatusTooManyRequests, msg)
 	}
 	return hp, false
 }

@@ -28,12 +28,14 @@ type Endpoint struct {
 	emit func(event.Kind, map[string]any)
 	rate *rateLimit
 
-	mu      sync.Mutex
-	usage   Usage
-	tunnels map[net.Conn]bool
-	closed  bool
-	once    sync.Once
-	err     error
+	mu       sync.Mutex
+	usage    Usage
+	inflight int           // model requests not yet counted
+	idle     chan struct{} // closed while inflight is 0
+	tunnels  map[net.Conn]bool
+	closed   bool
+	once     sync.Once
+	err      error
 }
 
 // Usage is what one fork's requests cost, as the upstream reported it.
@@ -81,7 +83,9 @@ func (p *Proxy) Fork(n int, emit func(event.Kind, map[string]any)) (*Endpoint, e
 		p: p, n: n, dir: dir, emit: emit,
 		rate:    newRateLimit(p.o.RatePerMinute, time.Minute),
 		tunnels: map[net.Conn]bool{},
+		idle:    make(chan struct{}),
 	}
+	close(e.idle)
 	var emitMu sync.Mutex
 	if emit != nil {
 		// Handlers run concurrently; the sink sees one event at a time.
@@ -131,11 +135,45 @@ func (e *Endpoint) Env(kind string) []string {
 	return env
 }
 
-// Usage is this fork's usage so far.
+// usageWait bounds how long Usage waits for requests in flight.
+const usageWait = 5 * time.Second
+
+// Usage is this fork's usage. A request is counted once its answer has
+// passed whole, which is just after the fork has read it; so Usage first
+// waits (at most a few seconds) for requests in flight, and called after
+// the fork's agent has ended it includes every answer the agent saw.
 func (e *Endpoint) Usage() Usage {
+	e.mu.Lock()
+	idle := e.idle
+	e.mu.Unlock()
+	t := time.NewTimer(usageWait)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.usage
+}
+
+// begin and end bracket a model request for Usage.
+func (e *Endpoint) begin() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.inflight == 0 {
+		e.idle = make(chan struct{})
+	}
+	e.inflight++
+}
+
+func (e *Endpoint) end() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.inflight--
+	if e.inflight == 0 {
+		close(e.idle)
+	}
 }
 
 // Close stops the endpoint: no new connections, requests in flight get a

@@ -181,6 +181,7 @@ func TestRateLimit(t *testing.T) {
 	if fmt.Sprint(codes) != "[200 200 200 429 429]" {
 		t.Errorf("statuses %v, want three 200 then 429s", codes)
 	}
+	ep.Usage() // waits for the last request's accounting
 	if up.hits.Load() != 3 {
 		t.Errorf("upstream saw %d requests, want 3", up.hits.Load())
 	}

@@ -162,7 +162,7 @@ func TestStreamFlushed(t *testing.T) {
 			next <- struct{}{}
 		}
 	}
-	if u := ep.Usage(); u.TokensOut != 0 && u.TokensOut != 42 {
+	if u := ep.Usage(); u.TokensIn != 120 || u.TokensOut != 42 {
 		t.Errorf("usage %+v", u)
 	}
 }
