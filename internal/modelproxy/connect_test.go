@@ -2,6 +2,7 @@ package modelproxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -156,7 +157,7 @@ func TestCanonicalHostPort(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "https://pypi.org", "pypi.org/simple", "*.pypi.org", "user@pypi.org", "pypi.org:0", "pypi.org:65536",
-		"pypi.org:http", "pypi..org", "-a.org", "bücher.example", "1.2.3", "0x7f.1", "fe80::1%eth0", "a b", "[pypi.org]:443", "pypi.org:+443"} {
+		"pypi.org:http", "localhost", "registry:8080", "pypi..org", "-a.org", "bücher.example", "1.2.3", "0x7f.1", "fe80::1%eth0", "a b", "[pypi.org]:443", "pypi.org:+443"} {
 		if got, err := CanonicalHostPort(in, 443); !errors.Is(err, ErrAllow) {
 			t.Errorf("CanonicalHostPort(%q) = %q, %v; want ErrAllow", in, got, err)
 		}
@@ -167,5 +168,52 @@ func TestCanonicalHostPort(t *testing.T) {
 	}
 	if _, err := ParseAllow("pypi.org,,x.org"); !errors.Is(err, ErrAllow) {
 		t.Errorf("an empty entry: %v", err)
+	}
+}
+
+// TestConnectRebinding: an allowed name whose DNS answer is this
+// machine's loopback or a private address is not dialled (the echo server
+// on loopback counts zero): only naming the address itself opens it.
+func TestConnectRebinding(t *testing.T) {
+	t.Parallel()
+	echo, hits := echoServer(t)
+	_, port, _ := net.SplitHostPort(echo)
+	for _, answer := range []string{"127.0.0.1", "::1", "10.1.2.3", "169.254.169.254", "0.0.0.0"} {
+		t.Run(answer, func(t *testing.T) {
+			t.Parallel()
+			p, ep, rec := startProxy(t, Options{Allow: []string{"registry.example.org:" + port}})
+			p.lookup = func(context.Context, string) ([]net.IPAddr, error) {
+				return []net.IPAddr{{IP: net.ParseIP(answer)}}, nil
+			}
+			resp, _, _ := dialConnect(t, ep, "registry.example.org:"+port)
+			if resp.StatusCode == http.StatusOK {
+				t.Fatalf("LEAK: an allowed name resolving to %s was tunnelled", answer)
+			}
+			evs := rec.kind("net_connect")
+			if len(evs) != 1 || !strings.Contains(fmt.Sprint(evs[0]["reason"]), "loopback, private") {
+				t.Errorf("events %v, want one naming the internal address", evs)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if hits.Load() != 0 {
+			t.Errorf("LEAK: the loopback server was reached %d times", hits.Load())
+		}
+	})
+}
+
+// TestInternalAddresses: the addresses a name may not lead to, and public
+// ones (the control) it may.
+func TestInternalAddresses(t *testing.T) {
+	t.Parallel()
+	for _, a := range []string{"127.0.0.1", "127.9.9.9", "::1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "fd00::1", "fe80::1", "169.254.169.254", "0.0.0.0", "::", "224.0.0.1", "::ffff:127.0.0.1"} {
+		if !internal(net.ParseIP(a)) {
+			t.Errorf("%s is not seen as internal", a)
+		}
+	}
+	for _, a := range []string{"104.18.0.1", "2606:4700::1", "8.8.8.8"} {
+		if internal(net.ParseIP(a)) {
+			t.Errorf("control: public %s is seen as internal", a)
+		}
 	}
 }

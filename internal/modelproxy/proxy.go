@@ -51,6 +51,10 @@ type Proxy struct {
 	upstreams map[string]*upstream
 	allow     map[string]bool
 	transport http.RoundTripper
+	// plainTransport serves absolute-form proxying to allowed hosts; it
+	// dials like CONNECT does (dialAllowed).
+	plainTransport *http.Transport
+	lookup         func(ctx context.Context, host string) ([]net.IPAddr, error) // DNS, for the allowed names
 
 	mu     sync.Mutex
 	eps    map[*Endpoint]bool
@@ -105,6 +109,10 @@ func Start(o Options) (*Proxy, error) {
 	if p.transport == nil {
 		p.transport = newTransport()
 	}
+	p.plainTransport = newTransport()
+	p.lookup = net.DefaultResolver.LookupIPAddr
+	p.plainTransport.DialContext = p.dialAllowed
+	p.plainTransport.ForceAttemptHTTP2 = false
 	return p, nil
 }
 
@@ -188,6 +196,7 @@ func (p *Proxy) Close() error {
 	if t, ok := p.transport.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
 	}
+	p.plainTransport.CloseIdleConnections()
 	return errors.Join(errs...)
 }
 
