@@ -27,6 +27,9 @@ type Endpoint struct {
 	srv  *http.Server
 	emit func(event.Kind, map[string]any)
 	rate *rateLimit
+	// slots bound the model requests in flight: each may hold a body of
+	// up to MaxRequestBytes in memory.
+	slots chan struct{}
 
 	mu       sync.Mutex
 	usage    Usage
@@ -51,6 +54,7 @@ const (
 	maxHeaderBytes    = 64 << 10
 	readHeaderTimeout = 30 * time.Second
 	idleTimeout       = 2 * time.Minute
+	maxModelRequests  = 16 // per fork at once
 )
 
 // Fork opens an endpoint for fork n: a UNIX socket in a 0700 folder of its
@@ -84,6 +88,7 @@ func (p *Proxy) Fork(n int, emit func(event.Kind, map[string]any)) (*Endpoint, e
 		rate:    newRateLimit(p.o.RatePerMinute, time.Minute),
 		tunnels: map[net.Conn]bool{},
 		idle:    make(chan struct{}),
+		slots:   make(chan struct{}, maxModelRequests),
 	}
 	close(e.idle)
 	var emitMu sync.Mutex

@@ -106,6 +106,13 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 		deny(http.StatusMethodNotAllowed, "method not allowed")
 		return
 	}
+	select {
+	case e.slots <- struct{}{}:
+		defer func() { <-e.slots }()
+	default:
+		deny(http.StatusServiceUnavailable, fmt.Sprintf("more than %d model requests at once", maxModelRequests))
+		return
+	}
 	max := e.p.o.MaxRequestBytes
 	if r.ContentLength > max {
 		deny(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", max))

@@ -189,10 +189,13 @@ func (p *Proxy) Close() error {
 		eps = append(eps, e)
 	}
 	p.mu.Unlock()
-	var errs []error
-	for _, e := range eps {
-		errs = append(errs, e.Close())
+	// At once, so that the wait is one closeTimeout, not one per fork.
+	errs := make([]error, len(eps))
+	var wg sync.WaitGroup
+	for i, e := range eps {
+		wg.Go(func() { errs[i] = e.Close() })
 	}
+	wg.Wait()
 	if t, ok := p.transport.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
 	}

@@ -189,3 +189,44 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("%d model_response events, want 5", n)
 	}
 }
+
+// TestConcurrentRequests: a fork holds at most maxModelRequests model
+// requests (and their bodies) in flight; one more is refused with 503 and
+// never reaches the upstream, and a slot freed is usable again.
+func TestConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	entered := make(chan struct{}, maxModelRequests+1)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+	})
+	_, ep, _ := startProxy(t, Options{Upstreams: []Upstream{{Kind: Anthropic, BaseURL: up.URL, APIKey: realAnthropicKey}}})
+	done := make(chan int, maxModelRequests)
+	for range maxModelRequests {
+		go func() {
+			resp, _ := post(t, ep, "/v1/messages", `{}`, nil)
+			done <- resp.StatusCode
+		}()
+	}
+	for range maxModelRequests {
+		<-entered // every slot taken, each request held by the upstream
+	}
+	resp, body := post(t, ep, "/v1/messages", `{}`, nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "at once") {
+		t.Errorf("one request over the bound: %d %q, want 503", resp.StatusCode, body)
+	}
+	close(release)
+	for range maxModelRequests {
+		if s := <-done; s != http.StatusOK {
+			t.Errorf("a held request ended %d", s)
+		}
+	}
+	ep.Usage() // every slot given back
+	if resp, _ := post(t, ep, "/v1/messages", `{}`, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("control: a request after the others ended: %d", resp.StatusCode)
+	}
+	if n := up.hits.Load(); n != maxModelRequests+1 {
+		t.Errorf("upstream saw %d requests, want %d", n, maxModelRequests+1)
+	}
+}
