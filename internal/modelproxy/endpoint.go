@@ -228,28 +228,32 @@ func (e *Endpoint) track(c net.Conn, on bool) bool {
 	return true
 }
 
-// rateLimit admits at most n events in any window: a ring of the last n
-// admission times.
+// rateLimit is a token bucket: bursts of up to n, then n per window.
+// Its size does not grow with n (a ring of n times would: a generous rate
+// must not cost memory).
 type rateLimit struct {
 	mu     sync.Mutex
+	n      float64
 	window time.Duration
-	times  []time.Time
-	next   int
+	tokens float64
+	last   time.Time
 }
 
 func newRateLimit(n int, window time.Duration) *rateLimit {
-	return &rateLimit{window: window, times: make([]time.Time, n)}
+	return &rateLimit{n: float64(n), window: window, tokens: float64(n)}
 }
 
 // allow admits one event now, or says how long until one would be.
 func (r *rateLimit) allow(now time.Time) (bool, time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	oldest := r.times[r.next]
-	if !oldest.IsZero() && now.Sub(oldest) < r.window {
-		return false, r.window - now.Sub(oldest)
+	if !r.last.IsZero() && now.After(r.last) {
+		r.tokens = min(r.n, r.tokens+now.Sub(r.last).Seconds()*r.n/r.window.Seconds())
 	}
-	r.times[r.next] = now
-	r.next = (r.next + 1) % len(r.times)
-	return true, 0
+	r.last = now
+	if r.tokens >= 1 {
+		r.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - r.tokens) * float64(r.window) / r.n)
 }

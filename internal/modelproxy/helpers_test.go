@@ -42,7 +42,7 @@ func (u *upstreamServer) last() (http.Header, string) {
 }
 
 // newUpstream serves h after recording the request.
-func newUpstream(t *testing.T, h http.HandlerFunc) *upstreamServer {
+func newUpstream(t testing.TB, h http.HandlerFunc) *upstreamServer {
 	t.Helper()
 	u := &upstreamServer{}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

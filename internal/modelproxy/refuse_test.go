@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStartRefusesUpstream: a credential is never sent in the clear off
@@ -228,5 +229,33 @@ func TestConcurrentRequests(t *testing.T) {
 	}
 	if n := up.hits.Load(); n != maxModelRequests+1 {
 		t.Errorf("upstream saw %d requests, want %d", n, maxModelRequests+1)
+	}
+}
+
+// TestRateBucket: the bucket on a clock of the test's own: a burst of n,
+// then one more per window/n; refused meanwhile with the wait until the
+// next; a huge rate costs no memory.
+func TestRateBucket(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	r := newRateLimit(60, time.Minute)
+	for i := range 60 {
+		if ok, _ := r.allow(t0); !ok {
+			t.Fatalf("burst: request %d refused", i)
+		}
+	}
+	ok, wait := r.allow(t0)
+	if ok || wait != time.Second {
+		t.Fatalf("61st: ok %v wait %v, want refused for 1s", ok, wait)
+	}
+	if ok, _ := r.allow(t0.Add(999 * time.Millisecond)); ok {
+		t.Fatalf("admitted before a token was back")
+	}
+	if ok, _ := r.allow(t0.Add(1001 * time.Millisecond)); !ok {
+		t.Fatalf("not admitted once a token was back")
+	}
+	huge := newRateLimit(1<<62, time.Minute)
+	if ok, _ := huge.allow(t0); !ok {
+		t.Fatal("a huge rate refused")
 	}
 }
