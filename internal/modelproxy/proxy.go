@@ -39,7 +39,7 @@ type Options struct {
 	// may reach by HTTP CONNECT (or plain-http proxying); empty: none.
 	Allow           []string
 	MaxRequestBytes int64                                              // default 32 MiB
-	RatePerMinute   int                                                // requests per fork per minute; default 600
+	RatePerMinute   int                                                // requests per fork per minute (a token bucket: bursts of that many); default 600
 	Price           func(model string) (inPerMTok, outPerMTok float64) // USD per million tokens; nil: cost 0
 	Dir             string                                             // parent for the private 0700 socket folders; "": os.TempDir()
 	Transport       http.RoundTripper                                  // nil: a transport that ignores proxy env vars
