@@ -116,4 +116,3 @@ func writeNew(path string, data []byte) error {
 	_, err = f.Write(data)
 	return errors.Join(err, f.Close())
 }
-
