@@ -101,7 +101,7 @@ esac`
 		}
 	}
 	count := func(sel string) int {
-		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('` + sel + `').length`))
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+sel+`').length`))
 		if err != nil {
 			t.Fatal(err)
 		}
