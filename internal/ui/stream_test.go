@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/record"
 )
 
 // sse reads a stream's events until "end" (or max events), bounded.
@@ -139,5 +142,51 @@ func TestHostileLog(t *testing.T) {
 	os.Symlink(path, link)
 	if n, err := (&eventLog{path: link}).Len(); err == nil || n != 0 {
 		t.Errorf("a symlinked events.jsonl was read: %d events, %v", n, err)
+	}
+}
+
+// TestStreamTails: the stream of a run that is still recording (no Live:
+// as `forkbomb ui RUN` sees a run of another process) sends the lines
+// appended after it connected, and ends once the run has ended.
+func TestStreamTails(t *testing.T) {
+	t.Parallel()
+	runs := t.TempDir()
+	evs := hostileEvents()
+	id := record.NewID()
+	rec, err := record.Create(runs, record.Run{ID: id, Task: "t", Forks: 2, Started: evs[0].Time}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	for _, ev := range evs[:3] {
+		rec.Handle(ev)
+	}
+	s := serve(t, Options{RunsDir: runs, Poll: 20 * time.Millisecond})
+	type res struct {
+		ids   []int
+		ended bool
+	}
+	got := make(chan res, 1)
+	go func() {
+		var r res
+		defer func() { got <- r }() // also when sse fails the test
+		r.ids, _, r.ended = sse(t, base(s)+"api/run/"+id+"/stream", "", 1000)
+	}()
+	// Appended while the stream waits (it polls the file; nothing wakes it).
+	for _, ev := range evs[3:] {
+		if err := rec.Handle(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("the stream of a running run ended early: %v", r)
+	case <-time.After(200 * time.Millisecond):
+	}
+	rec.Update(func(r *record.Run) { r.Status = event.RunWon })
+	rec.Close()
+	r := <-got
+	if !r.ended || len(r.ids) != len(evs) || r.ids[len(r.ids)-1] != len(evs) {
+		t.Fatalf("tail: ended %v, %d events (want %d)", r.ended, len(r.ids), len(evs))
 	}
 }

@@ -137,7 +137,9 @@
     return pre;
   }
 
-  function itemView(runID, ev) {
+  function itemView(view, ev) {
+    const runID = view.id;
+    if (view.full.has(ev.id)) ev = view.full.get(ev.id);
     const d = ev.data || {};
     const blocked = isBlocked(ev);
     const box = el('div', { class: 'item' + (blocked ? ' blocked' : ''), 'data-event': ev.id });
@@ -158,6 +160,7 @@
         e.target.disabled = true;
         try {
           const full = await api.event(runID, ev.id);
+          view.full.set(ev.id, full);
           const fd = full.data || {};
           pre.textContent = String(ev.type === 'tool_result' ? fd.output : ev.type === 'model_response' ? fd.text : JSON.stringify(ev.type === 'tool_call' ? fd.input : fd));
           e.target.remove();
@@ -173,10 +176,10 @@
     const cost = runFork && runFork.cost_micro_usd;
     c.append(el('div', { class: 'muted' }, `turns ${f.turns} · tokens ${f.tin} in / ${f.tout} out` + (cost ? ' · ' + usd(cost) : '') + (f.exitReason ? ' · ' + f.exitReason : '')));
     if (f.verdict) c.append(el('div', {}, 'judge: ', String(f.verdict.reason || ''), f.verdict.score != null ? ` (score ${f.verdict.score})` : ''));
-    const stream = el('div', { class: 'stream' });
+    const stream = el('div', { class: 'stream', 'data-fork': f.n });
     const shown = view.expanded.has(f.n) ? f.items : f.items.slice(-MAX_ITEMS);
     if (shown.length < f.items.length) stream.append(el('button', { on: { click: () => { view.expanded.add(f.n); view.draw(); } } }, `show ${f.items.length - shown.length} earlier`));
-    for (const ev of shown) stream.append(itemView(view.id, ev));
+    for (const ev of shown) stream.append(itemView(view, ev));
     c.append(stream);
     const diffBox = el('div', {});
     c.append(el('button', { on: { click: async () => {
@@ -190,7 +193,7 @@
   // --- a run ---------------------------------------------------------------
   function RunView(id) {
     this.id = id; this.events = []; this.pos = 0; this.run = null; this.ended = false;
-    this.expanded = new Set(); this.playing = null; this.speed = 4; this.pending = false;
+    this.expanded = new Set(); this.full = new Map(); this.playing = null; this.speed = 4; this.pending = false;
     this.winnerPatch = null;
   }
   RunView.prototype.draw = function () {
@@ -220,7 +223,15 @@
           el('td', {}, String(f.verdict.reason || '')), el('td', {}, f.verdict.stripped ? JSON.stringify(f.verdict.stripped) : '')))));
     }
     if (st.winner != null) out.push(this.winnerView(st.winner));
+    // Keep each stream where the reader left it; one scrolled to its end
+    // follows new items.
+    const scroll = new Map();
+    for (const s of app.querySelectorAll('.stream')) scroll.set(s.dataset.fork, s.scrollTop + s.clientHeight >= s.scrollHeight - 4 ? -1 : s.scrollTop);
     app.replaceChildren(...out);
+    for (const s of app.querySelectorAll('.stream')) {
+      const top = scroll.has(s.dataset.fork) ? scroll.get(s.dataset.fork) : -1;
+      s.scrollTop = top < 0 ? s.scrollHeight : top;
+    }
   };
   RunView.prototype.winnerView = function (n) {
     const box = el('section', { id: 'winner' }, el('h3', {}, '★ winner: fork ' + n));
