@@ -76,7 +76,9 @@
         case 'model_response': case 'model_request':
           f.turns = Math.max(f.turns, d.turn | 0);
           f.tin += +d.input_tokens || 0; f.tout += +d.output_tokens || 0;
-          if (ev.type === 'model_response' && d.text) f.items.push(ev);
+          // The api engine's answers show their text; a real CLI's traffic
+          // through the model proxy ("via": "proxy") shows as it was recorded.
+          if ((ev.type === 'model_response' && d.text) || d.via === 'proxy') f.items.push(ev);
           break;
         default: f.items.push(ev);
       }
