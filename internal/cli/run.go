@@ -27,6 +27,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 		asJSON  bool
 		limits  limitFlags
 		network string
+		view    uiFlags
 	)
 	cmd := &cobra.Command{
 		Use:   `run [flags] "TASK"`,
@@ -62,7 +63,8 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 			if o.Allow, err = parseRunNetwork(network, stdio.Err); err != nil {
 				return withCode(ExitCouldNotRun, err)
 			}
-			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, limits)
+			defer view.close()
+			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, limits, &view)
 			if err != nil {
 				return withCode(ExitCouldNotRun, inRepoHint(err))
 			}
@@ -79,6 +81,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 				}
 				fmt.Fprintf(stdio.Out, "\nrecord: %s\n", dir)
 			}
+			view.hold(c.Context(), stdio)
 			switch r.Status {
 			case "won":
 				return nil
@@ -109,12 +112,13 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&network, "network", "none", networkHelp)
 	f.StringVar(&o.RunsDir, "runs-dir", "", "where runs are recorded (default $FORKBOMB_HOME/runs; never inside the repository)")
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
+	view.add(f)
 	return cmd
 }
 
 // raceFromFlags completes the race's options from the flags and the state
 // home, and races.
-func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON bool, limits limitFlags) (*record.Run, string, error) {
+func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON bool, limits limitFlags, view *uiFlags) (*record.Run, string, error) {
 	var err error
 	if o.Limits, err = limits.limits(); err != nil {
 		return nil, "", err
@@ -153,6 +157,9 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 	}
 	if !asJSON {
 		o.Progress = stdio.Err
+	}
+	if err := view.start(c.Context(), stdio, o.RunsDir, &o); err != nil {
+		return nil, "", err
 	}
 	return run.Race(c.Context(), o)
 }
