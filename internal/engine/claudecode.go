@@ -37,6 +37,11 @@ type ClaudeCode struct {
 	Version string // what `claude --version` said, bounded
 	Model   string // --model; "": the CLI's default
 	Proxy   *modelproxy.Proxy
+
+	// unisolated drops the flags that keep the repository's and the
+	// user's settings, hooks, MCP servers and skills from loading: only
+	// for the test's positive control.
+	unisolated bool
 }
 
 // NewClaudeCode finds the CLI, records its version and checks s.

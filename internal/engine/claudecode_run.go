@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
@@ -38,6 +39,11 @@ func (c *ClaudeCode) claudeArgs() []string {
 		"--disallowedTools", "WebFetch,WebSearch",
 		"--disable-slash-commands",
 		"--no-session-persistence",
+	}
+	if c.unisolated {
+		args = slices.DeleteFunc(args, func(a string) bool {
+			return a == "--setting-sources" || a == "" || a == "--disable-slash-commands" || a == "--strict-mcp-config" || a == "--mcp-config" || a == `{"mcpServers":{}}`
+		})
 	}
 	if c.Model != "" {
 		args = append(args, "--model", c.Model)
