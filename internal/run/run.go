@@ -123,7 +123,11 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	race := &race{o: o, hide: hide, rec: rec, sink: sink, stop: stop, results: make([]record.Fork, o.Forks), winner: -1}
-	race.emit(event.RunStart, event.RunLevel, map[string]any{"task": o.Task, "forks": o.Forks, "engine": info.Name, "base": base, "test": o.Test, "limits": limitsData(o.Limits)})
+	start := map[string]any{"task": o.Task, "forks": o.Forks, "engine": info.Name, "base": base, "test": o.Test, "limits": limitsData(o.Limits)}
+	if info.Version != "" {
+		start["engine_version"] = info.Version // the agent CLI's own word, bounded by the engine
+	}
+	race.emit(event.RunStart, event.RunLevel, start)
 
 	pid1 := "run-" + id
 	if _, err := o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil {
