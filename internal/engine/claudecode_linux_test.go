@@ -38,7 +38,7 @@ type claudeRig struct {
 	key string
 }
 
-func newClaudeRig(t *testing.T, scripts map[string][]Step) *claudeRig {
+func newClaudeRig(t testing.TB, scripts map[string][]Step) *claudeRig {
 	t.Helper()
 	testutil.Need(t, "claude")
 	key := "sk-ant-REALKEY-" + strings.Repeat("r", 24)
