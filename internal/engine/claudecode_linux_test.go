@@ -157,6 +157,10 @@ func TestClaudeCode(t *testing.T) {
 			}
 		}
 	}
+	// --model passes through: the proxy saw the CLI ask for it.
+	if !strings.Contains(strings.Join(ev.all, "\n"), `"model":"claude-scripted","path":"/v1/messages","via":"proxy"`) {
+		t.Errorf("the proxy never saw --model claude-scripted")
+	}
 	// 3 scripted turns; the proxy counted what the CLI asked, whatever
 	// the CLI claims.
 	if out.Usage.Turns < 3 || out.Usage.TokensIn == 0 || out.Usage.Turns != r.srv.Requests() {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -71,5 +73,32 @@ func TestStreamHostile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScriptedCountTokens: the scripted server answers Claude Code's
+// token counting with the key, and refuses it without.
+func TestScriptedCountTokens(t *testing.T) {
+	t.Parallel()
+	srv, err := StartScripted("sk-count-0123456789", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct {
+		key  string
+		want int
+	}{{"sk-count-0123456789", 200}, {"wrong", 401}} {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/messages/count_tokens", strings.NewReader(`{"messages":[{"role":"user","content":"hello there"}]}`))
+		req.Header.Set("x-api-key", tc.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want || tc.want == 200 && !strings.Contains(string(body), `"input_tokens":`) {
+			t.Errorf("key %q: %d %s", tc.key, resp.StatusCode, body)
+		}
 	}
 }
