@@ -26,6 +26,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 		prompts string
 		asJSON  bool
 		limits  limitFlags
+		network string
 	)
 	cmd := &cobra.Command{
 		Use:   `run [flags] "TASK"`,
@@ -62,6 +63,10 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Task = args[0]
+			var err error
+			if o.Allow, err = parseRunNetwork(network, stdio.Err); err != nil {
+				return withCode(ExitCouldNotRun, err)
+			}
 			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, limits)
 			if err != nil {
 				return withCode(ExitCouldNotRun, inRepoHint(err))
@@ -107,6 +112,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.BoolVar(&o.All, "all", false, "wait for every fork and keep the best, instead of the first that passes")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "limit for each fork's agent")
 	limits.add(f, "fork")
+	f.StringVar(&network, "network", "none", networkHelp)
 	f.StringVar(&o.RunsDir, "runs-dir", "", "where runs are recorded (default $FORKBOMB_HOME/runs; never inside the repository)")
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
 	return cmd

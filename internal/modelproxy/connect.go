@@ -2,6 +2,7 @@ package modelproxy
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -26,9 +27,9 @@ func (e *Endpoint) connect(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	up, err := net.DialTimeout("tcp", hp.String(), dialTimeout)
+	up, err := e.p.dialAllowed(r.Context(), "tcp", hp.String())
 	if err != nil {
-		e.netEvent(hp, true, "dial failed")
+		e.netEvent(hp, true, "dial failed: "+dialReason(err))
 		refuse(w, http.StatusBadGateway, "could not connect to "+hp.String())
 		return
 	}
@@ -86,10 +87,13 @@ func (e *Endpoint) allowed(w http.ResponseWriter, target string, defPort int) (h
 	case e.countTunnels() >= maxTunnels:
 		e.netEvent(hp, false, "too many connections")
 		refuse(w, http.StatusServiceUnavailable, "too many connections at once")
-	case e.limited(w):
-		e.netEvent(hp, false, "rate limit")
 	default:
-		return hp, true
+		msg, over := e.overRate(w)
+		if !over {
+			return hp, true
+		}
+		e.netEvent(hp, false, "rate limit")
+		refuse(w, http.StatusTooManyRequests, msg)
 	}
 	return hp, false
 }
@@ -101,7 +105,7 @@ func (e *Endpoint) countTunnels() int {
 }
 
 func (e *Endpoint) netEvent(hp hostPort, allowed bool, reason string) {
-	d := map[string]any{"host": hp.host, "port": hp.port, "allowed": allowed}
+	d := map[string]any{"host": hp.host, "allowed": allowed}
 	if n, err := strconv.Atoi(hp.port); err == nil {
 		d["port"] = n
 	}
@@ -193,7 +197,7 @@ func (e *Endpoint) plain(w http.ResponseWriter, r *http.Request) {
 	}
 	copyPlainHeaders(out.Header, r.Header)
 	out.ContentLength = r.ContentLength
-	resp, err := e.p.transport.RoundTrip(out)
+	resp, err := e.p.plainTransport.RoundTrip(out)
 	if err != nil {
 		refuse(w, http.StatusBadGateway, "could not reach "+hp.String())
 		return
@@ -202,4 +206,57 @@ func (e *Endpoint) plain(w http.ResponseWriter, r *http.Request) {
 	copyResponseHeaders(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	streamBody(http.NewResponseController(w), w, resp.Body, &meter{over: true})
+}
+
+// errInternalAddress: a name resolved to an address of this machine or
+// its private network.
+var errInternalAddress = errors.New("the name resolves to a loopback, private or link-local address")
+
+// dialAllowed dials an allowed host. A name is resolved here and dialled
+// only at a public address: an allowed name whose DNS answer is (or is
+// made, by rebinding) 127.0.0.1 or a private address would otherwise open
+// this machine's own services or the local network to the fork. Such a
+// place is allowed only by naming its address itself (allow:10.0.0.5).
+func (p *Proxy) dialAllowed(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	var d net.Dialer
+	if net.ParseIP(host) != nil {
+		return d.DialContext(ctx, network, addr)
+	}
+	ips, err := p.lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	var last error = errInternalAddress
+	for _, ip := range ips {
+		if internal(ip.IP) {
+			continue
+		}
+		c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// internal reports an address that is not on the public internet.
+func internal(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast()
+}
+
+// dialReason is a dial error for an event: the internal-address refusal
+// by name, anything else in general terms.
+func dialReason(err error) string {
+	if errors.Is(err, errInternalAddress) {
+		return errInternalAddress.Error()
+	}
+	return "could not connect"
 }

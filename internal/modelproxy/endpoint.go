@@ -27,13 +27,18 @@ type Endpoint struct {
 	srv  *http.Server
 	emit func(event.Kind, map[string]any)
 	rate *rateLimit
+	// slots bound the model requests in flight: each may hold a body of
+	// up to MaxRequestBytes in memory.
+	slots chan struct{}
 
-	mu      sync.Mutex
-	usage   Usage
-	tunnels map[net.Conn]bool
-	closed  bool
-	once    sync.Once
-	err     error
+	mu       sync.Mutex
+	usage    Usage
+	inflight int           // model requests not yet counted
+	idle     chan struct{} // closed while inflight is 0
+	tunnels  map[net.Conn]bool
+	closed   bool
+	once     sync.Once
+	err      error
 }
 
 // Usage is what one fork's requests cost, as the upstream reported it.
@@ -49,6 +54,7 @@ const (
 	maxHeaderBytes    = 64 << 10
 	readHeaderTimeout = 30 * time.Second
 	idleTimeout       = 2 * time.Minute
+	maxModelRequests  = 16 // per fork at once
 )
 
 // Fork opens an endpoint for fork n: a UNIX socket in a 0700 folder of its
@@ -81,7 +87,10 @@ func (p *Proxy) Fork(n int, emit func(event.Kind, map[string]any)) (*Endpoint, e
 		p: p, n: n, dir: dir, emit: emit,
 		rate:    newRateLimit(p.o.RatePerMinute, time.Minute),
 		tunnels: map[net.Conn]bool{},
+		idle:    make(chan struct{}),
+		slots:   make(chan struct{}, maxModelRequests),
 	}
+	close(e.idle)
 	var emitMu sync.Mutex
 	if emit != nil {
 		// Handlers run concurrently; the sink sees one event at a time.
@@ -131,11 +140,45 @@ func (e *Endpoint) Env(kind string) []string {
 	return env
 }
 
-// Usage is this fork's usage so far.
+// usageWait bounds how long Usage waits for requests in flight.
+const usageWait = 5 * time.Second
+
+// Usage is this fork's usage. A request is counted once its answer has
+// passed whole, which is just after the fork has read it; so Usage first
+// waits (at most a few seconds) for requests in flight, and called after
+// the fork's agent has ended it includes every answer the agent saw.
 func (e *Endpoint) Usage() Usage {
+	e.mu.Lock()
+	idle := e.idle
+	e.mu.Unlock()
+	t := time.NewTimer(usageWait)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.usage
+}
+
+// begin and end bracket a model request for Usage.
+func (e *Endpoint) begin() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.inflight == 0 {
+		e.idle = make(chan struct{})
+	}
+	e.inflight++
+}
+
+func (e *Endpoint) end() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.inflight--
+	if e.inflight == 0 {
+		close(e.idle)
+	}
 }
 
 // Close stops the endpoint: no new connections, requests in flight get a
@@ -185,28 +228,32 @@ func (e *Endpoint) track(c net.Conn, on bool) bool {
 	return true
 }
 
-// rateLimit admits at most n events in any window: a ring of the last n
-// admission times.
+// rateLimit is a token bucket: bursts of up to n, then n per window.
+// Its size does not grow with n (a ring of n times would: a generous rate
+// must not cost memory).
 type rateLimit struct {
 	mu     sync.Mutex
+	n      float64
 	window time.Duration
-	times  []time.Time
-	next   int
+	tokens float64
+	last   time.Time
 }
 
 func newRateLimit(n int, window time.Duration) *rateLimit {
-	return &rateLimit{window: window, times: make([]time.Time, n)}
+	return &rateLimit{n: float64(n), window: window, tokens: float64(n)}
 }
 
 // allow admits one event now, or says how long until one would be.
 func (r *rateLimit) allow(now time.Time) (bool, time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	oldest := r.times[r.next]
-	if !oldest.IsZero() && now.Sub(oldest) < r.window {
-		return false, r.window - now.Sub(oldest)
+	if !r.last.IsZero() && now.After(r.last) {
+		r.tokens = min(r.n, r.tokens+now.Sub(r.last).Seconds()*r.n/r.window.Seconds())
 	}
-	r.times[r.next] = now
-	r.next = (r.next + 1) % len(r.times)
-	return true, 0
+	r.last = now
+	if r.tokens >= 1 {
+		r.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - r.tokens) * float64(r.window) / r.n)
 }

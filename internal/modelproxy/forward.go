@@ -46,15 +46,15 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, "forkbomb model proxy: %s\n", msg)
 }
 
-// limited applies the fork's rate; false when it answered 429.
-func (e *Endpoint) limited(w http.ResponseWriter) bool {
+// overRate applies the fork's rate. Over it, it sets Retry-After and
+// returns the message for the 429.
+func (e *Endpoint) overRate(w http.ResponseWriter) (string, bool) {
 	ok, wait := e.rate.allow(time.Now())
 	if ok {
-		return false
+		return "", false
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)+1))
-	refuse(w, http.StatusTooManyRequests, fmt.Sprintf("rate limit: at most %d requests a minute per fork; retry after %s", e.p.o.RatePerMinute, wait.Round(time.Second)))
-	return true
+	return fmt.Sprintf("rate limit: at most %d requests a minute per fork; retry after %s", e.p.o.RatePerMinute, wait.Round(time.Second)), true
 }
 
 // route picks the upstream for a request path.
@@ -78,16 +78,17 @@ func (p *Proxy) route(pth string) *upstream {
 // credential, streaming the answer back and metering its usage.
 func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	e.begin()
+	defer e.end()
 	pth := r.URL.Path
 	data := map[string]any{"via": "proxy", "path": clip(pth, 200)}
 	deny := func(status int, msg string) {
-		refuse(w, status, msg)
 		data["status"], data["reason"] = status, msg
 		e.event(event.ModelResponse, data)
+		refuse(w, status, msg)
 	}
-	if e.limited(w) {
-		data["status"], data["reason"] = http.StatusTooManyRequests, "rate limit"
-		e.event(event.ModelResponse, data)
+	if msg, over := e.overRate(w); over {
+		deny(http.StatusTooManyRequests, msg)
 		return
 	}
 	// One spelling per path: no escapes, dot segments or doubled slashes
@@ -103,6 +104,13 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost && r.Method != http.MethodGet {
 		deny(http.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	select {
+	case e.slots <- struct{}{}:
+		defer func() { <-e.slots }()
+	default:
+		deny(http.StatusServiceUnavailable, fmt.Sprintf("more than %d model requests at once", maxModelRequests))
 		return
 	}
 	max := e.p.o.MaxRequestBytes

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,7 +42,7 @@ func (u *upstreamServer) last() (http.Header, string) {
 }
 
 // newUpstream serves h after recording the request.
-func newUpstream(t *testing.T, h http.HandlerFunc) *upstreamServer {
+func newUpstream(t testing.TB, h http.HandlerFunc) *upstreamServer {
 	t.Helper()
 	u := &upstreamServer{}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -142,4 +143,13 @@ func post(t *testing.T, ep *Endpoint, path, body string, hdr map[string]string) 
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -118,6 +118,12 @@ func canonicalHost(host string) (string, error) {
 			}
 		}
 	}
+	// A single label ("localhost", "host", "registry") is refused: it is
+	// resolved through search domains and /etc/hosts, so what it names
+	// depends on the machine; name the host fully.
+	if !strings.Contains(ascii, ".") {
+		return "", fmt.Errorf("a single-label name; give the fully qualified name or an IP address")
+	}
 	// A name made only of digits and dots that is not an IP address
 	// ("1.2.3", "0x7f.1") is refused: resolvers read such forms as
 	// addresses in ways that differ, and an allow-list must not be

@@ -39,7 +39,7 @@ type Options struct {
 	// may reach by HTTP CONNECT (or plain-http proxying); empty: none.
 	Allow           []string
 	MaxRequestBytes int64                                              // default 32 MiB
-	RatePerMinute   int                                                // requests per fork per minute; default 600
+	RatePerMinute   int                                                // requests per fork per minute (a token bucket: bursts of that many); default 600
 	Price           func(model string) (inPerMTok, outPerMTok float64) // USD per million tokens; nil: cost 0
 	Dir             string                                             // parent for the private 0700 socket folders; "": os.TempDir()
 	Transport       http.RoundTripper                                  // nil: a transport that ignores proxy env vars
@@ -51,6 +51,10 @@ type Proxy struct {
 	upstreams map[string]*upstream
 	allow     map[string]bool
 	transport http.RoundTripper
+	// plainTransport serves absolute-form proxying to allowed hosts; it
+	// dials like CONNECT does (dialAllowed).
+	plainTransport *http.Transport
+	lookup         func(ctx context.Context, host string) ([]net.IPAddr, error) // DNS, for the allowed names
 
 	mu     sync.Mutex
 	eps    map[*Endpoint]bool
@@ -105,6 +109,10 @@ func Start(o Options) (*Proxy, error) {
 	if p.transport == nil {
 		p.transport = newTransport()
 	}
+	p.plainTransport = newTransport()
+	p.lookup = net.DefaultResolver.LookupIPAddr
+	p.plainTransport.DialContext = p.dialAllowed
+	p.plainTransport.ForceAttemptHTTP2 = false
 	return p, nil
 }
 
@@ -181,13 +189,17 @@ func (p *Proxy) Close() error {
 		eps = append(eps, e)
 	}
 	p.mu.Unlock()
-	var errs []error
-	for _, e := range eps {
-		errs = append(errs, e.Close())
+	// At once, so that the wait is one closeTimeout, not one per fork.
+	errs := make([]error, len(eps))
+	var wg sync.WaitGroup
+	for i, e := range eps {
+		wg.Go(func() { errs[i] = e.Close() })
 	}
+	wg.Wait()
 	if t, ok := p.transport.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
 	}
+	p.plainTransport.CloseIdleConnections()
 	return errors.Join(errs...)
 }
 
