@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forkbomb/forkbomb/internal/event"
 )
@@ -111,5 +114,56 @@ func TestClaudeCodeSettingsIsolation(t *testing.T) {
 				t.Errorf("control: the planted skill is not offered without the isolation flags")
 			}
 		})
+	}
+}
+
+// TestClaudeCodeUserConfigIgnored: the user's own Claude configuration —
+// hooks in ~/.claude/settings.json, MCP servers in ~/.claude.json — never
+// loads in a fork: the sandbox hides the home, the CLI's config folder is a
+// fresh one, and user settings are not a setting source. Each planted piece
+// would leave a marker in the fork's tree. Control: the CLI run plainly
+// with that home (outside any sandbox, no flags) fires the hook.
+func TestClaudeCodeUserConfigIgnored(t *testing.T) {
+	r := newClaudeRig(t, map[string][]Step{"user": {
+		{Tools: []ToolCall{{Name: "Bash", Input: map[string]any{"command": "echo ran > bash-ran"}}}},
+		{Text: "Done."},
+	}})
+	dir := t.TempDir()
+	home := t.TempDir()
+	hook := `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch ` + dir + `/marker-user-hook"}]}],
+  "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "touch ` + dir + `/marker-user-pretool"}]}]}}`
+	for name, content := range map[string]string{
+		".claude/settings.json": hook,
+		".claude.json":          `{"mcpServers": {"user-mcp": {"command": "sh", "args": ["-c", "touch ` + dir + `/marker-user-mcp; sleep 3"]}}}`,
+	} {
+		p := filepath.Join(home, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", home)
+
+	out, _, log := r.run(t, dir, "user")
+	if out.State != event.ForkExited {
+		t.Fatalf("outcome %+v %v\n%s", out, out.Err, log)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bash-ran")); err != nil {
+		t.Fatalf("the session's own Bash call did not run: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "marker-*")); len(m) > 0 {
+		t.Errorf("LOADED: the user's configuration ran: %v", m)
+	}
+
+	// Control: the same home, the CLI unconfined and without forkbomb's
+	// flags, against the scripted server directly.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.c.Bin, "-p", "[persona: nobody] hi")
+	cmd.Dir, cmd.Env = dir, []string{"HOME=" + home, "PATH=/usr/bin:/bin", "ANTHROPIC_BASE_URL=" + r.srv.URL, "ANTHROPIC_API_KEY=" + r.key,
+		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+	ctl, err := cmd.CombinedOutput()
+	if _, serr := os.Stat(filepath.Join(dir, "marker-user-hook")); serr != nil {
+		t.Errorf("control: the user's hook did not fire unconfined (err %v), so its absence above proves nothing:\n%s", err, ctl)
 	}
 }
