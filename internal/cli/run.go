@@ -25,6 +25,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 		agent   string
 		prompts string
 		asJSON  bool
+		recheck bool
 		limits  limitFlags
 		network string
 		view    uiFlags
@@ -69,7 +70,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 				return withCode(ExitCouldNotRun, err)
 			}
 			defer view.close()
-			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, limits, &view)
+			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, recheck, limits, &view)
 			if err != nil {
 				return withCode(ExitCouldNotRun, inRepoHint(err))
 			}
@@ -118,13 +119,14 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&network, "network", "none", networkHelp)
 	f.StringVar(&o.RunsDir, "runs-dir", "", "where runs are recorded (default $FORKBOMB_HOME/runs; never inside the repository)")
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
+	f.BoolVar(&recheck, "recheck", false, "claude-code, codex: run the canary for the installed agent CLI before racing (forks start only if it passes)")
 	view.add(f)
 	return cmd
 }
 
 // raceFromFlags completes the race's options from the flags and the state
 // home, and races.
-func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON bool, limits limitFlags, view *uiFlags) (*record.Run, string, error) {
+func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON, recheck bool, limits limitFlags, view *uiFlags) (*record.Run, string, error) {
 	var err error
 	if o.Limits, err = limits.limits(); err != nil {
 		return nil, "", err
@@ -139,8 +141,22 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 	if agent != "" {
 		es.Argv = []string{"/bin/sh", "-c", agent}
 	}
+	if engineUpstream(eng) != "" {
+		if !c.Flags().Changed("model") {
+			es.Model = "" // the agent CLI's own default
+		}
+		if es.Proxy, err = startModelProxy(eng, es, o.Allow, os.Getenv); err != nil {
+			return nil, "", err
+		}
+		defer es.Proxy.Close()
+	}
 	if o.Engine, err = engine.New(eng, es); err != nil {
 		return nil, "", err
+	}
+	if needsCanary(eng) {
+		if err := checkCanary(c.Context(), stdio, eng, es, o.Engine.Info(), recheck); err != nil {
+			return nil, "", err
+		}
 	}
 	if prompts != "" {
 		data, err := os.ReadFile(prompts)
