@@ -59,4 +59,3 @@ func startModelProxy(eng string, es engine.Settings, allow []string, getenv func
 	}
 	return p, nil
 }
-
