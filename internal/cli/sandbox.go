@@ -29,6 +29,8 @@ type sandboxOptions struct {
 	noSandbox  bool
 	toolchains bool
 	mode       string
+	// allowProgs, denyProgs: --allow-program, --deny-program.
+	allowProgs, denyProgs []string
 	// settings names the Policy fields this command fills from its flags
 	// (or otherwise), for wording a refused policy (sandboxSettings).
 	settings map[string]string
@@ -49,6 +51,9 @@ var sandboxSettings = map[string]string{
 	"CPUs":      "--cpus",
 	"MaxOutput": "--max-output",
 	"Mode":      "--mode",
+	// programs.go in this package
+	"AllowPrograms": "--allow-program",
+	"DenyPrograms":  "--deny-program",
 }
 
 // workspaceExecSettings: workspace exec has no --workdir; the workspace
@@ -136,6 +141,7 @@ func (o *sandboxOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.maxOutput, "max-output", "", "cap on stdout+stderr together, e.g. 1M; the command is killed when it is exceeded (exit 137)")
 	f.BoolVar(&o.toolchains, "toolchains", false, "make toolchains kept under home readable: "+fmt.Sprint(sandbox.ToolchainDirs))
 	enumVar(f, &o.mode, "mode", string(sandbox.ModeAuto), "backend (for diagnosis; auto picks by trial)", string(sandbox.ModeAuto), string(sandbox.ModeNamespaces), string(sandbox.ModeLandlock))
+	addProgramFlags(f, o)
 }
 
 func (o *sandboxOptions) run(ctx context.Context, args []string) error {
@@ -173,6 +179,9 @@ func (o *sandboxOptions) policy(args []string) (sandbox.Policy, error) {
 		NoSandbox:  o.noSandbox,
 	}
 	var err error
+	if p.AllowPrograms, p.DenyPrograms, err = o.programs(); err != nil {
+		return p, err
+	}
 	if o.memory != "" {
 		if p.Memory, err = parseSize(o.memory); err != nil {
 			return p, &exitError{code: ExitSetup, msg: "--memory: " + err.Error(), err: err}

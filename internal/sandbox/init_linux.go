@@ -108,6 +108,8 @@ type initConfig struct {
 	Session bool `json:"session,omitempty"`
 	// Proxy, with NewNet, is the one way out of the network namespace.
 	Proxy *proxyConfig `json:"proxy,omitempty"`
+	// Programs: the execute grants (programs_linux.go).
+	Programs *programsConfig `json:"programs,omitempty"`
 }
 
 func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool) *initConfig {
@@ -126,6 +128,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		Proxy:         newProxyConfig(r.Proxy),
 		HideDirs:      append(append([]string{}, r.HomeDirs...), hiddenDirs...),
 		Hide:          r.Hide,
+		Programs:      r.programsConfig(),
 	}
 	cfg.HideFiles = append(cfg.HideFiles, rootOnlySecrets...)
 	cfg.HideFiles = append(cfg.HideFiles, credentialPaths(r.Home)...)
