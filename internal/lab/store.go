@@ -23,7 +23,6 @@ const (
 	KindTask   Kind = "task"
 )
 
-
 // Store is the lab folder: Dir/policies/ID.toml and Dir/tasks/ID.toml.
 type Store struct {
 	Dir string

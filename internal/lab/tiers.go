@@ -25,8 +25,8 @@ type TierTag struct {
 	// NoCgroup is the tier on each backend (namespaces/landlock) where no
 	// cgroup can be made; "" is as above.
 	NoCgroup string
-	Test       string // the test that proves it ("—": none)
-	Note       string // what the tier does not cover
+	Test     string // the test that proves it ("—": none)
+	Note     string // what the tier does not cover
 }
 
 // Tags is the code's side of the table.
