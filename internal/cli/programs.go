@@ -10,6 +10,7 @@ import (
 func addProgramFlags(f *pflag.FlagSet, o *sandboxOptions) {
 	f.StringArrayVar(&o.allowProgs, "allow-program", nil, "only these files or folders may be executed, by any process of the command; a bare name is looked up in PATH (repeatable)")
 	f.StringArrayVar(&o.denyProgs, "deny-program", nil, "this file or folder may not be executed, even when allowed (repeatable)")
+	f.StringVar(&o.policyRef, "policy", "", "a stored policy's id or a policy .toml file ('forkbomb policy --help'); flags given here win, lists are joined")
 }
 
 // programs resolves the --allow-program and --deny-program values: a bare

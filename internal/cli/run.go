@@ -28,9 +28,10 @@ func newRunCmd(stdio IO) *cobra.Command {
 		limits  limitFlags
 		network string
 		view    uiFlags
+		task    string // --task: a stored task's id or a task file
 	)
 	cmd := &cobra.Command{
-		Use:   `run [flags] "TASK"`,
+		Use:   `run [flags] "TASK" | run --task FILE_OR_ID [flags]`,
 		Short: "Race agents on a task in forks of the repository; keep the first fix that passes",
 		Long: `Fork the repository N times, run an agent in each fork (confined by the
 sandbox), judge each fork by its patch as soon as its agent stops (see
@@ -56,9 +57,15 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 
 ` + exitHelp("run"),
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
-		Args:    exactArgs(1),
+		Args:    runArgs(&task),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.Task = args[0]
+			if task != "" {
+				if err := applyTask(c, task, taskFlags{o: &o, eng: &eng, es: &es, agent: &agent, network: &network, limits: &limits}); err != nil {
+					return withCode(ExitCouldNotRun, err)
+				}
+			} else {
+				o.Task = args[0]
+			}
 			var err error
 			if o.Allow, err = parseRunNetwork(network, stdio.Err); err != nil {
 				return withCode(ExitCouldNotRun, err)
@@ -113,6 +120,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&o.RunsDir, "runs-dir", "", "where runs are recorded (default $FORKBOMB_HOME/runs; never inside the repository)")
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
 	view.add(f)
+	f.StringVar(&task, "task", "", "race a stored task (its id) or a task .toml file instead of TASK ('forkbomb task --help'); flags given here win")
 	return cmd
 }
 

@@ -31,6 +31,8 @@ type sandboxOptions struct {
 	mode       string
 	// allowProgs, denyProgs: --allow-program, --deny-program.
 	allowProgs, denyProgs []string
+	policyRef             string         // --policy
+	flags                 *pflag.FlagSet // to tell which flags the user gave
 	// settings names the Policy fields this command fills from its flags
 	// (or otherwise), for wording a refused policy (sandboxSettings).
 	settings map[string]string
@@ -142,6 +144,7 @@ func (o *sandboxOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.toolchains, "toolchains", false, "make toolchains kept under home readable: "+fmt.Sprint(sandbox.ToolchainDirs))
 	enumVar(f, &o.mode, "mode", string(sandbox.ModeAuto), "backend (for diagnosis; auto picks by trial)", string(sandbox.ModeAuto), string(sandbox.ModeNamespaces), string(sandbox.ModeLandlock))
 	addProgramFlags(f, o)
+	o.flags = f
 }
 
 func (o *sandboxOptions) run(ctx context.Context, args []string) error {
@@ -164,6 +167,9 @@ func (o *sandboxOptions) run(ctx context.Context, args []string) error {
 
 // policy turns the flags into a sandbox policy for args.
 func (o *sandboxOptions) policy(args []string) (sandbox.Policy, error) {
+	if err := o.applyPolicy(o.flags); err != nil {
+		return sandbox.Policy{}, err
+	}
 	p := sandbox.Policy{
 		Command:    args,
 		Workdir:    o.workdir,

@@ -244,3 +244,13 @@ func readBounded(path string, follow bool) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// ReadFile reads a file the user named (symlinks followed), bounded as
+// stored files are.
+func ReadFile(path string) ([]byte, error) {
+	data, err := readBounded(path, true)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return data, nil
+}
