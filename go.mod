@@ -3,6 +3,7 @@ module github.com/forkbomb/forkbomb
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/landlock-lsm/go-landlock v0.11.2
@@ -15,7 +16,6 @@ require (
 )
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect

@@ -36,11 +36,11 @@ func (o *sandboxOptions) applyPolicy(f *pflag.FlagSet) error {
 	if unset("network") && p.Network != "" {
 		o.network = p.Network
 	}
-	o.ro = append(append([]string{}, p.Readable...), o.ro...)
-	o.rw = append(append([]string{}, p.Writable...), o.rw...)
-	o.env = append(append([]string{}, p.Env...), o.env...)
-	o.allowProgs = append(append([]string{}, p.AllowedPrograms...), o.allowProgs...)
-	o.denyProgs = append(append([]string{}, p.DeniedPrograms...), o.denyProgs...)
+	o.ro = join(p.Readable, o.ro)
+	o.rw = join(p.Writable, o.rw)
+	o.env = join(p.Env, o.env)
+	o.allowProgs = join(p.AllowedPrograms, o.allowProgs)
+	o.denyProgs = join(p.DeniedPrograms, o.denyProgs)
 	if unset("memory") && p.Memory != "" && p.Memory != "none" {
 		o.memory = p.Memory
 	}
@@ -147,4 +147,12 @@ func runArgs(task *string) cobra.PositionalArgs {
 		}
 		return exactArgs(1)(c, args)
 	}
+}
+
+// join is a then b, nil when both are empty (as a flag left out is).
+func join(a, b []string) []string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	return append(append([]string{}, a...), b...)
 }
