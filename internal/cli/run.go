@@ -29,9 +29,10 @@ func newRunCmd(stdio IO) *cobra.Command {
 		limits  limitFlags
 		network string
 		view    uiFlags
+		task    string // --task: a stored task's id or a task file
 	)
 	cmd := &cobra.Command{
-		Use:   `run [flags] "TASK"`,
+		Use:   `run [flags] "TASK" | run --task FILE_OR_ID [flags]`,
 		Short: "Race agents on a task in forks of the repository; keep the first fix that passes",
 		Long: `Fork the repository N times, run an agent in each fork (confined by the
 sandbox), judge each fork by its patch as soon as its agent stops (see
@@ -62,9 +63,15 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 
 ` + exitHelp("run"),
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
-		Args:    exactArgs(1),
+		Args:    runArgs(&task),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.Task = args[0]
+			if task != "" {
+				if err := applyTask(c, task, taskFlags{o: &o, eng: &eng, es: &es, agent: &agent, network: &network, limits: &limits}); err != nil {
+					return withCode(ExitCouldNotRun, err)
+				}
+			} else {
+				o.Task = args[0]
+			}
 			var err error
 			if o.Allow, err = parseRunNetwork(network, stdio.Err); err != nil {
 				return withCode(ExitCouldNotRun, err)
@@ -121,6 +128,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
 	f.BoolVar(&recheck, "recheck", false, "claude-code, codex: run the canary for the installed agent CLI before racing (forks start only if it passes)")
 	view.add(f)
+	f.StringVar(&task, "task", "", "race a stored task (its id) or a task .toml file instead of TASK ('forkbomb task --help'); flags given here win")
 	return cmd
 }
 

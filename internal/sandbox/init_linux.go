@@ -110,6 +110,8 @@ type initConfig struct {
 	Proxy *proxyConfig `json:"proxy,omitempty"`
 	// User is Policy.User: the ids the caller is mapped to inside.
 	User *User `json:"user,omitempty"`
+	// Programs: the execute grants (programs_linux.go).
+	Programs *programsConfig `json:"programs,omitempty"`
 }
 
 func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool) *initConfig {
@@ -129,6 +131,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		User:          r.User,
 		HideDirs:      append(append([]string{}, r.HomeDirs...), hiddenDirs...),
 		Hide:          r.Hide,
+		Programs:      r.programsConfig(),
 	}
 	cfg.HideFiles = append(cfg.HideFiles, rootOnlySecrets...)
 	cfg.HideFiles = append(cfg.HideFiles, credentialPaths(r.Home)...)

@@ -96,6 +96,12 @@ type Policy struct {
 	// sandbox instead of the caller's own (see User). Namespaces backend
 	// only; ignored with NoSandbox.
 	User *User
+	// AllowPrograms, when not empty, are the only files (or folders of
+	// files) any process of the command may execute; DenyPrograms may not
+	// be executed even when allowed (deny wins). Enforced by Landlock's
+	// execute right on every exec; see programs.go for what that covers.
+	AllowPrograms []string
+	DenyPrograms  []string
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
 }
@@ -286,6 +292,9 @@ func (p Policy) resolve() (*resolved, error) {
 		return nil, err
 	}
 	if err := r.resolveUser(); err != nil {
+		return nil, err
+	}
+	if err := r.resolvePrograms(); err != nil {
 		return nil, err
 	}
 	for _, ro := range r.ReadOnly {
