@@ -12,6 +12,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/lab"
 	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // applyPolicy fills the sandbox flags the user left out from the policy
@@ -74,9 +75,9 @@ type taskFlags struct {
 }
 
 // applyTask fills the run flags the user left out from the task named by
-// ref, and from the task's policy those a race applies. A policy setting
-// a race does not apply yet (readable, writable, env, programs,
-// max_output, toolchains) refuses the run rather than being dropped.
+// ref, and from the task's policy: network and limits through their
+// flags, the rest (readable, writable, env, programs, max_output,
+// toolchains) added to every agent command's confinement.
 func applyTask(c *cobra.Command, ref string, tf taskFlags) error {
 	s, err := labStore()
 	if err != nil {
@@ -114,12 +115,23 @@ func applyTask(c *cobra.Command, ref string, tf taskFlags) error {
 	if err != nil {
 		return fmt.Errorf("--task %s: policy: %w", t.Prompt, err)
 	}
-	for _, x := range []struct {
-		key string
-		set bool
-	}{{"readable", len(p.Readable) > 0}, {"writable", len(p.Writable) > 0}, {"env", len(p.Env) > 0}, {"allowed_programs", len(p.AllowedPrograms) > 0}, {"denied_programs", len(p.DeniedPrograms) > 0}, {"max_output", p.MaxOutput != ""}, {"toolchains", p.Toolchains}} {
-		if x.set {
-			return fmt.Errorf("--task: policy %s sets %s, which a race does not apply yet ('forkbomb sandbox --policy' does); refusing rather than racing without it", ref, x.key)
+	if p.MaxOutput != "" {
+		if _, err := sandbox.ParseBytes(p.MaxOutput); err != nil {
+			return fmt.Errorf("--task: policy %s: max_output: %w", ref, err)
+		}
+	}
+	if len(p.Readable)+len(p.Writable)+len(p.Env)+len(p.AllowedPrograms)+len(p.DeniedPrograms) > 0 || p.MaxOutput != "" || p.Toolchains {
+		pol := *p
+		tf.o.Confine = func(sp *sandbox.Policy) {
+			sp.ReadOnly = join(sp.ReadOnly, pol.Readable)
+			sp.ReadWrite = join(sp.ReadWrite, pol.Writable)
+			sp.Env = join(sp.Env, pol.Env)
+			sp.AllowPrograms = join(sp.AllowPrograms, pol.AllowedPrograms)
+			sp.DenyPrograms = join(sp.DenyPrograms, pol.DeniedPrograms)
+			if pol.MaxOutput != "" {
+				sp.MaxOutput, _ = sandbox.ParseBytes(pol.MaxOutput) // checked above
+			}
+			sp.Toolchains = sp.Toolchains || pol.Toolchains
 		}
 	}
 	if p.Network == "host" {

@@ -50,6 +50,11 @@ type Options struct {
 	// sandbox.DefaultLimits(Parallel) — a share of the machine per fork at
 	// work — and sandbox.Unlimited is none.
 	Limits sandbox.Limits
+	// Confine, when set, adds to every agent command's confinement (a lab
+	// policy's extra readable and writable paths, environment, programs,
+	// output cap); what the race itself confines — the hidden paths, the
+	// limits — is applied after it and wins. The judge's runs never get it.
+	Confine func(*sandbox.Policy)
 	// Allow names the hosts (canonical host:port, modelproxy.ParseAllow)
 	// each fork's agent may reach — through a CONNECT proxy forkbomb runs
 	// on the host (HTTPS_PROXY/HTTP_PROXY in the fork), every connection
