@@ -15,11 +15,16 @@ package sandbox
 //	      protect and starting the pids watcher (which reads the init's
 //	      pid namespace while the init is still dumpable) — so the init
 //	      does nothing before it is limited and watched.
-//	fd 4  status: exactly one JSON initStatus, then EOF: {error, kind} if
+//	fd 4  status: one JSON initStatus, then EOF: {error, kind} if
 //	      the init fails before the command starts (kind "ns" — namespaces
 //	      refused — is the only failure that lets ModeAuto fall back to
 //	      Landlock), {probe} when probing, or {started: true} once the
-//	      command is forked. EOF with no bytes means the init died before
+//	      command is forked — followed, when the command has exited and
+//	      every other process of the sandbox is dead and reaped, by a
+//	      second record {exited: true}, on which the parent removes the
+//	      private temp dir while the kernel tears the namespaces down (a
+//	      killed init leaves no such record, and the parent removes it
+//	      after the wait). EOF with no bytes means the init died before
 //	      a word (a timeout fired during set-up, or the binary is not our
 //	      init): readStatus reports that as errNoStart, and a record that
 //	      says none of the three as a set-up failure.
@@ -284,8 +289,13 @@ func initMain() int {
 	// before this point (or a binary that is not our init) leaves a bare
 	// EOF, which the parent treats as a set-up failure.
 	_ = json.NewEncoder(status).Encode(initStatus{Started: true})
+	code := reap(&cfg, pid)
+	// Every other process of the sandbox is dead and reaped (reap and
+	// killDescendants): the parent may clean up while the kernel tears
+	// down the namespaces, which takes as long as the init's exit.
+	_ = json.NewEncoder(status).Encode(initStatus{Exited: true})
 	status.Close()
-	return reap(&cfg, pid)
+	return code
 }
 
 // onRestrictedThread runs start on a fresh OS thread after confining that

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,7 +78,9 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if err != nil {
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}
-	defer RemoveAll(priv)
+	// Once: the init's exited record may start it early (below).
+	removePriv := sync.OnceFunc(func() { RemoveAll(priv) })
+	defer removePriv()
 	privTmp, privHome := filepath.Join(priv, "tmp"), filepath.Join(priv, "home")
 	for _, d := range []string{privTmp, privHome} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -252,6 +255,12 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 
 	status, statusErr := readStatus(statR)
 	statR.Close()
+	if statusErr == nil && status.Exited && mode == ModeNamespaces {
+		// Nothing but the exiting init is left in the sandbox (its pid
+		// namespace): its private dirs go while the kernel unmounts.
+		// removePriv's deferred call waits for this one to finish.
+		go removePriv()
+	}
 	werr := cmd.Wait()
 	close(done)
 	pidsHit := pw.end()
@@ -323,6 +332,7 @@ func initSysProcAttr(cfg *initConfig) *syscall.SysProcAttr {
 // when probing, else the error that kept the command from starting.
 type initStatus struct {
 	Started bool         `json:"started,omitempty"`
+	Exited  bool         `json:"exited,omitempty"` // the second record (init_linux.go)
 	Error   string       `json:"error,omitempty"`
 	Kind    string       `json:"kind,omitempty"` // setup, notfound, notexec
 	Probe   *ProbeReport `json:"probe,omitempty"`
@@ -349,11 +359,21 @@ func readStatus(r io.Reader) (*initStatus, error) {
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return nil, errNoStart
 	}
-	if err := json.Unmarshal(data, st); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(st); err != nil {
 		return nil, fmt.Errorf("%w: init status: %v", ErrSetup, err)
 	}
-	if !st.Started && st.Error == "" && st.Probe == nil {
+	if st.Exited || (!st.Started && st.Error == "" && st.Probe == nil) {
 		return nil, fmt.Errorf("%w: the init's status says neither that the command started nor why not", ErrSetup)
+	}
+	if dec.More() {
+		// Only a started command's end may follow, and nothing after it.
+		var end initStatus
+		if err := dec.Decode(&end); err != nil || !st.Started || !end.Exited ||
+			end.Started || end.Error != "" || end.Probe != nil || dec.More() {
+			return nil, fmt.Errorf("%w: init status: a record that is not the command's end after the first", ErrSetup)
+		}
+		st.Exited = true
 	}
 	return st, nil
 }
