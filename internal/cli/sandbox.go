@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -153,7 +154,11 @@ func (o *sandboxOptions) run(ctx context.Context, args []string) error {
 	if o.noSandbox {
 		fmt.Fprintln(o.io.Err, "forkbomb: WARNING: --no-sandbox: the command runs UNCONFINED with your full access to this machine, its files and its network")
 	}
-	return o.finish(sandbox.Run(ctx, p, sandbox.Stdio{Stdin: o.io.In, Stdout: o.io.Out, Stderr: o.io.Err}))
+	stdio := sandbox.Stdio{Stdin: o.io.In, Stdout: o.io.Out, Stderr: o.io.Err}
+	if os.Getenv("FORKBOMB_TRACE_START") != "" {
+		stdio.Trace = o.io.Err // where a start's time goes (bench/README.md)
+	}
+	return o.finish(sandbox.Run(ctx, p, stdio))
 }
 
 // policy turns the flags into a sandbox policy for args.

@@ -113,6 +113,8 @@ type initConfig struct {
 	Session bool `json:"session,omitempty"`
 	// Proxy, with NewNet, is the one way out of the network namespace.
 	Proxy *proxyConfig `json:"proxy,omitempty"`
+	// Trace: write the init's phases to stderr (trace.go).
+	Trace bool `json:"trace,omitempty"`
 }
 
 func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool) *initConfig {
@@ -197,6 +199,11 @@ func initMain() int {
 		return fail("setup", fmt.Errorf("read config: %w", err))
 	}
 	cfgFile.Close()
+	tr := tracer{}
+	if cfg.Trace {
+		tr.w = os.Stderr
+	}
+	tr.mark("init.config-read")
 	if cfg.Proxy != nil {
 		cfg.Proxy.dirFD = -1 // not opened yet (JSON leaves it 0, stdin)
 	}
@@ -240,6 +247,7 @@ func initMain() int {
 	default:
 		return fail("setup", fmt.Errorf("unknown mode %q", cfg.Mode))
 	}
+	tr.mark("init.set-up")
 	if err := setRlimits(&cfg); err != nil {
 		return fail("setup", err)
 	}
@@ -288,8 +296,10 @@ func initMain() int {
 	// An explicit record, which readStatus requires: an init that died
 	// before this point (or a binary that is not our init) leaves a bare
 	// EOF, which the parent treats as a set-up failure.
+	tr.mark("init.command-execed")
 	_ = json.NewEncoder(status).Encode(initStatus{Started: true})
 	code := reap(&cfg, pid)
+	tr.mark("init.all-reaped")
 	// Every other process of the sandbox is dead and reaped (reap and
 	// killDescendants): the parent may clean up while the kernel tears
 	// down the namespaces, which takes as long as the init's exit.
@@ -311,6 +321,9 @@ func onRestrictedThread(cfg *initConfig, start func() (int, error)) (int, error)
 		if err := restrictThread(cfg); err != nil {
 			ch <- result{0, err}
 			return
+		}
+		if cfg.Trace {
+			tracer{os.Stderr}.mark("init.restricted")
 		}
 		pid, err := start()
 		ch <- result{pid, err}

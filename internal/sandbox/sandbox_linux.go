@@ -74,13 +74,18 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if mode == ModeLandlock && landlockABI() < 1 {
 		return nil, fmt.Errorf("%w: neither user namespaces nor Landlock are available; refusing to run unconfined (--no-sandbox accepts that)", ErrSetup)
 	}
+	tr := tracer{stdio.Trace}
+	tr.mark("parent.start")
 	priv, err := MkdirTemp("sbx")
 	if err != nil {
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}
 	// Once: the init's exited record may start it early (below).
 	removePriv := sync.OnceFunc(func() { RemoveAll(priv) })
-	defer removePriv()
+	defer func() {
+		removePriv()
+		tr.mark("parent.cleaned-up")
+	}()
 	privTmp, privHome := filepath.Join(priv, "tmp"), filepath.Join(priv, "home")
 	for _, d := range []string{privTmp, privHome} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -88,6 +93,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		}
 	}
 
+	tr.mark("parent.tempdirs")
 	res := &Result{Mode: mode}
 	cg, cgWarn := newCgroup(r.Memory, r.Pids, r.CPUs)
 	if cgWarn != "" {
@@ -100,6 +106,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 
 	cfg := r.initConfig(mode, privTmp, privHome, cg == nil)
 	cfg.Probe = probe
+	cfg.Trace = stdio.Trace != nil
 	// /proc/self/exe, not a path: the very binary that is running, even if
 	// the file at its path was since replaced (perhaps by a command that
 	// could write there). The other half of CVE-2019-5736, where a
@@ -163,6 +170,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		}(pair.dst, pr)
 	}
 
+	tr.mark("parent.clone")
 	if err := cmd.Start(); err != nil {
 		for _, c := range closeAfterStart {
 			c.Close()
@@ -178,6 +186,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	for _, c := range closeAfterStart {
 		c.Close()
 	}
+	tr.mark("parent.init-execed")
 	init := cmd.Process
 	kill := func() {
 		if mode == ModeLandlock {
@@ -227,6 +236,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		_ = init.Kill()
 	}
 	cfgW.Close()
+	tr.mark("parent.config-sent")
 
 	var timedOut, interrupted bool
 	var mu sync.Mutex
@@ -255,6 +265,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 
 	status, statusErr := readStatus(statR)
 	statR.Close()
+	tr.mark("parent.status-read")
 	if statusErr == nil && status.Exited && mode == ModeNamespaces {
 		// Nothing but the exiting init is left in the sandbox (its pid
 		// namespace): its private dirs go while the kernel unmounts.
@@ -262,6 +273,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		go removePriv()
 	}
 	werr := cmd.Wait()
+	tr.mark("parent.init-reaped")
 	close(done)
 	pidsHit := pw.end()
 	// Every process that could hold the pipes is dead by now; should one
