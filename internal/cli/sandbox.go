@@ -150,7 +150,11 @@ func (o *sandboxOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sandbox.ReclaimStale()
+	// Leftovers of killed forkbomb processes, removed while the sandbox
+	// starts (nothing of this run is among them); joined before the exit.
+	reclaimed := make(chan struct{})
+	go func() { defer close(reclaimed); sandbox.ReclaimStale() }()
+	defer func() { <-reclaimed }()
 	if o.noSandbox {
 		fmt.Fprintln(o.io.Err, "forkbomb: WARNING: --no-sandbox: the command runs UNCONFINED with your full access to this machine, its files and its network")
 	}

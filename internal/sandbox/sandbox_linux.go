@@ -80,18 +80,29 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if err != nil {
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}
+	privTmp, privHome := filepath.Join(priv, "tmp"), filepath.Join(priv, "home")
+	// The two private dirs are made while the init starts (the kernel's
+	// part of that keeps this thread busy): the init reads its config,
+	// which names them, only after they are made (makeDirs). Every return joins
+	// it before the removal, so nothing is made after it.
+	made := make(chan error, 1)
+	go func() {
+		for _, d := range []string{privTmp, privHome} {
+			if err := os.Mkdir(d, 0o700); err != nil {
+				made <- fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
+				return
+			}
+		}
+		made <- nil
+	}()
+	makeDirs := sync.OnceValue(func() error { return <-made })
 	// Once: the init's exited record may start it early (below).
 	removePriv := sync.OnceFunc(func() { RemoveAll(priv) })
 	defer func() {
+		_ = makeDirs()
 		removePriv()
 		tr.mark("parent.cleaned-up")
 	}()
-	privTmp, privHome := filepath.Join(priv, "tmp"), filepath.Join(priv, "home")
-	for _, d := range []string{privTmp, privHome} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
-		}
-	}
 
 	tr.mark("parent.tempdirs")
 	res := &Result{Mode: mode}
@@ -219,6 +230,13 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 				cfg.GitDirs = append(cfg.GitDirs, found...)
 			}
 		}
+	}
+	if err := makeDirs(); err != nil {
+		_ = init.Kill()
+		_ = cmd.Wait()
+		cfgW.Close()
+		statR.Close()
+		return nil, err
 	}
 	// The init waits for its configuration, so it is in its cgroup before it
 	// does anything else.
