@@ -250,11 +250,11 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	// Started before the init reads its configuration: it reads the init's
 	// pid namespace while the init is still dumpable.
 	pw := watchPids(cg, init.Pid, r.Pids, mode, kill)
+	tr.mark("parent.config-ready") // before the write: the init may read it at once
 	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
 		_ = init.Kill()
 	}
 	cfgW.Close()
-	tr.mark("parent.config-sent")
 
 	var timedOut, interrupted bool
 	var mu sync.Mutex

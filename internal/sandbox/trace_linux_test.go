@@ -35,14 +35,14 @@ func TestStartTrace(t *testing.T) {
 			}
 			at[f[2]], _ = strconv.ParseInt(f[3], 10, 64)
 		}
-		for _, ph := range []string{"parent.start", "parent.tempdirs", "parent.clone", "parent.init-execed", "parent.config-sent",
+		for _, ph := range []string{"parent.start", "parent.tempdirs", "parent.clone", "parent.init-execed", "parent.config-ready",
 			"init.config-read", "init.set-up", "init.restricted", "init.command-execed", "init.all-reaped",
 			"parent.status-read", "parent.init-reaped", "parent.cleaned-up"} {
 			if at[ph] == 0 {
 				t.Errorf("phase %s missing; trace:\n%s%s", ph, trace.String(), errOut.String())
 			}
 		}
-		for _, before := range [][2]string{{"parent.config-sent", "init.config-read"}, {"init.all-reaped", "parent.status-read"},
+		for _, before := range [][2]string{{"parent.config-ready", "init.config-read"}, {"init.all-reaped", "parent.status-read"},
 			{"parent.init-reaped", "parent.cleaned-up"}} {
 			if at[before[0]] > at[before[1]] {
 				t.Errorf("%s after %s", before[0], before[1])
