@@ -88,11 +88,12 @@ type anthropicEvent struct {
 }
 
 // param is the reply as the next request's assistant message: its text and
-// tool_use blocks (the only kinds the loop asks for).
+// tool_use blocks (the only kinds the loop asks for), without empty text
+// blocks, which the API refuses.
 func (m *anthropicReply) param() []anthropicBlock {
 	var out []anthropicBlock
 	for _, c := range m.content {
-		if c.Type == "text" || c.Type == "tool_use" {
+		if (c.Type == "text" && c.Text != nil && *c.Text != "") || c.Type == "tool_use" {
 			out = append(out, c)
 		}
 	}
