@@ -40,7 +40,9 @@ type Scripted struct {
 	requests int
 }
 
-var personaRE = regexp.MustCompile(`\[persona: ?([A-Za-z0-9_-]+)\]`)
+// Compiled on first use: every forkbomb process, each sandbox init
+// included, would pay for it at start-up.
+var personaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[persona: ?([A-Za-z0-9_-]+)\]`) })
 
 // StartScripted listens on 127.0.0.1 and serves until Close.
 func StartScripted(key string, scripts map[string][]Step) (*Scripted, error) {
@@ -95,7 +97,7 @@ func (s *Scripted) next(w http.ResponseWriter, r *http.Request, authorized bool)
 	persona, turn := "", 0
 	for _, m := range req.Messages {
 		if m.Role == "user" && persona == "" {
-			if p := personaRE.FindSubmatch(m.Content); p != nil {
+			if p := personaRE().FindSubmatch(m.Content); p != nil {
 				persona = string(p[1])
 			}
 		}
