@@ -45,6 +45,9 @@ type Options struct {
 	// Max runs at most this many of the covered mutants, spread evenly
 	// over them (0: all).
 	Max int
+	// Filter, when set, keeps only the mutants it accepts (the others are
+	// not reported).
+	Filter func(Mutant) bool
 	// NoCoverage runs mutants of lines no test reaches too.
 	NoCoverage bool
 	Policy     sandbox.Policy
@@ -105,7 +108,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			continue // a file that does not parse is not ours to judge
 		}
-		all = append(all, ms...)
+		for _, m := range ms {
+			if o.Filter == nil || o.Filter(m) {
+				all = append(all, m)
+			}
+		}
 	}
 	if len(all) == 0 {
 		return nil, ErrNoMutants
