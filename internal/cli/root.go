@@ -32,7 +32,7 @@ gives its other exit statuses.`,
 	root.AddCommand(newSandboxCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
 		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio),
 		newUICmd(stdio), newExportCmd(stdio),
-		newBisectCmd(stdio), newMutantsCmd(stdio))
+		newBisectCmd(stdio), newMutantsCmd(stdio), newEvalCmd(stdio))
 	documentExits(root)
 	return root
 }
