@@ -125,12 +125,12 @@ func TestBisectMatchesGitBisectRun(t *testing.T) {
 		threshold int
 		skip      map[int]bool
 	}{
-		{"plain", 30, 17, nil},
-		{"first commit bad", 30, 1, nil},
-		{"only bad is bad", 30, 30, nil},
-		{"skips away from the answer", 30, 17, map[int]bool{5: true, 9: true, 22: true}},
-		{"skips next to the answer", 30, 17, map[int]bool{15: true, 16: true}},
-		{"skipped first bad", 30, 17, map[int]bool{17: true, 18: true}},
+		{"plain", 20, 12, nil},
+		{"first commit bad", 20, 1, nil},
+		{"only bad is bad", 20, 20, nil},
+		{"skips away from the answer", 20, 12, map[int]bool{3: true, 7: true, 16: true}},
+		{"skips next to the answer", 20, 12, map[int]bool{10: true, 11: true}},
+		{"skipped first bad", 20, 12, map[int]bool{12: true, 13: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
