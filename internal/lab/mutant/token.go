@@ -41,6 +41,10 @@ var arith = map[string]string{"+": "-", "-": "+", "*": "/", "/": "*", "%": "/", 
 	"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==",
 	"+=": "-=", "-=": "+=", "*=": "/=", "/=": "*=", "%=": "/=", "//=": "/=", "**=": "*=", "<<=": ">>=", ">>=": "<<=", "&=": "|=", "|=": "&=", "^=": "&="}
 
+// negated are the comparisons' second mutants (Stryker's; mutmut has
+// only the boundary ones in arith).
+var negated = map[string]string{"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
 var python = &lang{
 	name: "python", hashLine: true, triple: true, ops: pyOps, opSwap: arith, numbers: true,
 	keyword: map[string]string{"and": "or", "or": "and", "True": "False", "False": "True", "break": "continue", "continue": "break", "not": ""},
@@ -169,6 +173,9 @@ func tokenMutants(src []byte, l *lang) []Mutant {
 				add("UnaryOperator", i, i+len(op), r)
 			case prevOperand:
 				add(opName(op), i, i+len(op), r)
+				if n, ok := negated[op]; ok {
+					add(opName(op), i, i+len(op), n)
+				}
 			}
 		}
 		prevOperand = op == ")" || op == "]" || op == "}" || ((op == "++" || op == "--") && prevOperand)
