@@ -73,7 +73,7 @@ const (
 const script = `if [ "$2" = 1 ]; then git apply --binary --whitespace=nowarn - >&2 || { echo '` + applyMarker + `' >&2; exit 222; }; fi
 exec sh -c "$1"`
 
-// Run bisects. The snapshot and every fork it makes are removed when it
+// Run bisects. The snapshots and every fork it makes are removed when it
 // returns.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
@@ -109,9 +109,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(commits) == 0 {
 		return nil, ErrEmptyRange
 	}
+	// A second snapshot, of good, serves the older half of the range:
+	// each commit is forked from the nearer one, so no diff spans more
+	// than half the range. Its history stops at good; the diffs are
+	// made from bad's, which holds every commit.
+	snaps := []snapshot{{name: pid1, commit: bad, from: len(commits) / 2}}
+	if len(commits) > 2 {
+		goodPid1 := pid1 + "-good"
+		if _, err := o.Store.New(ctx, goodPid1, workspace.NewOptions{Repo: o.Repo, Rev: good}); err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", o.Good, err)
+		}
+		defer o.Store.Remove(goodPid1)
+		snaps = append(snaps, snapshot{name: goodPid1, commit: good, from: 0})
+	}
 	res := &Result{Good: good, Bad: bad, Commits: len(commits), Forks: o.Forks, Tested: []Tested{}}
 	probe := func(ctx context.Context, i int) (Verdict, error) {
-		return testCommit(ctx, o, h, pid1, fmt.Sprintf("%s-%d", pid1, i), bad, commits[i])
+		sn := nearest(snaps, i)
+		return testCommit(ctx, o, h, sn.name, fmt.Sprintf("%s-%d", pid1, i), sn.commit, commits[i])
 	}
 	onRound := func(round int, got map[int]Verdict, remaining int) {
 		var ts []Tested
@@ -139,6 +153,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// snapshot is a pid 1 of one end of the range, serving the commits from
+// index from on (until the next snapshot's).
+type snapshot struct {
+	name, commit string
+	from         int
+}
+
+// nearest is the snapshot serving commit i: the one with the greatest
+// from not after i.
+func nearest(snaps []snapshot, i int) snapshot {
+	best := snaps[0]
+	for _, s := range snaps {
+		if s.from <= i && (s.from > best.from || best.from > i) {
+			best = s
+		}
+	}
+	return best
 }
 
 // testCommit forks the snapshot, applies the diff from the snapshot to

@@ -2,9 +2,10 @@
 // commits at once, each in its own confined fork.
 //
 // A commit's tree is never a checkout of its own: it is an O(1) fork of
-// one pristine snapshot (the pid 1 of the bad commit, whose history holds
-// the whole range) with the diff from the snapshot to that commit applied
-// inside the fork's sandbox. Each round tests K commits spread evenly over
+// the nearer of two pristine snapshots (pid 1s of good and of bad) with
+// the diff from that snapshot to the commit applied inside the fork's
+// sandbox. The diffs are made from bad's snapshot, whose history holds the
+// whole range. Each round tests K commits spread evenly over
 // what is still unknown, so a range of N commits takes about
 // log_(K+1)(N) rounds. The test command's status is read as `git bisect
 // run` reads it: 0 good, 125 untestable (skipped), 1–127 bad, anything
