@@ -26,8 +26,8 @@ type ToolCall struct {
 
 // Scripted is a model server speaking the Anthropic Messages protocol
 // (streaming server-sent events) on loopback, that plays a script chosen
-// by the "[persona: NAME]" tag in a conversation's first message, one step
-// per assistant turn. It stands in for the network forkbomb's demo and
+// by the "[persona: NAME]" tag in a conversation's first message (or, with
+// no tag, by the model asked for), one step per assistant turn. It stands in for the network forkbomb's demo and
 // tests do not have; the code under test talks to it exactly as to the
 // real API.
 type Scripted struct {
@@ -84,6 +84,7 @@ func (s *Scripted) next(w http.ResponseWriter, r *http.Request, authorized bool)
 		return n, 0, step, false
 	}
 	var req struct {
+		Model    string `json:"model"`
 		Messages []struct {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
@@ -104,6 +105,11 @@ func (s *Scripted) next(w http.ResponseWriter, r *http.Request, authorized bool)
 		if m.Role == "assistant" {
 			turn++
 		}
+	}
+	if persona == "" {
+		// no tag: the model named plays its script, so two "models"
+		// of one engine can be told apart (forkbomb eval's tests)
+		persona = req.Model
 	}
 	step = Step{Text: "I have nothing more to do."}
 	if sc := s.Scripts[persona]; turn < len(sc) {
