@@ -58,9 +58,23 @@ mutants are used, spread over the source. Your repository is only read.
 					p := strings.ToUpper(provider)
 					es.APIKey, es.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
 				}
+				if engineUpstream(kind) != "" {
+					// An agent CLI: its model through the run's proxy,
+					// and only once its canary has passed.
+					var err error
+					if es.Proxy, err = startModelProxy(kind, es, nil, os.Getenv); err != nil {
+						return fmt.Errorf("--engines %s: %w", name, err)
+					}
+					defer es.Proxy.Close()
+				}
 				a, err := engine.New(kind, es)
 				if err != nil {
 					return fmt.Errorf("--engines %s: %w", name, err)
+				}
+				if needsCanary(kind) {
+					if err := checkCanary(c.Context(), stdio, kind, es, a.Info(), false); err != nil {
+						return fmt.Errorf("--engines %s: %w", name, err)
+					}
 				}
 				o.Engines = append(o.Engines, eval.Entry{Name: name, Agent: a})
 			}
