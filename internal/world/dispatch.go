@@ -195,9 +195,12 @@ func (sh *shell) captureVars(env expand.Environ) {
 		last[name] = v
 	}
 	for name, v := range last {
-		if !v.Set || v.Local || skipVars[name] || !validName(name) {
+		// The capture runs at the top level, so a variable marked local here is a global one
+		// made by declare.
+		if !v.Declared() || skipVars[name] || !validName(name) {
 			continue
 		}
+		v.Local = false
 		sh.captured = append(sh.captured, Var{Name: name, Variable: v})
 	}
 	sort.Slice(sh.captured, func(i, j int) bool { return sh.captured[i].Name < sh.captured[j].Name })

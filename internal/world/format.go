@@ -83,8 +83,10 @@ type varJSON struct {
 	Kind     string     `json:"kind"`
 	Exported bool       `json:"exported,omitempty"`
 	ReadOnly bool       `json:"readonly,omitempty"`
+	Unset    bool       `json:"unset,omitempty"` // declared (declare -a x, export x) but not set
 	Str      Bytes      `json:"str,omitempty"`
 	List     []Bytes    `json:"list,omitempty"`
+	Indexes  []int      `json:"indexes,omitempty"` // of a sparse indexed array: List[i] is element Indexes[i]
 	Map      [][2]Bytes `json:"map,omitempty"`
 }
 
@@ -94,8 +96,8 @@ type funcJSON struct {
 }
 
 type inodeJSON struct {
-	Type   string `json:"type"` // dir, file, symlink
-	Mode   uint32 `json:"mode"` // POSIX permission bits, with 01000 sticky, 02000 setgid, 04000 setuid
+	Type   string `json:"type"`  // dir, file, symlink
+	Mode   uint32 `json:"mode"`  // POSIX permission bits, with 01000 sticky, 02000 setgid, 04000 setuid
 	Mtime  int64  `json:"mtime"` // Unix nanoseconds
 	Data   Bytes  `json:"data,omitempty"`
 	Target Bytes  `json:"target,omitempty"`

@@ -3,10 +3,10 @@ package world
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"sync"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"

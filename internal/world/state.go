@@ -49,7 +49,7 @@ var optionRE = regexp.MustCompile(`^shopt (-o )?-[su] [a-z_]+$`)
 func knownOption(s string) (string, bool) { return s, optionRE.MatchString(s) }
 
 func (v Var) toJSON() varJSON {
-	vj := varJSON{Name: v.Name, Exported: v.Exported, ReadOnly: v.ReadOnly}
+	vj := varJSON{Name: v.Name, Exported: v.Exported, ReadOnly: v.ReadOnly, Unset: !v.Set, Indexes: v.Indexes}
 	switch v.Kind {
 	case expand.Indexed:
 		vj.Kind = "indexed"
@@ -61,6 +61,8 @@ func (v Var) toJSON() varJSON {
 		for k, s := range v.Map {
 			vj.Map = append(vj.Map, [2]Bytes{Bytes(k), Bytes(s)})
 		}
+	case expand.Unknown:
+		vj.Kind = "unknown"
 	case expand.NameRef:
 		vj.Kind, vj.Str = "nameref", Bytes(v.Str)
 	default:
@@ -73,8 +75,10 @@ func (vj varJSON) fromJSON() (Var, error) {
 	if !validName(vj.Name) {
 		return Var{}, formatErr("variable name %q", vj.Name)
 	}
-	v := Var{Name: vj.Name, Variable: expand.Variable{Set: true, Exported: vj.Exported, ReadOnly: vj.ReadOnly}}
+	v := Var{Name: vj.Name, Variable: expand.Variable{Set: !vj.Unset, Exported: vj.Exported, ReadOnly: vj.ReadOnly}}
 	switch vj.Kind {
+	case "unknown":
+		v.Kind = expand.Unknown
 	case "string":
 		v.Kind, v.Str = expand.String, string(vj.Str)
 	case "nameref":
@@ -83,6 +87,17 @@ func (vj varJSON) fromJSON() (Var, error) {
 		v.Kind = expand.Indexed
 		for _, s := range vj.List {
 			v.List = append(v.List, string(s))
+		}
+		if vj.Indexes != nil {
+			if len(vj.Indexes) != len(v.List) {
+				return Var{}, formatErr("variable %s: %d indexes for %d elements", vj.Name, len(vj.Indexes), len(v.List))
+			}
+			for i, x := range vj.Indexes {
+				if x < 0 || i > 0 && x <= vj.Indexes[i-1] {
+					return Var{}, formatErr("variable %s: indexes not increasing", vj.Name)
+				}
+			}
+			v.Indexes = vj.Indexes
 		}
 	case "assoc":
 		v.Kind, v.Map = expand.Associative, map[string]string{}
