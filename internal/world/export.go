@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Export writes the world's /work into dir, which must be missing or empty. Every name is made
@@ -33,7 +35,7 @@ func (w *World) Export(dir string) error {
 		rel string
 		t   time.Time
 	}
-	var stamps []stamp
+	var stamps, links []stamp
 	first := map[*inode]string{}
 	var walk func(rel string, n *inode) error
 	walk = func(rel string, n *inode) error {
@@ -75,7 +77,11 @@ func (w *World) Export(dir string) error {
 				return err
 			}
 		case kindSymlink:
-			return root.Symlink(n.target, rel)
+			if err := root.Symlink(n.target, rel); err != nil {
+				return err
+			}
+			links = append(links, stamp{rel, n.mtime})
+			return nil
 		}
 		if err := root.Chmod(name, n.mode&^(fs.ModeSetuid|fs.ModeSetgid)); err != nil {
 			return err
@@ -85,6 +91,12 @@ func (w *World) Export(dir string) error {
 	}
 	if err := walk("", w.FS.root.children["work"]); err != nil {
 		return fmt.Errorf("export world: %w", err)
+	}
+	// A symlink's own mtime, set through its directory's descriptor so the link is not followed.
+	for _, l := range links {
+		if err := lutimes(root, l.rel, l.t); err != nil {
+			return fmt.Errorf("export world: %w", err)
+		}
 	}
 	// Directories last and deepest first: making their entries changed their mtimes.
 	for i := len(stamps) - 1; i >= 0; i-- {
@@ -197,4 +209,17 @@ func escapes(rel, t string) bool {
 	}
 	j := path.Join(path.Dir(rel), t)
 	return j == ".." || strings.HasPrefix(j, "../")
+}
+
+func lutimes(root *os.Root, rel string, t time.Time) error {
+	d, err := root.Open(path.Dir(rel))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	ts := []unix.Timespec{unix.NsecToTimespec(t.UnixNano()), unix.NsecToTimespec(t.UnixNano())}
+	if err := unix.UtimesNanoAt(int(d.Fd()), path.Base(rel), ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &fs.PathError{Op: "lutimes", Path: rel, Err: err}
+	}
+	return nil
 }

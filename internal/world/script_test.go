@@ -14,8 +14,8 @@ import (
 // host's coreutils) in a temporary directory holding the same files: both must agree.
 var scriptCases = []struct {
 	name, script, want string
-	status           int
-	bash             bool
+	status             int
+	bash               bool
 }{
 	{"echo", `echo hello world`, "hello world\n", 0, true},
 	{"vars", `a=1; b="$a 2"; echo "$b"`, "1 2\n", 0, true},
