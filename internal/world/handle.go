@@ -86,12 +86,14 @@ func (h *handle) Write(b []byte) (int, error) {
 	}
 	end := h.off + len(b)
 	data := h.n.data
-	if end > len(data) {
+	switch {
+	case end > cap(data):
+		// Grow by doubling, so a file written in many small pieces costs linear time.
 		grown := make([]byte, end, max(end, 2*cap(data)))
 		copy(grown, data)
 		data = grown
-	} else {
-		data = append([]byte(nil), data...)
+	case end > len(data):
+		data = data[:end]
 	}
 	copy(data[h.off:], b)
 	if err := h.f.setData(h.n, data); err != nil {

@@ -126,6 +126,9 @@ func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Li
 	w.FS.maxSize = lim.MaxSize
 	var res Result
 	file, err := syntax.NewParser().Parse(strings.NewReader(script), "")
+	if err == nil {
+		err = checkTildeUser(file)
+	}
 	if err != nil {
 		res.Stderr = []byte(err.Error() + "\n")
 		res.Status = 2
@@ -290,7 +293,20 @@ func (sh *shell) call(ctx context.Context, args []string) ([]string, error) {
 			return nil, err
 		}
 	}
+	if err := checkDynamic(args); err != nil {
+		return nil, err
+	}
 	switch args[0] {
+	case "source", ".":
+		if len(args) > 1 {
+			if b, err := sh.w.FS.ReadFile(handlerPath(ctx, args[1])); err == nil {
+				if f, err := syntax.NewParser().Parse(bytes.NewReader(b), ""); err == nil {
+					if err := checkTildeUser(f); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
 	case "type", "hash":
 		return append([]string{lookupCmd, args[0]}, args[1:]...), nil
 	case "command":
