@@ -2,6 +2,8 @@ package world
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"fmt"
 	"io"
 	"os"
@@ -84,9 +86,29 @@ func Lock(ctx context.Context, p string) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// Fork copies src to dst, which must not exist; src is only ever opened for reading.
+// Fork makes dst a world with src's bytes; dst must not exist and src is never opened for
+// writing. No world file is ever written in place (Save writes a new file and renames it over
+// the name), so a fork is a hard link to src's bytes: O(1) whatever the size, and independent,
+// since the first save on either side gives that side a new file. Where a link cannot be made
+// (another filesystem), the bytes are copied.
 func Fork(src, dst string) error {
-	in, err := os.Open(src)
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return fmt.Errorf("fork world: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("fork world: %s is not a regular file", src)
+	}
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	} else if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("fork world: %w", err)
+	}
+	return copyWorld(src, dst)
+}
+
+func copyWorld(src, dst string) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return fmt.Errorf("fork world: %w", err)
 	}
