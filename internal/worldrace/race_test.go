@@ -58,7 +58,7 @@ func TestRaceAPI(t *testing.T) {
 			runs := filepath.Join(dir, "runs")
 			res, err := Run(context.Background(), Options{Trunk: trunk, Forks: 2, Check: "grep -qx 42 /work/answer",
 				Prompt: "[persona: " + tc.persona + "] double the number in /work/question into /work/answer",
-				Agent: agent, RunsDir: runs})
+				Agent:  agent, RunsDir: runs})
 			if after, _ := os.ReadFile(trunk); !bytes.Equal(before, after) {
 				t.Errorf("the trunk changed")
 			}
