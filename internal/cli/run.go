@@ -42,7 +42,12 @@ Engines: command (any agent program, run entirely inside the fork's sandbox;
 it gets the task on stdin and in $FORKBOMB_TASK), and api (forkbomb's own
 tool loop over the Anthropic Messages API or an OpenAI-compatible endpoint:
 the key stays in forkbomb; every shell command the model runs is confined in
-the fork's sandbox). The claude-code and codex engines come next.
+the fork's sandbox), and claude-code (the real claude CLI, headless, whole
+inside the fork's sandbox as a non-root user, reaching the model only
+through forkbomb's model proxy with a placeholder key; nothing of the
+repository's or your Claude settings, hooks, MCP servers or skills loads).
+Without --engine: claude-code when the claude CLI is installed, else the
+command engine with --agent.
 
 Each fork's agent — with the command engine the agent and everything it
 starts, with the api engine each shell command — and each test run judging
@@ -95,7 +100,8 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	enumVar(f, &eng, "engine", "command", "agent engine: command, or api (forkbomb's own loop over --provider)", engine.Names()...)
+	enumVar(f, &eng, "engine", "claude-code", "agent engine: claude-code (the default when the claude CLI is installed; else command when --agent is given), command, or api (forkbomb's own loop over --provider)", engine.Names()...)
+	f.StringVar(&es.AgentBin, "agent-bin", "", "the agent CLI of the claude-code engine (default: claude on PATH)")
 	enumVar(f, &es.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)", "anthropic", "openai")
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
 	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "api engine model")
@@ -121,6 +127,9 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON bool, limits limitFlags, view *uiFlags) (*record.Run, string, error) {
 	var err error
 	if o.Limits, err = limits.limits(); err != nil {
+		return nil, "", err
+	}
+	if eng, err = pickEngine(eng, c.Flags().Changed("engine"), agent, es.AgentBin); err != nil {
 		return nil, "", err
 	}
 	if eng == "api" {

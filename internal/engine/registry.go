@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/forkbomb/forkbomb/internal/modelproxy"
 )
 
 // Settings are what an engine may be built from: the union of every
@@ -16,6 +20,9 @@ type Settings struct {
 	APIKey            string
 	MaxTurns          int
 	PriceIn, PriceOut float64 // dollars per million tokens
+	// claude-code (and the other agent CLIs)
+	AgentBin string            // the CLI; "": found on PATH
+	Proxy    *modelproxy.Proxy // the run's model proxy; the CLI's only way to a model
 }
 
 // engines maps each engine's name to its constructor. It is the one place
@@ -27,6 +34,7 @@ var engines = []struct {
 }{
 	{"command", func(s Settings) (Agent, error) { return NewCommand(s) }},
 	{"api", func(s Settings) (Agent, error) { return NewAPI(s) }},
+	{"claude-code", func(s Settings) (Agent, error) { return NewClaudeCode(context.Background(), s) }},
 }
 
 // Names lists the engines New knows, in the order --help shows them.
@@ -44,7 +52,13 @@ func Names() []string {
 func New(name string, s Settings) (Agent, error) {
 	for _, e := range engines {
 		if e.name == name {
-			return e.make(s)
+			a, err := e.make(s)
+			if errors.Is(err, ErrAgentNotInstalled) {
+				// Names cannot be called from a constructor (the
+				// table refers to them), so the choice is named here.
+				return nil, fmt.Errorf("%w (engines: %s)", err, strings.Join(Names(), ", "))
+			}
+			return a, err
 		}
 	}
 	return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknownEngine, name, strings.Join(Names(), ", "))

@@ -132,6 +132,9 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	defer stop()
 	race := &race{o: o, hide: hide, rec: rec, sink: sink, stop: stop, results: make([]record.Fork, o.Forks), winner: -1}
 	startData := map[string]any{"id": id, "task": o.Task, "forks": o.Forks, "engine": info.Name, "base": base, "test": o.Test, "limits": limitsData(o.Limits)}
+	if info.Version != "" {
+		startData["engine_version"] = info.Version // the agent CLI's own word, bounded by the engine
+	}
 	if len(o.Allow) > 0 {
 		startData["network"] = "allow:" + strings.Join(o.Allow, ",")
 		if race.proxy, err = modelproxy.Start(modelproxy.Options{Allow: o.Allow}); err != nil {

@@ -92,6 +92,10 @@ type Policy struct {
 	// of another shape, or one that is a credential in forkbomb's own
 	// environment, is refused (ErrNotPlaceholder).
 	Placeholders map[string]string
+	// User, when set, is the uid and gid the command has inside the
+	// sandbox instead of the caller's own (see User). Namespaces backend
+	// only; ignored with NoSandbox.
+	User *User
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
 }
@@ -279,6 +283,9 @@ func (p Policy) resolve() (*resolved, error) {
 		return nil, err
 	}
 	if err := r.resolveProxy(); err != nil {
+		return nil, err
+	}
+	if err := r.resolveUser(); err != nil {
 		return nil, err
 	}
 	for _, ro := range r.ReadOnly {
