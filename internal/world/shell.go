@@ -171,12 +171,13 @@ func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Li
 	}
 	var status uint8
 	if runErr != nil {
-		st, ok := interp.IsExitStatus(runErr)
-		if !ok {
+		var st interp.ExitStatus
+		if errors.As(runErr, &st) {
+			status = uint8(st)
+		} else {
 			fmt.Fprintf(errW, "%v\n", runErr)
-			st = 1
+			status = 1
 		}
-		status = st
 	}
 	_ = env
 	if err := sh.capture(context.WithoutCancel(ctx), r); err != nil {

@@ -46,9 +46,6 @@ type FS struct {
 
 const maxSymlinkHops = 40
 
-// persisted is the one prefix a save keeps.
-const persisted = "/work"
-
 func newFS(now func() time.Time) *FS {
 	if now == nil {
 		now = time.Now
