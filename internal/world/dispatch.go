@@ -32,7 +32,7 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 	}
 	var status int
 	switch {
-	case name == captureCmd && !sh.counting:
+	case name == captureCmd && !sh.counting.Load():
 		sh.captureVars(hc.Env)
 	case name == lookupCmd:
 		status = sh.lookup(c, args[1], args[2:])

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
@@ -148,7 +149,7 @@ func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Li
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	sh := &shell{w: w, maxCommands: lim.MaxCommands, cancel: cancel}
+	sh := &shell{w: w, maxCommands: int64(lim.MaxCommands), cancel: cancel}
 	r, env, err := sh.runner(stdin, outW, errW)
 	if err != nil {
 		return res, err
@@ -156,9 +157,9 @@ func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Li
 	if err := sh.restore(ctx, r); err != nil {
 		return res, err
 	}
-	sh.counting = true
+	sh.counting.Store(true)
 	runErr := r.Run(ctx, file)
-	sh.counting = false
+	sh.counting.Store(false)
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) || w.FS.overLimit != nil {
 		if w.FS.overLimit != nil {
 			cause = limitError("world size in bytes", lim.MaxSize)
@@ -192,9 +193,10 @@ func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Li
 type shell struct {
 	w           *World
 	r           *interp.Runner
-	maxCommands int
-	commands    int
-	counting    bool
+	maxCommands int64
+	// A pipeline's stages and background jobs call the handlers from goroutines of their own.
+	commands atomic.Int64
+	counting atomic.Bool
 	cancel      context.CancelCauseFunc
 	captured    []Var
 }
@@ -286,9 +288,8 @@ func (devNull) Close() error                { return nil }
 
 // call counts commands and keeps the interpreter's PATH lookups (type, command -v) off the host.
 func (sh *shell) call(ctx context.Context, args []string) ([]string, error) {
-	if sh.counting {
-		sh.commands++
-		if sh.commands > sh.maxCommands {
+	if sh.counting.Load() {
+		if sh.commands.Add(1) > sh.maxCommands {
 			err := limitError("commands", int64(sh.maxCommands))
 			sh.cancel(err)
 			return nil, err
