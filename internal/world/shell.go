@@ -197,8 +197,8 @@ type shell struct {
 	// A pipeline's stages and background jobs call the handlers from goroutines of their own.
 	commands atomic.Int64
 	counting atomic.Bool
-	cancel      context.CancelCauseFunc
-	captured    []Var
+	cancel   context.CancelCauseFunc
+	captured []Var
 }
 
 func (sh *shell) runner(stdin io.Reader, stdout, stderr io.Writer) (*interp.Runner, *worldEnv, error) {
