@@ -31,7 +31,7 @@ gives its other exit statuses.`,
 	})
 	root.AddCommand(newSandboxCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
 		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio),
-		newUICmd(stdio), newExportCmd(stdio))
+		newUICmd(stdio), newExportCmd(stdio), newGatewayCmd(stdio))
 	documentExits(root)
 	return root
 }

@@ -27,6 +27,7 @@ var engines = []struct {
 }{
 	{"command", func(s Settings) (Agent, error) { return NewCommand(s) }},
 	{"api", func(s Settings) (Agent, error) { return NewAPI(s) }},
+	{"hosted", func(s Settings) (Agent, error) { return NewHosted(s) }},
 }
 
 // Names lists the engines New knows, in the order --help shows them.

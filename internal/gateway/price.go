@@ -166,3 +166,36 @@ func creditFor(amount *big.Int, decimals int, priceE12 int64) int64 {
 	}
 	return n.Int64()
 }
+
+// SampleLoop records a price sample every interval until ctx ends: the
+// price a burn is credited at comes only from samples this server took.
+func (g *Gateway) SampleLoop(ctx context.Context, feeds []Feed, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		if err := g.SamplePrice(sctx, feeds, time.Now()); err != nil && ctx.Err() == nil {
+			g.log.Printf("price: %v", err)
+		}
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ParseUSD reads a dollar amount ("2.50") as micro-dollars, exactly:
+// more than six decimals is refused, not rounded.
+func ParseUSD(s string) (int64, error) {
+	r, ok := new(big.Rat).SetString(strings.TrimSpace(s))
+	if !ok || strings.ContainsAny(s, "eE/") {
+		return 0, fmt.Errorf("amount %q: a decimal number of dollars", s)
+	}
+	r.Mul(r, big.NewRat(1_000_000, 1))
+	if !r.IsInt() || !r.Num().IsInt64() {
+		return 0, fmt.Errorf("amount %q: at most six decimals", s)
+	}
+	return r.Num().Int64(), nil
+}
