@@ -26,8 +26,13 @@ func TestNew(t *testing.T) {
 		{"api without a key", "api", Settings{Provider: "openai"}, "", "APIKey", "OPENAI_API_KEY"},
 		{"api, unknown provider", "api", Settings{Provider: "acme", APIKey: key}, "", "Provider", `provider "acme"`},
 		{"api, plain http elsewhere", "api", Settings{APIKey: key, BaseURL: "http://api.example.com"}, "", "", "plain http only to loopback"},
-		{"unknown engine", "claude-code", Settings{}, "", "", `unknown engine "claude-code" (valid: command, api)`},
-		{"empty name", "", Settings{}, "", "", "valid: command, api"},
+		{"hosted", "hosted", Settings{APIKey: "forkbomb_sk_x", BaseURL: "https://gw.example.com"}, "hosted", "", ""},
+		{"hosted without a gateway", "hosted", Settings{APIKey: "forkbomb_sk_x"}, "", "BaseURL", "FORKBOMB_GATEWAY_URL"},
+		{"hosted without a key", "hosted", Settings{BaseURL: "https://gw.example.com"}, "", "APIKey", "FORKBOMB_API_KEY"},
+		{"hosted, plain http elsewhere", "hosted", Settings{APIKey: "k", BaseURL: "http://gw.example.com"}, "", "BaseURL", "plain http only to loopback"},
+		{"hosted, credentials in the URL", "hosted", Settings{APIKey: "k", BaseURL: "https://u:p@gw.example.com"}, "", "BaseURL", "credentials are refused"},
+		{"unknown engine", "claude-code", Settings{}, "", "", `unknown engine "claude-code" (valid: command, api, hosted)`},
+		{"empty name", "", Settings{}, "", "", "valid: command, api, hosted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,12 +57,12 @@ func TestNew(t *testing.T) {
 			if errors.As(err, &se) != (tt.setting != "") || (se != nil && se.Setting != tt.setting) {
 				t.Errorf("error %#v, want a SettingsError on %q", err, tt.setting)
 			}
-			if tt.engine != "command" && tt.engine != "api" && !errors.Is(err, ErrUnknownEngine) {
+			if tt.engine != "command" && tt.engine != "api" && tt.engine != "hosted" && !errors.Is(err, ErrUnknownEngine) {
 				t.Errorf("an unknown engine's error is not ErrUnknownEngine: %v", err)
 			}
 		})
 	}
-	if got := strings.Join(Names(), ","); got != "command,api" {
+	if got := strings.Join(Names(), ","); got != "command,api,hosted" {
 		t.Errorf("Names() = %s", got)
 	}
 }
