@@ -132,6 +132,7 @@ func TestBurnReplayedConcurrently(t *testing.T) {
 			g, rpc, ws, bt := burnGateway(t, kind)
 			g.opts.Limits.BurnPerMinute = 1000
 			g.limits = newLimiter(g.opts.Limits)
+			rpc.gate, rpc.arrived = 50, make(chan struct{})
 			s := sig(77)
 			rpc.set(s, fx{program: tokenProgram, kind: "burn", mint: testMint, amount: "1000000000", memos: []any{"forkbomb:" + ws}, pre: "1000000000", post: "0", blockTime: bt}.tx(ws))
 			url := serve(t, g)

@@ -20,7 +20,7 @@ func TestPriceFeeds(t *testing.T) {
 		switch r.URL.Path {
 		case "/price/v3":
 			if jupDown.Load() || r.URL.Query().Get("ids") != testMint {
-				http.Error(w, "down", 503)
+				http.Error(w, "down", http.StatusServiceUnavailable)
 				return
 			}
 			fmt.Fprintf(w, `{"%s":{"usdPrice":0.0012345678901,"blockId":348000000,"decimals":6,"priceChange24h":-1.5}}`, testMint)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Fixtures shaped like a real getTransaction (encoding jsonParsed,
@@ -101,12 +102,26 @@ type rpcServer struct {
 	results map[string]any
 	calls   atomic.Int64
 	bad     atomic.Int64 // requests without finalized commitment
+	// gate, when set, holds every answer until that many requests came
+	// (or 10 s passed): concurrent verifications all pass the "already
+	// stored?" check before any stores, so only the database can keep
+	// the credit single.
+	gate    int64
+	arrived chan struct{}
 }
 
 func newRPC(t testing.TB) *rpcServer {
 	s := &rpcServer{results: map[string]any{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.calls.Add(1)
+		if n := s.calls.Add(1); s.gate > 0 {
+			if n == s.gate {
+				close(s.arrived)
+			}
+			select {
+			case <-s.arrived:
+			case <-time.After(10 * time.Second):
+			}
+		}
 		var req struct {
 			ID     any               `json:"id"`
 			Method string            `json:"method"`
