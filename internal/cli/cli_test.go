@@ -32,26 +32,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// exitcode N CMD ARG...: run CMD like exec and require status N.
-			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
-				if len(args) < 2 {
-					ts.Fatalf("usage: exitcode N command [args...]")
-				}
-				want, err := strconv.Atoi(args[0])
-				if err != nil {
-					ts.Fatalf("exitcode: %v", err)
-				}
-				got := 0
-				if err := ts.Exec(args[1], args[2:]...); err != nil {
-					var ee *exec.ExitError
-					if !errors.As(err, &ee) {
-						ts.Fatalf("exitcode: %v", err)
-					}
-					got = ee.ExitCode()
-				}
-				if (got == want) == neg {
-					ts.Fatalf("exit status %d, want %d", got, want)
-				}
-			},
+			"exitcode": exitcode,
 		},
 		// [need:TOOL] is false when a tool CI installs is missing, so
 		// that `[!need:claude] skip` gives the reason; with
@@ -78,4 +59,26 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(env.WorkDir+"/home", 0o755)
 		},
 	})
+}
+
+// exitcode N CMD ARG...: run CMD like exec and require status N.
+func exitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if (got == want) == neg {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
 }

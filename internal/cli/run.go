@@ -108,7 +108,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	enumVar(f, &eng, "engine", "claude-code", "agent engine: claude-code (the default when the claude CLI is installed; else command when --agent is given), command, or api (forkbomb's own loop over --provider)", engine.Names()...)
+	enumVar(f, &eng, "engine", "claude-code", "agent engine: claude-code (the default when the claude CLI is installed; else command when --agent is given), command, api (forkbomb's own loop over --provider), or hosted (the api engine through a forkbomb gateway: FORKBOMB_GATEWAY_URL, FORKBOMB_API_KEY)", engine.Names()...)
 	f.StringVar(&es.AgentBin, "agent-bin", "", "the agent CLI of the claude-code engine (default: claude on PATH)")
 	enumVar(f, &es.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)", "anthropic", "openai")
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
@@ -145,6 +145,9 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 	if eng == "api" {
 		p := strings.ToUpper(es.Provider)
 		es.APIKey, es.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
+	}
+	if eng == "hosted" {
+		es.APIKey, es.BaseURL = os.Getenv("FORKBOMB_API_KEY"), os.Getenv("FORKBOMB_GATEWAY_URL")
 	}
 	if agent != "" {
 		es.Argv = []string{"/bin/sh", "-c", agent}

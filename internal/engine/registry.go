@@ -35,6 +35,7 @@ var engines = []struct {
 	{"command", func(s Settings) (Agent, error) { return NewCommand(s) }},
 	{"api", func(s Settings) (Agent, error) { return NewAPI(s) }},
 	{"claude-code", func(s Settings) (Agent, error) { return NewClaudeCode(context.Background(), s) }},
+	{"hosted", func(s Settings) (Agent, error) { return NewHosted(s) }},
 }
 
 // Names lists the engines New knows, in the order --help shows them.

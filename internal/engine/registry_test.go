@@ -28,8 +28,13 @@ func TestNew(t *testing.T) {
 		{"api, unknown provider", "api", Settings{Provider: "acme", APIKey: key}, "", "Provider", `provider "acme"`},
 		{"api, plain http elsewhere", "api", Settings{APIKey: key, BaseURL: "http://api.example.com"}, "", "", "plain http only to loopback"},
 		{"claude-code without a proxy", "claude-code", Settings{}, "", "Proxy", "model proxy"},
-		{"unknown engine", "hosted", Settings{}, "", "", `unknown engine "hosted" (valid: command, api, claude-code`},
-		{"empty name", "", Settings{}, "", "", "valid: command, api, claude-code"},
+		{"hosted", "hosted", Settings{APIKey: "forkbomb_sk_x", BaseURL: "https://gw.example.com"}, "hosted", "", ""},
+		{"hosted without a gateway", "hosted", Settings{APIKey: "forkbomb_sk_x"}, "", "BaseURL", "FORKBOMB_GATEWAY_URL"},
+		{"hosted without a key", "hosted", Settings{BaseURL: "https://gw.example.com"}, "", "APIKey", "FORKBOMB_API_KEY"},
+		{"hosted, plain http elsewhere", "hosted", Settings{APIKey: "k", BaseURL: "http://gw.example.com"}, "", "BaseURL", "plain http only to loopback"},
+		{"hosted, credentials in the URL", "hosted", Settings{APIKey: "k", BaseURL: "https://u:p@gw.example.com"}, "", "BaseURL", "credentials are refused"},
+		{"unknown engine", "worlds", Settings{}, "", "", `unknown engine "worlds" (valid: command, api, claude-code, hosted`},
+		{"empty name", "", Settings{}, "", "", "valid: command, api, claude-code, hosted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
