@@ -16,6 +16,9 @@ type Settings struct {
 	APIKey            string
 	MaxTurns          int
 	PriceIn, PriceOut float64 // dollars per million tokens
+	// claude-code, codex: the agent CLI
+	AgentBin string // the CLI to run; "": found on PATH
+	Routes   Routes // each fork's way to forkbomb's model proxy
 }
 
 // engines maps each engine's name to its constructor. It is the one place
@@ -27,6 +30,7 @@ var engines = []struct {
 }{
 	{"command", func(s Settings) (Agent, error) { return NewCommand(s) }},
 	{"api", func(s Settings) (Agent, error) { return NewAPI(s) }},
+	{"codex", func(s Settings) (Agent, error) { return NewCodex(s) }},
 }
 
 // Names lists the engines New knows, in the order --help shows them.

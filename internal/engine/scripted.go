@@ -25,7 +25,8 @@ type ToolCall struct {
 }
 
 // Scripted is a model server speaking the Anthropic Messages protocol
-// (streaming server-sent events) on loopback, that plays a script chosen
+// (streaming server-sent events), and OpenAI's chat completions and
+// Responses protocols, on loopback, that plays a script chosen
 // by the "[persona: NAME]" tag in a conversation's first message, one step
 // per assistant turn. It stands in for the network forkbomb's demo and
 // tests do not have; the code under test talks to it exactly as to the
@@ -52,6 +53,7 @@ func StartScripted(key string, scripts map[string][]Step) (*Scripted, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/responses", s.responses)
 	s.srv = &http.Server{Handler: mux}
 	go s.srv.Serve(ln)
 	return s, nil

@@ -123,7 +123,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	race := &race{o: o, hide: hide, rec: rec, sink: sink, stop: stop, results: make([]record.Fork, o.Forks), winner: -1}
-	race.emit(event.RunStart, event.RunLevel, map[string]any{"task": o.Task, "forks": o.Forks, "engine": info.Name, "base": base, "test": o.Test, "limits": limitsData(o.Limits)})
+	race.emit(event.RunStart, event.RunLevel, map[string]any{"task": o.Task, "forks": o.Forks, "engine": info.Name, "agent_version": info.Version, "base": base, "test": o.Test, "limits": limitsData(o.Limits)})
 
 	pid1 := "run-" + id
 	if _, err := o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil {

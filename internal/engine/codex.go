@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// CodexPackage is the npm package (and the version tests pin) a missing
+// codex CLI is installed from.
+const CodexPackage = "@openai/codex@0.169.0"
+
+// ErrAgentMissing: the agent CLI an engine drives is not installed.
+var ErrAgentMissing = errors.New("agent CLI not found")
+
+// Codex is the codex engine: the real `codex exec --json` CLI, run whole
+// inside the fork's sandbox. It reaches the model only through its fork's
+// route to forkbomb's model proxy, holding a placeholder key; its own
+// sandbox is off (it cannot nest in ours: our seccomp refuses the
+// namespaces it would make) and its approvals are never asked; its
+// configuration is a fresh CODEX_HOME forkbomb writes inside the sandbox,
+// so nothing of the user's ~/.codex or of the repository's .codex loads.
+type Codex struct {
+	Bin     string // the CLI on the host, absolute
+	Model   string // passed with -m; "": the CLI's default
+	Version string // what `codex --version` said
+	Routes  Routes
+}
+
+// Routes opens each fork's way to the model: a socket the sandbox bridges
+// to 127.0.0.1:Port inside the fork, where forkbomb's model proxy adds the
+// real key (see internal/modelproxy).
+type Routes interface {
+	Open(fork int, emit func(event.Kind, map[string]any)) (Route, error)
+}
+
+// Route is one fork's way to the model.
+type Route struct {
+	Socket      string // host UNIX socket the sandbox bridges
+	Port        int    // its port on the fork's own 127.0.0.1
+	Placeholder string // the fake key the fork holds
+	// Usage is what the fork's requests cost, counted on the trusted side
+	// (never what the agent prints).
+	Usage func() Usage
+	Close func() error
+}
+
+// NewCodex finds the CLI (Settings.AgentBin, else codex on PATH), records
+// its version and checks the route to the model.
+func NewCodex(s Settings) (*Codex, error) {
+	bin, err := findAgent(s.AgentBin, "codex", CodexPackage, "claude-code, api, command")
+	if err != nil {
+		return nil, err
+	}
+	if s.Routes == nil {
+		return nil, &SettingsError{Engine: "codex", Setting: "Routes", Msg: "the codex engine needs forkbomb's model proxy"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
+	defer cancel()
+	v, err := agentVersion(ctx, bin)
+	if err != nil {
+		return nil, err
+	}
+	return &Codex{Bin: bin, Model: s.Model, Version: v, Routes: s.Routes}, nil
+}
+
+// Info implements Agent.
+func (c *Codex) Info() Info {
+	return Info{Name: "codex", Argv: []string{c.Bin}, Model: c.Model, Version: c.Version}
+}
+
+// Run implements Agent.
+func (c *Codex) Run(ctx context.Context, w Workspace, t Task) Outcome {
+	t.defaults()
+	route, err := c.Routes.Open(t.Fork, t.Emit)
+	if err != nil {
+		return Outcome{State: event.ForkCrashed, Err: fmt.Errorf("codex: open the model route: %w", err)}
+	}
+	defer route.Close()
+	root, _, err := w.Files()
+	if err != nil {
+		return Outcome{State: event.ForkCrashed, Err: fmt.Errorf("codex: the fork's files: %w", err)}
+	}
+	cfg := codexConfig(c.Model, fmt.Sprintf("http://127.0.0.1:%d/v1", route.Port), root)
+	p := sandbox.Policy{
+		Command: append([]string{"/bin/sh", "-c", codexLaunch, c.Bin}, c.args(t.Prompt)...),
+		Timeout: t.Timeout,
+		SetEnv: []string{
+			"FORKBOMB_CODEX_CONFIG=" + cfg,
+			fmt.Sprintf("FORKBOMB_FORK=%d", t.Fork),
+			"NO_COLOR=1",
+		},
+		Network:      sandbox.NetworkProxy,
+		Proxy:        &sandbox.Proxy{Socket: route.Socket, Port: route.Port},
+		Placeholders: map[string]string{"OPENAI_API_KEY": route.Placeholder},
+		MaxOutput:    maxAgentOutput,
+		Toolchains:   true,
+	}
+	t.Confine(&p)
+	log := &lockedWriter{w: t.Log}
+	events := newCodexEvents(t.Emit, log)
+	res, err := w.Exec(ctx, p, sandbox.Stdio{Stdin: nil, Stdout: events, Stderr: log})
+	events.Close()
+	out := processOutcome(ctx, res, err, sandbox.LimitReason(res, p))
+	out.Usage = route.Usage()
+	return out
+}
+
+// args are codex's own: JSON events, no git check, its sandbox and its
+// approvals off (ours confines it), no session files, no execpolicy rules
+// from the repository, and the prompt after "--" so that it is never an
+// option.
+func (c *Codex) args(prompt string) []string {
+	a := []string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+		"--ephemeral", "--ignore-rules", "--color", "never"}
+	if c.Model != "" {
+		a = append(a, "-m", c.Model)
+	}
+	return append(a, "--", prompt)
+}
+
+// codexLaunch runs in the sandbox before codex: it makes the fresh
+// CODEX_HOME in the sandbox's own empty home, writes forkbomb's config
+// there (private to the agent's uid), and replaces itself with the CLI
+// ($0) and its arguments, stdin from /dev/null.
+const codexLaunch = `umask 077
+CODEX_HOME="$HOME/.codex-forkbomb"; export CODEX_HOME
+mkdir -p "$CODEX_HOME" || exit 125
+printf '%s' "$FORKBOMB_CODEX_CONFIG" > "$CODEX_HOME/config.toml" || exit 125
+unset FORKBOMB_CODEX_CONFIG
+exec "$0" "$@" </dev/null`
+
+// Bounds on what an agent CLI may make forkbomb read.
+const (
+	maxAgentOutput = 64 << 20
+	versionTimeout = 10 * time.Second
+	maxVersion     = 4 << 10
+)
+
+// lockedWriter lets the event parser and the CLI's stderr share the log.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// findAgent resolves an agent CLI: the one given, else name on PATH. A
+// missing one names the npm package and the other engines (a list, not
+// Names(): the registry is built from the constructors that call this).
+func findAgent(given, name, pkg, others string) (string, error) {
+	bin := given
+	if bin == "" {
+		bin = name
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s (install it with `npm install -g %s`, give it with --agent-bin, or pick another engine: %s): %w",
+			ErrAgentMissing, bin, pkg, others, err)
+	}
+	return path, nil
+}
+
+// agentVersion asks the CLI its version, bounded in time and size, with
+// nothing of forkbomb's environment but PATH.
+func agentVersion(ctx context.Context, bin string) (string, error) {
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "NO_COLOR=1"}
+	cmd.WaitDelay = time.Second
+	var out limitedBuffer
+	out.max = maxVersion
+	cmd.Stdout, cmd.Stderr = &out, io.Discard
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s --version: %w", bin, err)
+	}
+	v := strings.TrimSpace(out.b.String())
+	if v == "" {
+		return "", fmt.Errorf("%s --version: no version printed", bin)
+	}
+	return v, nil
+}
+
+// limitedBuffer keeps the first max bytes written and drops the rest.
+type limitedBuffer struct {
+	b   strings.Builder
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.b.Len(); room > 0 {
+		if len(p) > room {
+			l.b.Write(p[:room])
+		} else {
+			l.b.Write(p)
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,147 @@
+package engine_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// realKey is the upstream's key: the scripted server accepts only it, the
+// route adds it outside the sandbox, and no fork may ever hold it.
+const realKey = "sk-codex-REAL-upstream-key-0123456789"
+
+// keyRoutes are routes to the scripted server that swap whatever key the
+// fork sends for realKey and count requests, as the model proxy does.
+// TODO(b-proxy): replace with internal/modelproxy once merged.
+type keyRoutes struct {
+	t        testing.TB
+	upstream string
+	mu       sync.Mutex
+	requests int
+	seenKeys []string
+}
+
+func (k *keyRoutes) Open(fork int, emit func(event.Kind, map[string]any)) (engine.Route, error) {
+	dir, err := os.MkdirTemp("", "fbcx")
+	if err != nil {
+		return engine.Route{}, err
+	}
+	os.Chmod(dir, 0o711) // the sandbox's unprivileged init connects to it
+	ln, err := net.Listen("unix", filepath.Join(dir, "s"))
+	if err != nil {
+		return engine.Route{}, err
+	}
+	os.Chmod(filepath.Join(dir, "s"), 0o777)
+	u, _ := url.Parse(k.upstream)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	inner := rp.Director
+	rp.Director = func(r *http.Request) {
+		k.mu.Lock()
+		k.requests++
+		k.seenKeys = append(k.seenKeys, r.Header.Get("Authorization"))
+		k.mu.Unlock()
+		inner(r)
+		r.Header.Set("Authorization", "Bearer "+realKey)
+	}
+	srv := &http.Server{Handler: rp}
+	go srv.Serve(ln)
+	ph := sandbox.NewPlaceholder()
+	var once sync.Once
+	return engine.Route{
+		Socket: filepath.Join(dir, "s"), Port: 4242, Placeholder: ph,
+		Usage: func() engine.Usage {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			return engine.Usage{Turns: k.requests}
+		},
+		Close: func() error {
+			once.Do(func() { srv.Close(); os.RemoveAll(dir) })
+			return nil
+		},
+	}, nil
+}
+
+// storeFork is one fork of a store as an agent gets it.
+type storeFork struct {
+	s    *workspace.Store
+	name string
+}
+
+func (f storeFork) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
+	return f.s.Exec(ctx, f.name, p, stdio)
+}
+func (f storeFork) Files() (string, workspace.Files, error) { return f.s.Files(f.name) }
+
+// codexFork makes a fork of a git repository holding files, in a store
+// under base (an outside folder, so a planted file beside it is one the
+// sandbox would show were it not confined).
+func codexFork(t *testing.T, base string, files map[string]string) storeFork {
+	t.Helper()
+	repo := filepath.Join(base, "repo")
+	for name, body := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Git(t, repo, "init", "-q")
+	testutil.Git(t, repo, "add", "-A")
+	testutil.Git(t, repo, "commit", "-qm", "base")
+	s, err := workspace.Open(filepath.Join(base, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.OpenOverlayWork(t, filepath.Join(base, "state"))
+	ctx := context.Background()
+	if _, err := s.New(ctx, "pid1", workspace.NewOptions{Repo: repo, Rev: "HEAD"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fork(ctx, "pid1", "f0"); err != nil {
+		t.Fatal(err)
+	}
+	return storeFork{s: s, name: "f0"}
+}
+
+// codexFor builds the engine on the installed CLI, failing under
+// FORKBOMB_REQUIRE_ALL=1 when it is missing.
+func codexFor(t *testing.T, srv *engine.Scripted) (*engine.Codex, *keyRoutes) {
+	t.Helper()
+	testutil.Need(t, "codex", "node")
+	k := &keyRoutes{t: t, upstream: srv.URL}
+	c, err := engine.NewCodex(engine.Settings{Routes: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, k
+}
+
+// recorded keeps a run's events.
+type recorded struct {
+	mu  sync.Mutex
+	evs []string
+}
+
+func (r *recorded) emit(k event.Kind, d map[string]any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.evs = append(r.evs, string(k)+" "+jsonString(d))
+}
+
+func (r *recorded) all() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.evs, "\n")
+}

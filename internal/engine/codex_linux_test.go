@@ -1,0 +1,120 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/testutil"
+)
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func shell(cmd string) engine.ToolCall {
+	return engine.ToolCall{Name: "exec_command", Input: map[string]any{"cmd": cmd}}
+}
+
+const fixPatch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: lib.sh\n@@\n-add() { echo $(($1 - $2)); }\n+add() { echo $(($1 + $2)); }\n*** End Patch\nEOF\n"
+
+// TestCodexEngine drives the real codex CLI in a fork's sandbox through
+// a scripted model: it works in the fork with its shell and its patch
+// tool, its events reach the record marked as the agent's, its usage is
+// counted outside it, and an escape (a write beside the fork, a read of a
+// secret planted there) is contained — every check read from outside.
+// The positive controls: a write inside the fork lands, and a file the
+// agent cats inside the fork does surface in the events, so a leaked
+// secret would.
+func TestCodexEngine(t *testing.T) {
+	base, _ := testutil.OutsideDir(t)
+	secret := "planted-secret-" + time.Now().Format("150405.000000")
+	w := codexFork(t, base, map[string]string{
+		"lib.sh":     "add() { echo $(($1 - $2)); }\n",
+		"marker.txt": "MARKER_VISIBLE_INSIDE\n",
+	})
+	// Beside the forks, in the store: a folder of the host no fork sees.
+	planted := filepath.Join(w.s.Root, "secret.txt")
+	if err := os.WriteFile(planted, []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{"fix": {
+		{Text: "Looking.", Tools: []engine.ToolCall{shell(`cat lib.sh; env > env.txt; cp "$CODEX_HOME/config.toml" seen-config.toml; echo inside > made.txt`)}},
+		{Tools: []engine.ToolCall{shell(fixPatch)}},
+		{Tools: []engine.ToolCall{shell("echo pwned > ../outside.txt; echo pwned > " + base + "/escaped.txt; cat " + planted + "; cat marker.txt")}},
+		{Text: "Fixed."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, routes := codexFor(t, srv)
+	if !strings.HasPrefix(c.Info().Version, "codex-cli ") {
+		t.Errorf("version %q", c.Info().Version)
+	}
+	rec := &recorded{}
+	var log strings.Builder
+	out := c.Run(context.Background(), w, engine.Task{Prompt: "[persona: fix] make add add", Timeout: 30 * time.Second, Emit: rec.emit, Log: &log})
+	evs := rec.all()
+	if out.State != event.ForkExited || out.Usage.Turns != 4 {
+		t.Fatalf("outcome %+v (want exited after 4 model calls)\nlog:\n%s\nevents:\n%s", out, log.String(), evs)
+	}
+	_, files, err := w.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		b, _, err := files.Read(name, 1<<20)
+		if err != nil {
+			t.Errorf("read %s from the fork: %v", name, err)
+		}
+		return string(b)
+	}
+	if got := read("lib.sh"); got != "add() { echo $(($1 + $2)); }\n" {
+		t.Errorf("apply_patch did not fix lib.sh: %q", got)
+	}
+	if read("made.txt") != "inside\n" {
+		t.Error("control: the write inside the fork did not land")
+	}
+	env := read("env.txt")
+	if !strings.Contains(env, "OPENAI_API_KEY=fbph") && !strings.Contains(env, "OPENAI_API_KEY=") {
+		t.Errorf("the fork's codex had no placeholder key:\n%s", env)
+	}
+	cfg := read("seen-config.toml")
+	for _, want := range []string{`trust_level = "untrusted"`, `wire_api = "responses"`, `base_url = "http://127.0.0.1:4242/v1"`, "check_for_update_on_startup = false"} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("codex's config lacks %s:\n%s", want, cfg)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(base, "escaped.txt")); err == nil {
+		t.Error("ESCAPE: the agent wrote beside the fork")
+	}
+	if !strings.Contains(evs, "MARKER_VISIBLE_INSIDE") {
+		t.Errorf("control: a file read in the fork never reached the events, so a leak could not be seen:\n%s", evs)
+	}
+	if strings.Contains(evs, secret) || strings.Contains(log.String(), secret) {
+		t.Error("LEAK: the secret planted beside the fork reached the record")
+	}
+	for _, want := range []string{`tool_call {"id":`, `"source":"agent"`, `"tool":"shell"`, `"tool":"apply_patch"`, `model_response {"id"`, `"text":"Fixed."`} {
+		if !strings.Contains(evs, want) {
+			t.Errorf("no %s in the events:\n%s", want, evs)
+		}
+	}
+	// The real key: never in the fork's environment, files or the record;
+	// the fork sent only its placeholder.
+	if strings.Contains(env, realKey) || strings.Contains(evs, realKey) || strings.Contains(log.String(), realKey) {
+		t.Error("LEAK: the real key reached the fork or the record")
+	}
+	for _, k := range routes.seenKeys {
+		if !strings.HasPrefix(k, "Bearer ") || strings.Contains(k, realKey) || !strings.Contains(env, "OPENAI_API_KEY="+strings.TrimPrefix(k, "Bearer ")) {
+			t.Errorf("the fork sent %q, not its placeholder", k)
+		}
+	}
+}
