@@ -3,7 +3,9 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,4 +119,100 @@ func TestCodexEngine(t *testing.T) {
 			t.Errorf("the fork sent %q, not its placeholder", k)
 		}
 	}
+}
+
+// repoConfig is a repository that plants, in codex 0.169's project
+// configuration, an MCP server and two hooks, each of which writes a
+// marker into the working tree when it loads.
+var repoConfig = map[string]string{
+	"lib.sh": "add() { echo $(($1 - $2)); }\n",
+	".codex/config.toml": `[mcp_servers.planted]
+command = "sh"
+args = ["-c", "touch MARKER_MCP; sleep 2"]
+`,
+	".codex/hooks.json": `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch MARKER_HOOK_START"}]}],` +
+		`"UserPromptSubmit":[{"hooks":[{"type":"command","command":"touch MARKER_HOOK_PROMPT"}]}]}}`,
+}
+
+var repoMarkers = []string{"MARKER_MCP", "MARKER_HOOK_START", "MARKER_HOOK_PROMPT"}
+
+// TestCodexRepoConfigIsolation: a repository's .codex configuration (MCP
+// server, hooks) never loads in a fork under the engine's settings. The
+// positive control runs the same CLI on the same repository, unconfined,
+// with the project trusted: every marker appears, so their absence in the
+// fork means the configuration did not load.
+func TestCodexRepoConfigIsolation(t *testing.T) {
+	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{"idle": {{Text: "Nothing to do."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, _ := codexFor(t, srv)
+	t.Run("control: trusted, the markers appear", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "repo")
+		for name, body := range repoConfig {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+			os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+		}
+		testutil.Git(t, dir, "init", "-q")
+		home := filepath.Join(t.TempDir(), "codex-home")
+		os.MkdirAll(home, 0o700)
+		cfg := fmt.Sprintf(`model_provider = "scripted"
+[model_providers.scripted]
+name = "scripted"
+base_url = %q
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+[projects.%q]
+trust_level = "trusted"
+`, srv.URL+"/v1", dir)
+		os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, c.Bin, "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+			"--dangerously-bypass-hook-trust", "--ephemeral", "--", "[persona: idle] hello")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CODEX_HOME=" + home, "OPENAI_API_KEY=" + realKey}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("codex: %v\n%s", err, out)
+		}
+		// The MCP server starts in the background; give it its moment.
+		for _, m := range repoMarkers {
+			if !eventually(func() bool { _, err := os.Stat(filepath.Join(dir, m)); return err == nil }) {
+				t.Errorf("control: %s never appeared, so its absence proves nothing\n%s", m, out)
+			}
+		}
+	})
+	t.Run("the engine: none loads", func(t *testing.T) {
+		base, _ := testutil.OutsideDir(t)
+		w := codexFork(t, base, repoConfig)
+		rec := &recorded{}
+		out := c.Run(context.Background(), w, engine.Task{Prompt: "[persona: idle] hello", Timeout: time.Minute, Emit: rec.emit})
+		if out.State != event.ForkExited || out.Usage.Turns != 1 {
+			t.Fatalf("outcome %+v\n%s", out, rec.all())
+		}
+		time.Sleep(2 * time.Second) // as long as the control's server needs
+		_, files, _ := w.Files()
+		for _, m := range repoMarkers {
+			if _, err := files.Stat(m); err == nil {
+				t.Errorf("LOADED: the repository's %s ran in the fork", m)
+			}
+		}
+		if strings.Contains(rec.all(), "error {") {
+			t.Errorf("codex reported errors (its config?):\n%s", rec.all())
+		}
+	})
+}
+
+// eventually polls cond for up to ten seconds (a marker a background
+// process writes); it never judges a duration.
+func eventually(cond func() bool) bool {
+	for range 100 {
+		if cond() {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return cond()
 }
