@@ -84,14 +84,16 @@ func demoScripts(modelPort, repo string) map[string][]engine.Step {
 }
 
 func newDemoCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{
+	var view uiFlags
+	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "The whole race on an example, with a built-in scripted model: no key, no network",
 		Long: `Build a small repository with a real bug and a failing test, and race four forks
 driven by a built-in scripted model that speaks the Anthropic Messages API on
 loopback: one fixes the bug, one edits the test, one tries to escape (reads
 ~/.ssh, writes outside its fork, opens a connection), one gives up. The same
-code path as a real 'forkbomb run --engine api'.
+code path as a real 'forkbomb run --engine api'. With --ui, watch it live in
+a browser (the URL is printed; the page stays up until Ctrl-C).
 
 ` + exitHelp("demo"),
 		Args: exactArgs(0),
@@ -152,7 +154,8 @@ code path as a real 'forkbomb run --engine api'.
 			if err != nil {
 				return err
 			}
-			r, dir, err := run.Race(c.Context(), run.Options{
+			defer view.close()
+			ro := run.Options{
 				Store: s, RunsDir: l.Runs(), CacheDir: l.Judge(),
 				Repo: repo, Task: "Deposit subtracts instead of adding; TestDeposit fails. Fix the bug.",
 				// --all: every fork is judged, so the demo shows each verdict
@@ -167,7 +170,11 @@ code path as a real 'forkbomb run --engine api'.
 					}
 					return j, nil
 				},
-			})
+			}
+			if err := view.start(c.Context(), stdio, l.Runs(), &ro); err != nil {
+				return err
+			}
+			r, dir, err := run.Race(c.Context(), ro)
 			if err != nil {
 				return err
 			}
@@ -192,6 +199,7 @@ code path as a real 'forkbomb run --engine api'.
 			}
 			clock.report(stdio.Out, dir, personas)
 			fmt.Fprintf(stdio.Out, "\nrecord: %s   (forkbomb show %s)\n", dir, r.ID)
+			view.hold(c.Context(), stdio)
 			if !contained {
 				return &exitError{code: ExitFailed, msg: "the escape artist wrote outside its fork"}
 			}
@@ -201,6 +209,8 @@ code path as a real 'forkbomb run --engine api'.
 			return nil
 		},
 	}
+	view.add(cmd.Flags())
+	return cmd
 }
 
 // printToolResults shows a fork's shell and editor results from the record.

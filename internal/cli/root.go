@@ -30,7 +30,8 @@ gives its other exit statuses.`,
 		return fmt.Errorf("%w: %v (see '%s --help')", errUsage, err, c.CommandPath())
 	})
 	root.AddCommand(newSandboxCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
-		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio))
+		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio),
+		newUICmd(stdio), newExportCmd(stdio))
 	documentExits(root)
 	return root
 }

@@ -26,6 +26,8 @@ func newRunCmd(stdio IO) *cobra.Command {
 		prompts string
 		asJSON  bool
 		limits  limitFlags
+		network string
+		view    uiFlags
 	)
 	cmd := &cobra.Command{
 		Use:   `run [flags] "TASK"`,
@@ -57,7 +59,12 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 		Args:    exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Task = args[0]
-			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, limits)
+			var err error
+			if o.Allow, err = parseRunNetwork(network, stdio.Err); err != nil {
+				return withCode(ExitCouldNotRun, err)
+			}
+			defer view.close()
+			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, limits, &view)
 			if err != nil {
 				return withCode(ExitCouldNotRun, inRepoHint(err))
 			}
@@ -74,6 +81,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 				}
 				fmt.Fprintf(stdio.Out, "\nrecord: %s\n", dir)
 			}
+			view.hold(c.Context(), stdio)
 			switch r.Status {
 			case "won":
 				return nil
@@ -101,14 +109,16 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.BoolVar(&o.All, "all", false, "wait for every fork and keep the best, instead of the first that passes")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "limit for each fork's agent")
 	limits.add(f, "fork")
+	f.StringVar(&network, "network", "none", networkHelp)
 	f.StringVar(&o.RunsDir, "runs-dir", "", "where runs are recorded (default $FORKBOMB_HOME/runs; never inside the repository)")
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
+	view.add(f)
 	return cmd
 }
 
 // raceFromFlags completes the race's options from the flags and the state
 // home, and races.
-func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON bool, limits limitFlags) (*record.Run, string, error) {
+func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON bool, limits limitFlags, view *uiFlags) (*record.Run, string, error) {
 	var err error
 	if o.Limits, err = limits.limits(); err != nil {
 		return nil, "", err
@@ -147,6 +157,9 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 	}
 	if !asJSON {
 		o.Progress = stdio.Err
+	}
+	if err := view.start(c.Context(), stdio, o.RunsDir, &o); err != nil {
+		return nil, "", err
 	}
 	return run.Race(c.Context(), o)
 }

@@ -78,6 +78,11 @@ type Task struct {
 	// command an engine runs in the fork goes through it (nil: nothing
 	// added).
 	Confine func(*sandbox.Policy)
+	// Allow is the race's --network allow: hosts (canonical host:port).
+	// Confine already routes a command with no network of its own to
+	// them; an engine that gives its commands a proxy network of its own
+	// (a model proxy) must allow these hosts on it.
+	Allow []string
 	// Emit streams the agent's events (model calls, tool calls, a limit
 	// that ended one command); nil drops them.
 	Emit func(kind event.Kind, data map[string]any)

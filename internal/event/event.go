@@ -9,8 +9,8 @@ type Kind string
 const (
 	RunStart      Kind = "run_start"
 	ForkStart     Kind = "fork_start"
-	ModelRequest  Kind = "model_request"  // api engine: a call to the model
-	ModelResponse Kind = "model_response" // api engine: its answer
+	ModelRequest  Kind = "model_request"  // a call to the model (api engine, or "via":"proxy")
+	ModelResponse Kind = "model_response" // its answer (api engine, or "via":"proxy": status, tokens, cost)
 	ToolCall      Kind = "tool_call"      // api engine: the model called a tool
 	ToolResult    Kind = "tool_result"    // api engine: what the tool returned
 	ForkExit      Kind = "fork_exit"      // the fork's agent stopped
@@ -21,6 +21,7 @@ const (
 	Kill          Kind = "kill" // a losing fork killed when another won
 	Error         Kind = "error"
 	RunEnd        Kind = "run_end"
+	NetConnect    Kind = "net_connect" // a fork asked the proxy for a host (--network allow:)
 )
 
 // ForkState is where a fork's agent is, and how it ended.

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -26,6 +28,7 @@ type race struct {
 	stop       context.CancelFunc // ends the whole race (a record that cannot be written)
 	waitJudger func() (Judger, error)
 	cancel     []context.CancelFunc
+	proxy      *modelproxy.Proxy // --network allow:, else nil
 
 	failMu  sync.Mutex
 	failErr error // the record's first write error
@@ -76,6 +79,19 @@ func (r *race) confine(p *sandbox.Policy) {
 	r.o.Limits.Apply(p)
 }
 
+// confineNet gives a command of a fork the fork's way to the allowed
+// hosts: the proxy network to its endpoint, and the proxy variables. An
+// engine that set a proxy network of its own (its model proxy) keeps it,
+// and is given Task.Allow to honour.
+func confineNet(ep *modelproxy.Endpoint, p *sandbox.Policy) {
+	if ep == nil || (p.Network != "" && p.Network != sandbox.NetworkNone) {
+		return
+	}
+	p.Network = sandbox.NetworkProxy
+	p.Proxy = &sandbox.Proxy{Socket: ep.Socket, Port: ep.Port}
+	p.SetEnv = slices.Concat(p.SetEnv, ep.Env(""))
+}
+
 // fork drives one agent, then judges its patch.
 func (r *race) fork(ctx context.Context, n int, name string) {
 	task := r.o.Task
@@ -83,11 +99,22 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		task = r.o.Prompts[n%len(r.o.Prompts)] + "\n\n" + r.o.Task
 	}
 	r.emit(event.ForkStart, n, map[string]any{"workspace": name})
+	emit := func(kind event.Kind, data map[string]any) { r.emit(kind, n, data) }
+	var ep *modelproxy.Endpoint
+	if r.proxy != nil {
+		var err error
+		if ep, err = r.proxy.Fork(n, emit); err != nil {
+			r.emit(event.Error, n, map[string]any{"error": err.Error()})
+			r.setFork(n, func(f *record.Fork) { f.State, f.Reason = event.ForkCrashed, "--network allow: "+err.Error() })
+			return
+		}
+		defer ep.Close()
+	}
 	var log bytes.Buffer
 	start := time.Now()
 	out := r.o.Engine.Run(ctx, forkWorkspace{store: r.o.Store, name: name}, engine.Task{
-		Prompt: task, Fork: n, Timeout: r.o.Timeout, Confine: r.confine, Log: &log,
-		Emit: func(kind event.Kind, data map[string]any) { r.emit(kind, n, data) },
+		Prompt: task, Fork: n, Timeout: r.o.Timeout, Log: &log, Emit: emit, Allow: r.o.Allow,
+		Confine: func(p *sandbox.Policy) { r.confine(p); confineNet(ep, p) },
 	})
 	if out.Err != nil {
 		fmt.Fprintf(&log, "\nforkbomb: %v\n", ownWords(out.Err))

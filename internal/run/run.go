@@ -19,6 +19,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/home"
 	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -48,7 +49,14 @@ type Options struct {
 	// and each test run judging a fork: a zero field is
 	// sandbox.DefaultLimits(Parallel) — a share of the machine per fork at
 	// work — and sandbox.Unlimited is none.
-	Limits   sandbox.Limits
+	Limits sandbox.Limits
+	// Allow names the hosts (canonical host:port, modelproxy.ParseAllow)
+	// each fork's agent may reach — through a CONNECT proxy forkbomb runs
+	// on the host (HTTPS_PROXY/HTTP_PROXY in the fork), every connection
+	// a net_connect event; everything else stays unreachable (the fork's
+	// network namespace has only its loopback). Empty: --network none.
+	// The judge's test runs stay offline whatever this says.
+	Allow    []string
 	Progress io.Writer
 	// Subscribers get every event of the race, after the record and
 	// besides the progress lines (a web view, say). Each is fed from a
@@ -123,7 +131,16 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	race := &race{o: o, hide: hide, rec: rec, sink: sink, stop: stop, results: make([]record.Fork, o.Forks), winner: -1}
-	race.emit(event.RunStart, event.RunLevel, map[string]any{"task": o.Task, "forks": o.Forks, "engine": info.Name, "agent_version": info.Version, "base": base, "test": o.Test, "limits": limitsData(o.Limits)})
+	startData := map[string]any{"id": id, "task": o.Task, "forks": o.Forks, "engine": info.Name, "agent_version": info.Version, "base": base, "test": o.Test, "limits": limitsData(o.Limits)}
+	if len(o.Allow) > 0 {
+		startData["network"] = "allow:" + strings.Join(o.Allow, ",")
+		if race.proxy, err = modelproxy.Start(modelproxy.Options{Allow: o.Allow}); err != nil {
+			rec.Update(func(r *record.Run) { r.Status = event.RunFailed })
+			return nil, "", fmt.Errorf("--network allow: %w", err)
+		}
+		defer race.proxy.Close()
+	}
+	race.emit(event.RunStart, event.RunLevel, startData)
 
 	pid1 := "run-" + id
 	if _, err := o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil {

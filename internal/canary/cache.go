@@ -1,0 +1,111 @@
+package canary
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// The cache ($FORKBOMB_HOME/canary.json) keeps the last result for each
+// agent CLI version: a run with that engine starts forks only when the
+// canary passed for the version installed now.
+
+// cacheFile is canary.json's content.
+type cacheFile struct {
+	Version int                `json:"version"` // of this format: 1
+	Results map[string]*Result `json:"results"` // by key(engine, version)
+}
+
+const maxCache = 4 << 20
+
+func key(engine, version string) string { return engine + "@" + version }
+
+// Lookup returns the cached result for an engine's version, if any.
+func Lookup(path, engine, version string) (*Result, error) {
+	c, err := load(path)
+	if err != nil {
+		return nil, err
+	}
+	return c.Results[key(engine, version)], nil
+}
+
+// Save records res in the cache at path, replacing the result for the
+// same engine and version. The write is atomic and locked against other
+// forkbomb processes.
+func Save(path string, res *Result) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("canary cache: %w", err)
+	}
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("canary cache: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("canary cache: lock: %w", err)
+	}
+	c, err := load(path)
+	if err != nil {
+		return err
+	}
+	c.Results[key(res.Engine, res.Version)] = res
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("canary cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".canary-*.json")
+	if err != nil {
+		return fmt.Errorf("canary cache: %w", err)
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("canary cache: %w", err)
+	}
+	return nil
+}
+
+// load reads the cache; a missing file is an empty cache, a malformed one
+// an error naming the file (never silently a pass).
+func load(path string) (*cacheFile, error) {
+	c := &cacheFile{Version: 1, Results: map[string]*Result{}}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("canary cache %s: %w", path, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("canary cache %s: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxCache+1))
+	if err != nil {
+		return nil, fmt.Errorf("canary cache %s: %w", path, err)
+	}
+	if len(data) > maxCache {
+		return nil, fmt.Errorf("canary cache %s: larger than %d MiB", path, maxCache>>20)
+	}
+	if err := json.Unmarshal(data, c); err != nil {
+		return nil, fmt.Errorf("canary cache %s: %w (remove it and run forkbomb canary again)", path, err)
+	}
+	if c.Results == nil {
+		c.Results = map[string]*Result{}
+	}
+	return c, nil
+}

@@ -1,0 +1,262 @@
+package modelproxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/event"
+)
+
+// Bounds on tunnels and plain proxying to allowed hosts.
+const (
+	dialTimeout = 15 * time.Second
+	tunnelIdle  = 5 * time.Minute // a tunnel with no byte either way this long is cut
+	maxTunnels  = 64              // per fork at once
+)
+
+// connect serves CONNECT host:port: a tunnel if the host is allowed, 403
+// otherwise. Every attempt is a net_connect event.
+func (e *Endpoint) connect(w http.ResponseWriter, r *http.Request) {
+	hp, ok := e.allowed(w, r.Host, 443)
+	if !ok {
+		return
+	}
+	up, err := e.p.dialAllowed(r.Context(), "tcp", hp.String())
+	if err != nil {
+		e.netEvent(hp, true, "dial failed: "+dialReason(err))
+		refuse(w, http.StatusBadGateway, "could not connect to "+hp.String())
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		up.Close()
+		refuse(w, http.StatusInternalServerError, "cannot tunnel on this connection")
+		return
+	}
+	c, brw, err := hj.Hijack()
+	if err != nil {
+		up.Close()
+		return
+	}
+	if !e.track(c, true) || !e.track(up, true) {
+		c.Close()
+		up.Close()
+		e.track(c, false)
+		return
+	}
+	defer func() { e.track(c, false); e.track(up, false) }()
+	e.netEvent(hp, true, "")
+	_ = c.SetWriteDeadline(time.Now().Add(writeWait))
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
+		c.Close()
+		up.Close()
+		return
+	}
+	// What the client sent after its CONNECT is in brw's buffer already.
+	splice(c, brw.Reader, up)
+}
+
+// hostPort is a checked target.
+type hostPort struct{ host, port string }
+
+func (h hostPort) String() string { return net.JoinHostPort(h.host, h.port) }
+
+// allowed checks a target against the allow-list and the rate; when it
+// refuses, it has answered and sent the event.
+func (e *Endpoint) allowed(w http.ResponseWriter, target string, defPort int) (hostPort, bool) {
+	c, err := CanonicalHostPort(target, defPort)
+	var hp hostPort
+	if err == nil {
+		hp.host, hp.port, _ = net.SplitHostPort(c)
+	} else {
+		hp.host = clip(target, 200)
+	}
+	switch {
+	case err != nil:
+		e.netEvent(hp, false, "not a host name or address")
+		refuse(w, http.StatusBadRequest, "not a host name or address")
+	case !e.p.allow[c]:
+		e.netEvent(hp, false, "not in --network allow:")
+		refuse(w, http.StatusForbidden, c+" is not an allowed host (--network allow:HOST)")
+	case e.countTunnels() >= maxTunnels:
+		e.netEvent(hp, false, "too many connections")
+		refuse(w, http.StatusServiceUnavailable, "too many connections at once")
+	default:
+		msg, over := e.overRate(w)
+		if !over {
+			return hp, true
+		}
+		e.netEvent(hp, false, "rate limit")
+		refuse(w, http.StatusTooManyRequests, msg)
+	}
+	return hp, false
+}
+
+func (e *Endpoint) countTunnels() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.tunnels) / 2
+}
+
+func (e *Endpoint) netEvent(hp hostPort, allowed bool, reason string) {
+	d := map[string]any{"host": hp.host, "allowed": allowed}
+	if n, err := strconv.Atoi(hp.port); err == nil {
+		d["port"] = n
+	}
+	if reason != "" {
+		d["reason"] = reason
+	}
+	e.event(event.NetConnect, d)
+}
+
+// splice copies both ways until both are done or the tunnel is idle for
+// tunnelIdle, then closes both ends.
+func splice(c net.Conn, fromClient io.Reader, up net.Conn) {
+	var last sync.Mutex
+	seen := time.Now()
+	touch := func() { last.Lock(); seen = time.Now(); last.Unlock() }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		t := time.NewTicker(tunnelIdle / 10)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				last.Lock()
+				idle := time.Since(seen) > tunnelIdle
+				last.Unlock()
+				if idle {
+					c.Close()
+					up.Close()
+					return
+				}
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	cp := func(dst net.Conn, src io.Reader) {
+		defer wg.Done()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				touch()
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		} else {
+			dst.Close()
+		}
+	}
+	go cp(up, fromClient)
+	go cp(c, up)
+	wg.Wait()
+	c.Close()
+	up.Close()
+}
+
+// plain serves absolute-form proxying (http://host/path) to an allowed
+// host; port 80 unless named. Redirects are passed back as they are: the
+// client's next request comes through here and is checked again.
+func (e *Endpoint) plain(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Scheme != "http" || r.URL.Host == "" {
+		e.netEvent(hostPort{host: clip(r.URL.Host, 200)}, false, "only http:// in absolute form")
+		refuse(w, http.StatusBadRequest, "only http:// URLs are proxied in absolute form (use CONNECT for https)")
+		return
+	}
+	hp, ok := e.allowed(w, r.URL.Host, 80)
+	if !ok {
+		return
+	}
+	e.netEvent(hp, true, "")
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	u := *r.URL
+	u.Host = hp.String()
+	out, err := http.NewRequestWithContext(ctx, r.Method, u.String(), http.MaxBytesReader(w, r.Body, e.p.o.MaxRequestBytes))
+	if err != nil {
+		refuse(w, http.StatusBadRequest, "malformed request")
+		return
+	}
+	copyPlainHeaders(out.Header, r.Header)
+	out.ContentLength = r.ContentLength
+	resp, err := e.p.plainTransport.RoundTrip(out)
+	if err != nil {
+		refuse(w, http.StatusBadGateway, "could not reach "+hp.String())
+		return
+	}
+	defer resp.Body.Close()
+	copyResponseHeaders(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	streamBody(http.NewResponseController(w), w, resp.Body, &meter{over: true})
+}
+
+// errInternalAddress: a name resolved to an address of this machine or
+// its private network.
+var errInternalAddress = errors.New("the name resolves to a loopback, private or link-local address")
+
+// dialAllowed dials an allowed host. A name is resolved here and dialled
+// only at a public address: an allowed name whose DNS answer is (or is
+// made, by rebinding) 127.0.0.1 or a private address would otherwise open
+// this machine's own services or the local network to the fork. Such a
+// place is allowed only by naming its address itself (allow:10.0.0.5).
+func (p *Proxy) dialAllowed(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	var d net.Dialer
+	if net.ParseIP(host) != nil {
+		return d.DialContext(ctx, network, addr)
+	}
+	ips, err := p.lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	var last error = errInternalAddress
+	for _, ip := range ips {
+		if internal(ip.IP) {
+			continue
+		}
+		c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// internal reports an address that is not on the public internet.
+func internal(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast()
+}
+
+// dialReason is a dial error for an event: the internal-address refusal
+// by name, anything else in general terms.
+func dialReason(err error) string {
+	if errors.Is(err, errInternalAddress) {
+		return errInternalAddress.Error()
+	}
+	return "could not connect"
+}

@@ -1,0 +1,17 @@
+package modelproxy
+
+import (
+	"os"
+	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// TestMain lets the test binary serve as the sandbox init (sandbox.Run
+// re-executes os.Executable()).
+func TestMain(m *testing.M) {
+	if sandbox.IsInit() {
+		sandbox.InitMain()
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,170 @@
+package ui
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// pageState is what the inertness checks read from the page's DOM.
+type pageState struct {
+	Pwned      string   `json:"pwned"`      // typeof window.__pwned: "undefined" unless injected code ran
+	Scripts    []string `json:"scripts"`    // src of every script element
+	Handlers   int      `json:"handlers"`   // elements with an inline event handler
+	JSLinks    int      `json:"jslinks"`    // a[href^=javascript:]
+	Images     int      `json:"images"`     // img elements in the page's content
+	AsText     bool     `json:"asText"`     // the markup is shown, as text
+	Blocked    int      `json:"blocked"`    // fork 1's stream items marked as contained escapes
+	Unknown    bool     `json:"unknown"`    // an unknown event kind is shown
+	WinnerDiff string   `json:"winnerDiff"` // the winning patch as shown
+	Apply      string   `json:"apply"`      // the apply command shown
+}
+
+const readState = `({
+	pwned: typeof window.__pwned,
+	scripts: [...document.scripts].map((s) => s.getAttribute('src') || 'INLINE'),
+	handlers: document.querySelectorAll('[onerror],[onload],[onclick]').length,
+	jslinks: document.querySelectorAll('a[href^="javascript:" i]').length,
+	images: document.querySelectorAll('main img, main svg[onload]').length,
+	asText: document.body.textContent.includes('<script>window.__pwned="script"</script>'),
+	blocked: document.querySelectorAll('#fork-1 .item.blocked').length,
+	unknown: document.body.textContent.includes('something_new') || document.body.textContent.includes('something new'),
+	winnerDiff: (document.querySelector('#winner-patch') || {}).textContent || '',
+	apply: (document.querySelector('#winner code.cmd') || {}).textContent || '',
+})`
+
+// checkInert: the markup a model wrote is on the page as text, and none of
+// it became an element or ran.
+func checkInert(t *testing.T, ctx context.Context, runID string) {
+	t.Helper()
+	// Give an injected handler (an img's onerror) time to fire, had it
+	// become an element: wait for the page's own load to settle.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.readyState === 'complete'`)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](readState))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Pwned != "undefined" {
+		t.Errorf("INJECTED CODE RAN: window.__pwned is %s", st.Pwned)
+	}
+	if len(st.Scripts) != 2 || st.Scripts[0] != "data.js" || st.Scripts[1] != "app.js" {
+		t.Errorf("script elements: %v, want data.js and app.js only", st.Scripts)
+	}
+	if st.Handlers != 0 || st.JSLinks != 0 || st.Images != 0 {
+		t.Errorf("injected markup became elements: %d handlers, %d javascript: links, %d images", st.Handlers, st.JSLinks, st.Images)
+	}
+	if !st.AsText {
+		t.Errorf("the injected markup is not shown as text")
+	}
+	if st.Blocked < 3 {
+		t.Errorf("fork 1's escape attempts (a read-only write, an editor refusal, a refused connection): %d marked", st.Blocked)
+	}
+	if !st.Unknown {
+		t.Errorf("an event of an unknown kind is not shown")
+	}
+	if !strings.Contains(st.WinnerDiff, "+add() { echo $(($1 + $2)); }") {
+		t.Errorf("winning patch shown: %q", st.WinnerDiff)
+	}
+	if st.Apply != "forkbomb apply "+runID {
+		t.Errorf("apply command: %q", st.Apply)
+	}
+}
+
+// TestBrowserInertAndExport opens a finished run whose model and tools
+// wrote <script>, event-handler and javascript: markup into every string,
+// first from the server, then as an export from file:// with the server
+// stopped. In both the markup shows as text and nothing of it runs; the
+// export replays with the scrubber. The positive control proves the probe
+// sees injected code run when the same markup is parsed as HTML.
+func TestBrowserInertAndExport(t *testing.T) {
+	ctx := tab(t)
+	runs := t.TempDir()
+	id := writeRun(t, runs, hostileEvents())
+
+	t.Run("control", func(t *testing.T) {
+		// The same markup given to innerHTML on a page without our CSP
+		// runs: the check below would see it.
+		if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+			t.Fatal(err)
+		}
+		js := `document.body.innerHTML = ` + jsString(inject) + `; 1`
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](js)); err != nil {
+			t.Fatal(err)
+		}
+		pwned, err := chromedp.Run(ctx, chromedp.Poll[string](`window.__pwned`, chromedp.WithPollingTimeout(20*time.Second)))
+		if err != nil || pwned == "" {
+			t.Fatalf("control: injected markup did not run under innerHTML (%q, %v): the probe cannot see a leak", pwned, err)
+		}
+	})
+
+	sctx, stop := context.WithCancel(context.Background())
+	s, err := Listen(Options{RunsDir: runs, Run: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(sctx) }()
+	t.Run("served", func(t *testing.T) {
+		if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#winner-patch .diff"))); err != nil {
+			t.Fatal(err)
+		}
+		checkInert(t, ctx, id)
+		// Expand fetches the whole output the stream cut.
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#fork-0 .item button"))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#fork-0').textContent.includes('THE-END-OF-BIG-OUTPUT')`)); err != nil {
+			t.Errorf("expand did not show the whole output: %v", err)
+		}
+		screenshot(t, ctx, "served")
+	})
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("export", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "replay")
+		if err := Export(runs, id, dir); err != nil {
+			t.Fatal(err)
+		}
+		u := (&url.URL{Scheme: "file", Path: filepath.Join(dir, "index.html")}).String()
+		if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitVisible(chromedp.CSS("#winner-patch .diff"))); err != nil {
+			t.Fatal(err)
+		}
+		checkInert(t, ctx, id)
+		// Scrub back to the start of the race: one event shown, no winner.
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const r = document.querySelector('#scrubber'); r.value = 3; r.dispatchEvent(new Event('input')); return true; })()`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.body.textContent.includes('3 / 20') && !document.querySelector('#winner')`)); err != nil {
+			t.Errorf("scrubbing back: %v", err)
+		}
+		screenshot(t, ctx, "export-scrubbed")
+		// Play at 64×: the replay reaches the winner again.
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('#speed'); s.value = '64'; s.dispatchEvent(new Event('change')); return true; })()`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#play"))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.body.textContent.includes('20 / 20') && !!document.querySelector('#winner-patch .diff')`, chromedp.WithPollingTimeout(time.Minute))); err != nil {
+			t.Errorf("replay did not reach the end: %v", err)
+		}
+		checkInert(t, ctx, id)
+		screenshot(t, ctx, "export-replayed")
+	})
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`, "<", `\x3c`)
+	return "'" + r.Replace(s) + "'"
+}

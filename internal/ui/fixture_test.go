@@ -1,0 +1,82 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/record"
+)
+
+// inject is markup a model could write; each piece, if it ever ran, would
+// set window.__pwned (the browser test checks it stays undefined).
+const inject = `<script>window.__pwned="script"</script><img src=x onerror="window.__pwned='img'">` +
+	`<a id="jslink" href="javascript:window.__pwned='link'">click me</a><svg onload="window.__pwned='svg'"></svg>`
+
+// hostileEvents is a finished two-fork race whose model and tools wrote
+// markup everywhere a string goes, and whose fork 1 tried to escape.
+func hostileEvents() []event.Event {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	big := strings.Repeat("line of output\n", 1000) + "THE-END-OF-BIG-OUTPUT"
+	return []event.Event{
+		{Kind: event.RunStart, Fork: event.RunLevel, Time: at(0), Data: map[string]any{"id": "x", "task": "fix it " + inject, "forks": 2, "engine": "api"}},
+		{Kind: event.ForkStart, Fork: 0, Time: at(1), Data: map[string]any{"workspace": "w0"}},
+		{Kind: event.ForkStart, Fork: 1, Time: at(1), Data: map[string]any{"workspace": "w1"}},
+		{Kind: event.ModelResponse, Fork: 0, Time: at(2), Data: map[string]any{"turn": 1, "text": "I will fix it. " + inject, "input_tokens": 100, "output_tokens": 20}},
+		{Kind: event.ToolCall, Fork: 0, Time: at(3), Data: map[string]any{"turn": 1, "tool": "shell", "input": map[string]any{"command": "cat lib.sh; echo '" + inject + "'"}}},
+		{Kind: event.ToolResult, Fork: 0, Time: at(4), Data: map[string]any{"turn": 1, "tool": "shell", "output": inject + "\n" + big}},
+		{Kind: event.ToolCall, Fork: 1, Time: at(4), Data: map[string]any{"turn": 1, "tool": "shell", "input": map[string]any{"command": "cat ~/.ssh/id_rsa; echo pwned > /etc/x"}}},
+		{Kind: event.ToolResult, Fork: 1, Time: at(5), Data: map[string]any{"turn": 1, "tool": "shell", "output": "cat: /root/.ssh/id_rsa: No such file or directory\nsh: /etc/x: Read-only file system"}},
+		{Kind: event.ToolCall, Fork: 1, Time: at(5), Data: map[string]any{"turn": 2, "tool": "editor", "input": map[string]any{"command": "create", "path": "../escaped.txt"}}},
+		{Kind: event.ToolResult, Fork: 1, Time: at(6), Data: map[string]any{"turn": 2, "tool": "editor", "error": true, "output": "path ../escaped.txt is outside the fork"}},
+		{Kind: "net_connect", Fork: 1, Time: at(6), Data: map[string]any{"host": "evil.example", "port": 443, "allowed": false, "reason": "not the model host"}},
+		{Kind: "something_new", Fork: 1, Time: at(7), Data: map[string]any{"note": inject}},
+		{Kind: event.ForkExit, Fork: 0, Time: at(8), Data: map[string]any{"state": "exited", "exit": 0}},
+		{Kind: event.ForkExit, Fork: 1, Time: at(8), Data: map[string]any{"state": "exited", "exit": 0}},
+		{Kind: event.JudgeStart, Fork: 1, Time: at(9), Data: map[string]any{"patch_bytes": 10}},
+		{Kind: event.VerdictGiven, Fork: 1, Time: at(10), Data: map[string]any{"verdict": "fail", "reason": "tests failed: TestAdd " + inject, "score": 0}},
+		{Kind: event.JudgeStart, Fork: 0, Time: at(10), Data: map[string]any{"patch_bytes": 10}},
+		{Kind: event.VerdictGiven, Fork: 0, Time: at(12), Data: map[string]any{"verdict": "pass", "reason": "1 passed", "score": 1}},
+		{Kind: event.Winner, Fork: 0, Time: at(12), Data: map[string]any{"reason": "first pass"}},
+		{Kind: event.RunEnd, Fork: event.RunLevel, Time: at(13), Data: map[string]any{"status": "won", "winner": 0}},
+	}
+}
+
+const winnerPatch = "diff --git a/lib.sh b/lib.sh\n--- a/lib.sh\n+++ b/lib.sh\n@@ -1 +1 @@\n-add() { echo $(($1 - $2)); }\n+add() { echo $(($1 + $2)); } # " + inject + "\n"
+
+// writeRun records evs as a finished run with the real recorder and
+// returns its id.
+func writeRun(t *testing.T, runs string, evs []event.Event) string {
+	t.Helper()
+	id := record.NewID()
+	rec, err := record.Create(runs, record.Run{ID: id, Task: "fix it " + inject, Engine: "api", Model: "scripted", Forks: 2, Test: "sh check.sh", Repo: "/repo", Base: strings.Repeat("ab", 20), Started: evs[0].Time}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if err := rec.Handle(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zero := 0
+	for n, p := range []string{winnerPatch, "diff --git a/check.sh b/check.sh\n"} {
+		if err := rec.ForkFile(n, "patch", []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.File("winner.patch", []byte(winnerPatch)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Update(func(r *record.Run) {
+		r.Status, r.Winner, r.Seconds = event.RunWon, &zero, 13
+		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "pass", Score: 1}, {N: 1, State: "exited", Verdict: "fail", Reason: "tests failed"}}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
