@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
@@ -47,6 +48,9 @@ type Route struct {
 	Socket      string // host UNIX socket the sandbox bridges
 	Port        int    // its port on the fork's own 127.0.0.1
 	Placeholder string // the fake key the fork holds
+	// Env is what the agent needs besides the key: the base URL, and the
+	// proxy variables when the run allows hosts.
+	Env []string
 	// Usage is what the fork's requests cost, counted on the trusted side
 	// (never what the agent prints).
 	Usage func() Usage
@@ -59,6 +63,9 @@ func NewCodex(s Settings) (*Codex, error) {
 	bin, err := findAgent(s.AgentBin, "codex", CodexPackage, "claude-code, api, command")
 	if err != nil {
 		return nil, err
+	}
+	if s.Routes == nil && s.Proxy != nil {
+		s.Routes = ProxyRoutes(s.Proxy, modelproxy.OpenAI)
 	}
 	if s.Routes == nil {
 		return nil, &SettingsError{Engine: "codex", Setting: "Routes", Msg: "the codex engine needs forkbomb's model proxy"}
@@ -93,11 +100,11 @@ func (c *Codex) Run(ctx context.Context, w Workspace, t Task) Outcome {
 	p := sandbox.Policy{
 		Command: append([]string{"/bin/sh", "-c", codexLaunch, c.Bin}, c.args(t.Prompt)...),
 		Timeout: t.Timeout,
-		SetEnv: []string{
+		SetEnv: append([]string{
 			"FORKBOMB_CODEX_CONFIG=" + cfg,
 			fmt.Sprintf("FORKBOMB_FORK=%d", t.Fork),
 			"NO_COLOR=1",
-		},
+		}, route.Env...),
 		Network:      sandbox.NetworkProxy,
 		Proxy:        &sandbox.Proxy{Socket: route.Socket, Port: route.Port},
 		Placeholders: map[string]string{"OPENAI_API_KEY": route.Placeholder},

@@ -2,10 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,65 +10,15 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // realKey is the upstream's key: the scripted server accepts only it, the
-// route adds it outside the sandbox, and no fork may ever hold it.
+// model proxy adds it outside the sandbox, and no fork may ever hold it.
 const realKey = "sk-codex-REAL-upstream-key-0123456789"
-
-// keyRoutes are routes to the scripted server that swap whatever key the
-// fork sends for realKey and count requests, as the model proxy does.
-// TODO(b-proxy): replace with internal/modelproxy once merged.
-type keyRoutes struct {
-	t        testing.TB
-	upstream string
-	mu       sync.Mutex
-	requests int
-	seenKeys []string
-}
-
-func (k *keyRoutes) Open(fork int, emit func(event.Kind, map[string]any)) (engine.Route, error) {
-	dir, err := os.MkdirTemp("", "fbcx")
-	if err != nil {
-		return engine.Route{}, err
-	}
-	os.Chmod(dir, 0o711) // the sandbox's unprivileged init connects to it
-	ln, err := net.Listen("unix", filepath.Join(dir, "s"))
-	if err != nil {
-		return engine.Route{}, err
-	}
-	os.Chmod(filepath.Join(dir, "s"), 0o777)
-	u, _ := url.Parse(k.upstream)
-	rp := httputil.NewSingleHostReverseProxy(u)
-	inner := rp.Director
-	rp.Director = func(r *http.Request) {
-		k.mu.Lock()
-		k.requests++
-		k.seenKeys = append(k.seenKeys, r.Header.Get("Authorization"))
-		k.mu.Unlock()
-		inner(r)
-		r.Header.Set("Authorization", "Bearer "+realKey)
-	}
-	srv := &http.Server{Handler: rp}
-	go srv.Serve(ln)
-	ph := sandbox.NewPlaceholder()
-	var once sync.Once
-	return engine.Route{
-		Socket: filepath.Join(dir, "s"), Port: 4242, Placeholder: ph,
-		Usage: func() engine.Usage {
-			k.mu.Lock()
-			defer k.mu.Unlock()
-			return engine.Usage{Turns: k.requests}
-		},
-		Close: func() error {
-			once.Do(func() { srv.Close(); os.RemoveAll(dir) })
-			return nil
-		},
-	}, nil
-}
 
 // storeFork is one fork of a store as an agent gets it.
 type storeFork struct {
@@ -115,17 +61,25 @@ func codexFork(t *testing.T, base string, files map[string]string) storeFork {
 	return storeFork{s: s, name: "f0"}
 }
 
-// codexFor builds the engine on the installed CLI, failing under
-// FORKBOMB_REQUIRE_ALL=1 when it is missing.
-func codexFor(t *testing.T, srv *engine.Scripted) (*engine.Codex, *keyRoutes) {
+// codexFor builds the engine on the installed CLI (failing under
+// FORKBOMB_REQUIRE_ALL=1 when it is missing), its forks reaching srv
+// through a real model proxy that holds realKey.
+func codexFor(t *testing.T, srv *engine.Scripted) *engine.Codex {
 	t.Helper()
 	testutil.Need(t, "codex", "node")
-	k := &keyRoutes{t: t, upstream: srv.URL}
-	c, err := engine.NewCodex(engine.Settings{Routes: k})
+	p, err := modelproxy.Start(modelproxy.Options{
+		Upstreams: []modelproxy.Upstream{{Kind: modelproxy.OpenAI, BaseURL: srv.URL + "/v1", APIKey: realKey}},
+		Price:     func(string) (float64, float64) { return 3, 15 },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, k
+	t.Cleanup(func() { p.Close() })
+	c, err := engine.NewCodex(engine.Settings{Proxy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // recorded keeps a run's events.

@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/forkbomb/forkbomb/internal/modelproxy"
 )
 
 // Settings are what an engine may be built from: the union of every
@@ -17,8 +19,9 @@ type Settings struct {
 	MaxTurns          int
 	PriceIn, PriceOut float64 // dollars per million tokens
 	// claude-code, codex: the agent CLI
-	AgentBin string // the CLI to run; "": found on PATH
-	Routes   Routes // each fork's way to forkbomb's model proxy
+	AgentBin string            // the CLI to run; "": found on PATH
+	Proxy    *modelproxy.Proxy // the run's model proxy, holding the real key
+	Routes   Routes            // each fork's way to the model; "": through Proxy
 }
 
 // engines maps each engine's name to its constructor. It is the one place
