@@ -18,6 +18,8 @@ const (
 	maxEvents    = 20000
 )
 
+const skippedLine = "[forkbomb: an event line over 1 MiB was skipped]\n"
+
 // codexEvents reads `codex exec --json` output as it is written: each
 // line to the log, and each event it knows to the record, marked
 // "source":"agent" — what the agent says it did, never what forkbomb
@@ -44,12 +46,16 @@ func (c *codexEvents) Write(p []byte) (int, error) {
 				c.buf = append(c.buf, p...)
 				if len(c.buf) > maxEventLine {
 					c.buf, c.skip = c.buf[:0], true
-					c.log.Write([]byte("[forkbomb: an event line over 1 MiB was skipped]\n"))
+					c.log.Write([]byte(skippedLine))
 				}
 			}
 			break
 		}
-		if !c.skip {
+		switch {
+		case c.skip:
+		case len(c.buf)+i > maxEventLine:
+			c.log.Write([]byte(skippedLine))
+		default:
 			c.buf = append(c.buf, p[:i]...)
 			c.line(c.buf)
 		}
