@@ -34,7 +34,7 @@ func (f storeFork) Files() (string, workspace.Files, error) { return f.s.Files(f
 // codexFork makes a fork of a git repository holding files, in a store
 // under base (an outside folder, so a planted file beside it is one the
 // sandbox would show were it not confined).
-func codexFork(t *testing.T, base string, files map[string]string) storeFork {
+func codexFork(t testing.TB, base string, files map[string]string) storeFork {
 	t.Helper()
 	repo := filepath.Join(base, "repo")
 	for name, body := range files {
@@ -64,7 +64,7 @@ func codexFork(t *testing.T, base string, files map[string]string) storeFork {
 // codexFor builds the engine on the installed CLI (failing under
 // FORKBOMB_REQUIRE_ALL=1 when it is missing), its forks reaching srv
 // through a real model proxy that holds realKey.
-func codexFor(t *testing.T, srv *engine.Scripted) *engine.Codex {
+func codexFor(t testing.TB, srv *engine.Scripted) *engine.Codex {
 	t.Helper()
 	testutil.Need(t, "codex", "node")
 	p, err := modelproxy.Start(modelproxy.Options{
