@@ -95,13 +95,14 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	enumVar(f, &eng, "engine", "command", "agent engine: command, or api (forkbomb's own loop over --provider)", engine.Names()...)
+	enumVar(f, &eng, "engine", "command", "agent engine: command, api (forkbomb's own loop over --provider), or codex (the Codex CLI, through forkbomb's model proxy: OPENAI_API_KEY, OPENAI_BASE_URL)", engine.Names()...)
 	enumVar(f, &es.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)", "anthropic", "openai")
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
 	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "api engine model")
 	f.IntVar(&es.MaxTurns, "max-turns", 30, "api engine: turns per fork")
 	f.Float64Var(&es.PriceIn, "price-in", 0, "api engine: dollars per million input tokens, for the recorded cost")
 	f.Float64Var(&es.PriceOut, "price-out", 0, "api engine: dollars per million output tokens, for the recorded cost")
+	f.StringVar(&es.AgentBin, "agent-bin", "", "claude-code, codex: the agent CLI (default: found on PATH)")
 	f.StringVar(&agent, "agent", "", `the command engine's agent: a shell command run in each fork (cwd: the fork; task on stdin and in $FORKBOMB_TASK, fork number in $FORKBOMB_FORK)`)
 	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per fork")
 	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")
@@ -129,6 +130,19 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 	}
 	if agent != "" {
 		es.Argv = []string{"/bin/sh", "-c", agent}
+	}
+	if eng == "codex" {
+		// --model's default names a Claude model; codex keeps its own
+		// unless one is given.
+		if !c.Flags().Changed("model") {
+			es.Model = ""
+		}
+		p, err := codexProxy(o.Allow)
+		if err != nil {
+			return nil, "", err
+		}
+		defer p.Close()
+		es.Proxy = p
 	}
 	if o.Engine, err = engine.New(eng, es); err != nil {
 		return nil, "", err
