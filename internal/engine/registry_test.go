@@ -26,7 +26,7 @@ func TestNew(t *testing.T) {
 		{"api without a key", "api", Settings{Provider: "openai"}, "", "APIKey", "OPENAI_API_KEY"},
 		{"api, unknown provider", "api", Settings{Provider: "acme", APIKey: key}, "", "Provider", `provider "acme"`},
 		{"api, plain http elsewhere", "api", Settings{APIKey: key, BaseURL: "http://api.example.com"}, "", "", "plain http only to loopback"},
-		{"unknown engine", "claude-code", Settings{}, "", "", `unknown engine "claude-code" (valid: command, api)`},
+		{"unknown engine", "nonesuch", Settings{}, "", "", `unknown engine "nonesuch" (valid: command, api, codex)`},
 		{"empty name", "", Settings{}, "", "", "valid: command, api"},
 	}
 	for _, tt := range tests {
@@ -57,7 +57,7 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(Names(), ","); got != "command,api" {
+	if got := strings.Join(Names(), ","); got != "command,api,codex" {
 		t.Errorf("Names() = %s", got)
 	}
 }
