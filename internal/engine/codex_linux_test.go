@@ -218,3 +218,56 @@ func eventually(cond func() bool) bool {
 	}
 	return cond()
 }
+
+// TestCodexKilled: cancelling the context (the race stopping a loser)
+// ends codex and everything it started — a command it left running
+// included — before Run returns. Checked in the host's process table;
+// the control: the command was running (its file landed) and is found
+// there by the same scan while it runs.
+func TestCodexKilled(t *testing.T) {
+	mark := "300.4242" + time.Now().Format("0405")
+	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{"stay": {
+		{Tools: []engine.ToolCall{shell("echo started > started.txt; sleep " + mark)}},
+		{Tools: []engine.ToolCall{shell("sleep " + mark)}},
+		{Text: "Done."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c := codexFor(t, srv)
+	base, _ := testutil.OutsideDir(t)
+	w := codexFork(t, base, map[string]string{"a.txt": "a\n"})
+	_, files, _ := w.Files()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := make(chan bool, 1)
+	go func() {
+		started := eventually(func() bool { _, err := files.Stat("started.txt"); return err == nil }) &&
+			eventually(func() bool { return sleeping(mark) })
+		seen <- started
+		cancel()
+	}()
+	out := c.Run(ctx, w, engine.Task{Prompt: "[persona: stay] go", Timeout: 2 * time.Minute})
+	if !<-seen {
+		t.Fatal("control: the command never ran, or the scan never saw it")
+	}
+	if out.State != event.ForkKilled {
+		t.Errorf("outcome %+v, want killed", out)
+	}
+	if sleeping(mark) {
+		t.Error("a process codex started outlived Run")
+	}
+}
+
+// sleeping says whether a process of this user runs "sleep mark".
+func sleeping(mark string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), "sleep\x00"+mark) {
+			return true
+		}
+	}
+	return false
+}
