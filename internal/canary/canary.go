@@ -52,6 +52,9 @@ type Options struct {
 	PromptPrefix string
 	// Log receives the agent's log; nil drops it.
 	Log io.Writer
+	// Listener is the host listener the agent is told to reach (nil: one
+	// on a free port of 127.0.0.1). It is closed by Run.
+	Listener net.Listener
 }
 
 // Check is one thing the canary verified.
@@ -124,9 +127,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := os.WriteFile(filepath.Join(root, secretFile), []byte(secret+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("canary: plant the secret: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("canary: host listener: %w", err)
+	ln := o.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("canary: host listener: %w", err)
+		}
 	}
 	hits := countConns(ln)
 	defer ln.Close()

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/cli"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -50,6 +52,22 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("exit status %d, want %d", got, want)
 				}
 			},
+		},
+		// [need:TOOL] is false when a tool CI installs is missing, so
+		// that `[!need:claude] skip` gives the reason; with
+		// FORKBOMB_REQUIRE_ALL=1 (CI) a missing tool fails the script.
+		Condition: func(cond string) (bool, error) {
+			tool, ok := strings.CutPrefix(cond, "need:")
+			if !ok {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			if _, err := exec.LookPath(tool); err != nil {
+				if testutil.RequireAll() {
+					return false, fmt.Errorf("%s not installed and %s=1 (scripts/test installs it)", tool, testutil.RequireAllEnv)
+				}
+				return false, nil
+			}
+			return true, nil
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir+"/home")

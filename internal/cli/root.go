@@ -29,9 +29,9 @@ gives its other exit statuses.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v (see '%s --help')", errUsage, err, c.CommandPath())
 	})
-	root.AddCommand(newSandboxCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
+	root.AddCommand(newSandboxCmd(stdio), newCanaryCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
 		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio),
-		newUICmd(stdio), newExportCmd(stdio))
+		newUICmd(stdio), newExportCmd(stdio), newPolicyCmd(stdio), newTaskCmd(stdio))
 	documentExits(root)
 	return root
 }

@@ -25,12 +25,14 @@ func newRunCmd(stdio IO) *cobra.Command {
 		agent   string
 		prompts string
 		asJSON  bool
+		recheck bool
 		limits  limitFlags
 		network string
 		view    uiFlags
+		task    string // --task: a stored task's id or a task file
 	)
 	cmd := &cobra.Command{
-		Use:   `run [flags] "TASK"`,
+		Use:   `run [flags] "TASK" | run --task FILE_OR_ID [flags]`,
 		Short: "Race agents on a task in forks of the repository; keep the first fix that passes",
 		Long: `Fork the repository N times, run an agent in each fork (confined by the
 sandbox), judge each fork by its patch as soon as its agent stops (see
@@ -42,7 +44,12 @@ Engines: command (any agent program, run entirely inside the fork's sandbox;
 it gets the task on stdin and in $FORKBOMB_TASK), and api (forkbomb's own
 tool loop over the Anthropic Messages API or an OpenAI-compatible endpoint:
 the key stays in forkbomb; every shell command the model runs is confined in
-the fork's sandbox). The claude-code and codex engines come next.
+the fork's sandbox), and claude-code (the real claude CLI, headless, whole
+inside the fork's sandbox as a non-root user, reaching the model only
+through forkbomb's model proxy with a placeholder key; nothing of the
+repository's or your Claude settings, hooks, MCP servers or skills loads).
+Without --engine: claude-code when the claude CLI is installed, else the
+command engine with --agent.
 
 Each fork's agent — with the command engine the agent and everything it
 starts, with the api engine each shell command — and each test run judging
@@ -56,15 +63,21 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 
 ` + exitHelp("run"),
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
-		Args:    exactArgs(1),
+		Args:    runArgs(&task),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.Task = args[0]
+			if task != "" {
+				if err := applyTask(c, task, taskFlags{o: &o, eng: &eng, es: &es, agent: &agent, network: &network, limits: &limits}); err != nil {
+					return withCode(ExitCouldNotRun, err)
+				}
+			} else {
+				o.Task = args[0]
+			}
 			var err error
 			if o.Allow, err = parseRunNetwork(network, stdio.Err); err != nil {
 				return withCode(ExitCouldNotRun, err)
 			}
 			defer view.close()
-			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, limits, &view)
+			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, recheck, limits, &view)
 			if err != nil {
 				return withCode(ExitCouldNotRun, inRepoHint(err))
 			}
@@ -95,14 +108,14 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	enumVar(f, &eng, "engine", "command", "agent engine: command, api (forkbomb's own loop over --provider), or codex (the Codex CLI, through forkbomb's model proxy: OPENAI_API_KEY, OPENAI_BASE_URL)", engine.Names()...)
+	enumVar(f, &eng, "engine", "claude-code", "agent engine: claude-code (the default when the claude CLI is installed; else command when --agent is given), command, api (forkbomb's own loop over --provider), or codex (the Codex CLI through the model proxy: OPENAI_API_KEY, OPENAI_BASE_URL)", engine.Names()...)
+	f.StringVar(&es.AgentBin, "agent-bin", "", "the agent CLI of the claude-code and codex engines (default: claude or codex on PATH)")
 	enumVar(f, &es.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)", "anthropic", "openai")
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
 	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "api engine model")
 	f.IntVar(&es.MaxTurns, "max-turns", 30, "api engine: turns per fork")
 	f.Float64Var(&es.PriceIn, "price-in", 0, "api engine: dollars per million input tokens, for the recorded cost")
 	f.Float64Var(&es.PriceOut, "price-out", 0, "api engine: dollars per million output tokens, for the recorded cost")
-	f.StringVar(&es.AgentBin, "agent-bin", "", "claude-code, codex: the agent CLI (default: found on PATH)")
 	f.StringVar(&agent, "agent", "", `the command engine's agent: a shell command run in each fork (cwd: the fork; task on stdin and in $FORKBOMB_TASK, fork number in $FORKBOMB_FORK)`)
 	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per fork")
 	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")
@@ -113,15 +126,20 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&network, "network", "none", networkHelp)
 	f.StringVar(&o.RunsDir, "runs-dir", "", "where runs are recorded (default $FORKBOMB_HOME/runs; never inside the repository)")
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
+	f.BoolVar(&recheck, "recheck", false, "claude-code, codex: run the canary for the installed agent CLI before racing (forks start only if it passes)")
 	view.add(f)
+	f.StringVar(&task, "task", "", "race a stored task (its id) or a task .toml file instead of TASK ('forkbomb task --help'); flags given here win")
 	return cmd
 }
 
 // raceFromFlags completes the race's options from the flags and the state
 // home, and races.
-func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON bool, limits limitFlags, view *uiFlags) (*record.Run, string, error) {
+func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON, recheck bool, limits limitFlags, view *uiFlags) (*record.Run, string, error) {
 	var err error
 	if o.Limits, err = limits.limits(); err != nil {
+		return nil, "", err
+	}
+	if eng, err = pickEngine(eng, c.Flags().Changed("engine"), agent, es.AgentBin); err != nil {
 		return nil, "", err
 	}
 	if eng == "api" {
@@ -131,21 +149,22 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 	if agent != "" {
 		es.Argv = []string{"/bin/sh", "-c", agent}
 	}
-	if eng == "codex" {
-		// --model's default names a Claude model; codex keeps its own
-		// unless one is given.
+	if engineUpstream(eng) != "" {
 		if !c.Flags().Changed("model") {
-			es.Model = ""
+			es.Model = "" // the agent CLI's own default
 		}
-		p, err := codexProxy(o.Allow)
-		if err != nil {
+		if es.Proxy, err = startModelProxy(eng, es, o.Allow, os.Getenv); err != nil {
 			return nil, "", err
 		}
-		defer p.Close()
-		es.Proxy = p
+		defer es.Proxy.Close()
 	}
 	if o.Engine, err = engine.New(eng, es); err != nil {
 		return nil, "", err
+	}
+	if needsCanary(eng) {
+		if err := checkCanary(c.Context(), stdio, eng, es, o.Engine.Info(), recheck); err != nil {
+			return nil, "", err
+		}
 	}
 	if prompts != "" {
 		data, err := os.ReadFile(prompts)

@@ -29,6 +29,10 @@ type sandboxOptions struct {
 	noSandbox  bool
 	toolchains bool
 	mode       string
+	// allowProgs, denyProgs: --allow-program, --deny-program.
+	allowProgs, denyProgs []string
+	policyRef             string         // --policy
+	flags                 *pflag.FlagSet // to tell which flags the user gave
 	// settings names the Policy fields this command fills from its flags
 	// (or otherwise), for wording a refused policy (sandboxSettings).
 	settings map[string]string
@@ -49,6 +53,9 @@ var sandboxSettings = map[string]string{
 	"CPUs":      "--cpus",
 	"MaxOutput": "--max-output",
 	"Mode":      "--mode",
+	// programs.go in this package
+	"AllowPrograms": "--allow-program",
+	"DenyPrograms":  "--deny-program",
 }
 
 // workspaceExecSettings: workspace exec has no --workdir; the workspace
@@ -136,6 +143,8 @@ func (o *sandboxOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.maxOutput, "max-output", "", "cap on stdout+stderr together, e.g. 1M; the command is killed when it is exceeded (exit 137)")
 	f.BoolVar(&o.toolchains, "toolchains", false, "make toolchains kept under home readable: "+fmt.Sprint(sandbox.ToolchainDirs))
 	enumVar(f, &o.mode, "mode", string(sandbox.ModeAuto), "backend (for diagnosis; auto picks by trial)", string(sandbox.ModeAuto), string(sandbox.ModeNamespaces), string(sandbox.ModeLandlock))
+	addProgramFlags(f, o)
+	o.flags = f
 }
 
 func (o *sandboxOptions) run(ctx context.Context, args []string) error {
@@ -158,6 +167,9 @@ func (o *sandboxOptions) run(ctx context.Context, args []string) error {
 
 // policy turns the flags into a sandbox policy for args.
 func (o *sandboxOptions) policy(args []string) (sandbox.Policy, error) {
+	if err := o.applyPolicy(o.flags); err != nil {
+		return sandbox.Policy{}, err
+	}
 	p := sandbox.Policy{
 		Command:    args,
 		Workdir:    o.workdir,
@@ -173,6 +185,9 @@ func (o *sandboxOptions) policy(args []string) (sandbox.Policy, error) {
 		NoSandbox:  o.noSandbox,
 	}
 	var err error
+	if p.AllowPrograms, p.DenyPrograms, err = o.programs(); err != nil {
+		return p, err
+	}
 	if o.memory != "" {
 		if p.Memory, err = parseSize(o.memory); err != nil {
 			return p, &exitError{code: ExitSetup, msg: "--memory: " + err.Error(), err: err}

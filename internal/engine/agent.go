@@ -31,8 +31,7 @@ type Info struct {
 	Name  string   // "command", "api"
 	Argv  []string // the agent program (command engine)
 	Model string   // the model (api engine)
-	// Version is the agent CLI's own (`codex --version`), for an engine
-	// that drives one.
+	// Version is what the agent CLI says it is (claude-code, codex).
 	Version string
 	// Secrets are values the engine holds (an API key) that the record
 	// must never show.

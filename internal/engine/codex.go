@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,9 +15,6 @@ import (
 // CodexPackage is the npm package (and the version tests pin) a missing
 // codex CLI is installed from.
 const CodexPackage = "@openai/codex@0.169.0"
-
-// ErrAgentMissing: the agent CLI an engine drives is not installed.
-var ErrAgentMissing = errors.New("agent CLI not found")
 
 // Codex is the codex engine: the real `codex exec --json` CLI, run whole
 // inside the fork's sandbox. It reaches the model only through its fork's
@@ -60,21 +54,21 @@ type Route struct {
 // NewCodex finds the CLI (Settings.AgentBin, else codex on PATH), records
 // its version and checks the route to the model.
 func NewCodex(s Settings) (*Codex, error) {
-	bin, err := findAgent(s.AgentBin, "codex", CodexPackage, "claude-code, api, command")
+	bin, err := findAgent("codex", s.AgentBin, CodexPackage)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("codex engine: %w (the other engines: claude-code, api, command)", err)
 	}
 	if s.Routes == nil && s.Proxy != nil {
 		s.Routes = ProxyRoutes(s.Proxy, modelproxy.OpenAI)
 	}
 	if s.Routes == nil {
-		return nil, &SettingsError{Engine: "codex", Setting: "Routes", Msg: "the codex engine needs forkbomb's model proxy"}
+		return nil, &SettingsError{Engine: "codex", Setting: "Proxy", Msg: "the codex engine needs forkbomb's model proxy"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
 	v, err := agentVersion(ctx, bin)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("codex engine: %w", err)
 	}
 	return &Codex{Bin: bin, Model: s.Model, Version: v, Routes: s.Routes}, nil
 }
@@ -112,7 +106,7 @@ func (c *Codex) Run(ctx context.Context, w Workspace, t Task) Outcome {
 		Toolchains:   true,
 	}
 	t.Confine(&p)
-	log := &lockedWriter{w: t.Log}
+	log := &syncWriter{w: t.Log}
 	events := newCodexEvents(t.Emit, log)
 	res, err := w.Exec(ctx, p, sandbox.Stdio{Stdin: nil, Stdout: events, Stderr: log})
 	events.Close()
@@ -145,73 +139,20 @@ printf '%s' "$FORKBOMB_CODEX_CONFIG" > "$CODEX_HOME/config.toml" || exit 125
 unset FORKBOMB_CODEX_CONFIG
 exec "$0" "$@" </dev/null`
 
-// Bounds on what an agent CLI may make forkbomb read.
+// Bounds on what the codex CLI may make forkbomb read or wait for.
 const (
 	maxAgentOutput = 64 << 20
-	versionTimeout = 10 * time.Second
-	maxVersion     = 4 << 10
+	versionTimeout = time.Minute
 )
 
-// lockedWriter lets the event parser and the CLI's stderr share the log.
-type lockedWriter struct {
+// syncWriter lets the event parser and the CLI's stderr share the log.
+type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+func (l *syncWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// findAgent resolves an agent CLI: the one given, else name on PATH. A
-// missing one names the npm package and the other engines (a list, not
-// Names(): the registry is built from the constructors that call this).
-func findAgent(given, name, pkg, others string) (string, error) {
-	bin := given
-	if bin == "" {
-		bin = name
-	}
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s (install it with `npm install -g %s`, give it with --agent-bin, or pick another engine: %s): %w",
-			ErrAgentMissing, bin, pkg, others, err)
-	}
-	return path, nil
-}
-
-// agentVersion asks the CLI its version, bounded in time and size, with
-// nothing of forkbomb's environment but PATH.
-func agentVersion(ctx context.Context, bin string) (string, error) {
-	cmd := exec.CommandContext(ctx, bin, "--version")
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "NO_COLOR=1"}
-	cmd.WaitDelay = time.Second
-	var out limitedBuffer
-	out.max = maxVersion
-	cmd.Stdout, cmd.Stderr = &out, io.Discard
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s --version: %w", bin, err)
-	}
-	v := strings.TrimSpace(out.b.String())
-	if v == "" {
-		return "", fmt.Errorf("%s --version: no version printed", bin)
-	}
-	return v, nil
-}
-
-// limitedBuffer keeps the first max bytes written and drops the rest.
-type limitedBuffer struct {
-	b   strings.Builder
-	max int
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.max - l.b.Len(); room > 0 {
-		if len(p) > room {
-			l.b.Write(p[:room])
-		} else {
-			l.b.Write(p)
-		}
-	}
-	return len(p), nil
 }

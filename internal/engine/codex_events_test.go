@@ -110,7 +110,7 @@ func TestCodexConfig(t *testing.T) {
 func TestNewCodexMissing(t *testing.T) {
 	t.Parallel()
 	_, err := NewCodex(Settings{AgentBin: "/nonexistent/codex"})
-	if !errors.Is(err, ErrAgentMissing) || !strings.Contains(err.Error(), "npm install -g @openai/codex@0.169.0") || !strings.Contains(err.Error(), "claude-code") {
+	if !errors.Is(err, ErrAgentNotInstalled) || !strings.Contains(err.Error(), "npm install -g @openai/codex@0.169.0") || !strings.Contains(err.Error(), "claude-code") {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := New("codex", Settings{AgentBin: "/bin/true"}); err == nil {

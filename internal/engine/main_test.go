@@ -1,4 +1,4 @@
-package engine_test
+package engine
 
 import (
 	"os"
@@ -7,8 +7,8 @@ import (
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
-// TestMain lets the test binary serve as the sandbox's init: the codex
-// tests run the real CLI confined in a fork.
+// TestMain lets the test binary serve as the sandbox init, for the engines
+// whose agents run confined in these tests (claude-code).
 func TestMain(m *testing.M) {
 	if sandbox.IsInit() {
 		sandbox.InitMain()

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -18,10 +20,10 @@ type Settings struct {
 	APIKey            string
 	MaxTurns          int
 	PriceIn, PriceOut float64 // dollars per million tokens
-	// claude-code, codex: the agent CLI
-	AgentBin string            // the CLI to run; "": found on PATH
-	Proxy    *modelproxy.Proxy // the run's model proxy, holding the real key
-	Routes   Routes            // each fork's way to the model; "": through Proxy
+	// claude-code (and the other agent CLIs)
+	AgentBin string            // the CLI; "": found on PATH
+	Proxy    *modelproxy.Proxy // the run's model proxy; the CLI's only way to a model
+	Routes   Routes            // codex: each fork's way to the model; nil: through Proxy
 }
 
 // engines maps each engine's name to its constructor. It is the one place
@@ -33,6 +35,7 @@ var engines = []struct {
 }{
 	{"command", func(s Settings) (Agent, error) { return NewCommand(s) }},
 	{"api", func(s Settings) (Agent, error) { return NewAPI(s) }},
+	{"claude-code", func(s Settings) (Agent, error) { return NewClaudeCode(context.Background(), s) }},
 	{"codex", func(s Settings) (Agent, error) { return NewCodex(s) }},
 }
 
@@ -51,7 +54,13 @@ func Names() []string {
 func New(name string, s Settings) (Agent, error) {
 	for _, e := range engines {
 		if e.name == name {
-			return e.make(s)
+			a, err := e.make(s)
+			if errors.Is(err, ErrAgentNotInstalled) {
+				// Names cannot be called from a constructor (the
+				// table refers to them), so the choice is named here.
+				return nil, fmt.Errorf("%w (engines: %s)", err, strings.Join(Names(), ", "))
+			}
+			return a, err
 		}
 	}
 	return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknownEngine, name, strings.Join(Names(), ", "))

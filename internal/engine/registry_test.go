@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,8 +27,9 @@ func TestNew(t *testing.T) {
 		{"api without a key", "api", Settings{Provider: "openai"}, "", "APIKey", "OPENAI_API_KEY"},
 		{"api, unknown provider", "api", Settings{Provider: "acme", APIKey: key}, "", "Provider", `provider "acme"`},
 		{"api, plain http elsewhere", "api", Settings{APIKey: key, BaseURL: "http://api.example.com"}, "", "", "plain http only to loopback"},
-		{"unknown engine", "nonesuch", Settings{}, "", "", `unknown engine "nonesuch" (valid: command, api, codex)`},
-		{"empty name", "", Settings{}, "", "", "valid: command, api"},
+		{"claude-code without a proxy", "claude-code", Settings{}, "", "Proxy", "model proxy"},
+		{"unknown engine", "hosted", Settings{}, "", "", `unknown engine "hosted" (valid: command, api, claude-code, codex)`},
+		{"empty name", "", Settings{}, "", "", "valid: command, api, claude-code, codex"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,12 +54,12 @@ func TestNew(t *testing.T) {
 			if errors.As(err, &se) != (tt.setting != "") || (se != nil && se.Setting != tt.setting) {
 				t.Errorf("error %#v, want a SettingsError on %q", err, tt.setting)
 			}
-			if tt.engine != "command" && tt.engine != "api" && !errors.Is(err, ErrUnknownEngine) {
+			if !slices.Contains(Names(), tt.engine) && !errors.Is(err, ErrUnknownEngine) {
 				t.Errorf("an unknown engine's error is not ErrUnknownEngine: %v", err)
 			}
 		})
 	}
-	if got := strings.Join(Names(), ","); got != "command,api,codex" {
+	if got := strings.Join(Names(), ","); got != "command,api,claude-code,codex" {
 		t.Errorf("Names() = %s", got)
 	}
 }

@@ -52,6 +52,7 @@ func StartScripted(key string, scripts map[string][]Step) (*Scripted, error) {
 	s := &Scripted{URL: "http://" + ln.Addr().String(), Key: key, Scripts: scripts}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.messages)
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens) // Claude Code
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("POST /v1/responses", s.responses)
 	s.srv = &http.Server{Handler: mux}

@@ -75,6 +75,9 @@ func (r *race) patches(n int) []byte {
 // confine gives a command in a fork the race's confinement: what no agent
 // may see, and the fork's resource limits.
 func (r *race) confine(p *sandbox.Policy) {
+	if r.o.Confine != nil {
+		r.o.Confine(p)
+	}
 	p.Hide = r.hide
 	r.o.Limits.Apply(p)
 }

@@ -50,6 +50,11 @@ type Options struct {
 	// sandbox.DefaultLimits(Parallel) — a share of the machine per fork at
 	// work — and sandbox.Unlimited is none.
 	Limits sandbox.Limits
+	// Confine, when set, adds to every agent command's confinement (a lab
+	// policy's extra readable and writable paths, environment, programs,
+	// output cap); what the race itself confines — the hidden paths, the
+	// limits — is applied after it and wins. The judge's runs never get it.
+	Confine func(*sandbox.Policy)
 	// Allow names the hosts (canonical host:port, modelproxy.ParseAllow)
 	// each fork's agent may reach — through a CONNECT proxy forkbomb runs
 	// on the host (HTTPS_PROXY/HTTP_PROXY in the fork), every connection
@@ -131,7 +136,10 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	race := &race{o: o, hide: hide, rec: rec, sink: sink, stop: stop, results: make([]record.Fork, o.Forks), winner: -1}
-	startData := map[string]any{"id": id, "task": o.Task, "forks": o.Forks, "engine": info.Name, "agent_version": info.Version, "base": base, "test": o.Test, "limits": limitsData(o.Limits)}
+	startData := map[string]any{"id": id, "task": o.Task, "forks": o.Forks, "engine": info.Name, "base": base, "test": o.Test, "limits": limitsData(o.Limits)}
+	if info.Version != "" {
+		startData["engine_version"] = info.Version // the agent CLI's own word, bounded by the engine
+	}
 	if len(o.Allow) > 0 {
 		startData["network"] = "allow:" + strings.Join(o.Allow, ",")
 		if race.proxy, err = modelproxy.Start(modelproxy.Options{Allow: o.Allow}); err != nil {

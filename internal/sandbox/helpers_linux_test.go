@@ -125,13 +125,29 @@ func attackerExe(t *testing.T) string {
 // mode, with the binary's folder readable.
 func attackPolicy(t *testing.T, mode sandbox.Mode, workdir string, args ...string) sandbox.Policy {
 	exe := attackerExe(t)
-	return sandbox.Policy{
+	p := sandbox.Policy{
 		Command:  append([]string{exe, attackArg}, args...),
 		Workdir:  workdir,
 		ReadOnly: []string{filepath.Dir(exe)},
 		Mode:     mode,
 	}
+	if mode != sandbox.ModeLandlock {
+		p.User = attackUser
+	}
+	return p
 }
+
+// attackUser, from FORKBOMB_TEST_INNER_UID=UID:GID, runs every attack as
+// that user inside the namespaces backend (Policy.User), so the whole
+// suite can be re-run to show that mapping the caller to another uid
+// weakens nothing (scripts/test does once).
+var attackUser = func() *sandbox.User {
+	var u sandbox.User
+	if _, err := fmt.Sscanf(os.Getenv("FORKBOMB_TEST_INNER_UID"), "%d:%d", &u.UID, &u.GID); err != nil {
+		return nil
+	}
+	return &u
+}()
 
 // unconfinedPolicy is the positive control: the same attack, no sandbox.
 func unconfinedPolicy(t *testing.T, workdir string, args ...string) sandbox.Policy {

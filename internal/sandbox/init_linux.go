@@ -108,6 +108,10 @@ type initConfig struct {
 	Session bool `json:"session,omitempty"`
 	// Proxy, with NewNet, is the one way out of the network namespace.
 	Proxy *proxyConfig `json:"proxy,omitempty"`
+	// User is Policy.User: the ids the caller is mapped to inside.
+	User *User `json:"user,omitempty"`
+	// Programs: the execute grants (programs_linux.go).
+	Programs *programsConfig `json:"programs,omitempty"`
 }
 
 func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool) *initConfig {
@@ -124,8 +128,10 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		PrivHome:      privHome,
 		NewNet:        r.Network != NetworkHost,
 		Proxy:         newProxyConfig(r.Proxy),
+		User:          r.User,
 		HideDirs:      append(append([]string{}, r.HomeDirs...), hiddenDirs...),
 		Hide:          r.Hide,
+		Programs:      r.programsConfig(),
 	}
 	cfg.HideFiles = append(cfg.HideFiles, rootOnlySecrets...)
 	cfg.HideFiles = append(cfg.HideFiles, credentialPaths(r.Home)...)

@@ -37,7 +37,7 @@ const allAccessFS = landlock.AccessFSSet(1<<17 - 1)
 // TCP is denied outright when offline.
 func applyLandlock(cfg *initConfig) error {
 	if landlockABI() < 1 {
-		if cfg.Mode == ModeLandlock {
+		if cfg.Mode == ModeLandlock || cfg.Programs != nil {
 			return errNoLandlock
 		}
 		return nil // reported by the probe; namespaces still confine
@@ -63,7 +63,7 @@ func applyLandlock(cfg *initConfig) error {
 		}
 	}
 	if cfg.Mode == ModeNamespaces {
-		rules = append(rules, landlock.RODirs("/"))
+		rules = append(rules, landlock.PathAccess(cfg.Programs.strip(readDirRights), "/"))
 		// Scratch paths are overlays whose writes go to a layer of their
 		// own: writable wherever they are (a GOCACHE outside the home).
 		split(append(append(append([]string{}, cfg.Writable...), cfg.Scratch...), "/tmp", "/var/tmp", cfg.Home, "/dev/shm"), &rwDirs, &rwFiles)
@@ -80,18 +80,18 @@ func applyLandlock(cfg *initConfig) error {
 		roDirs, roFiles := readableRoots(hidden)
 		split(append(append([]string{}, cfg.ReadOnly...), cfg.Toolchains...), &roDirs, &roFiles)
 		if len(roDirs) > 0 {
-			rules = append(rules, landlock.RODirs(roDirs...))
+			rules = append(rules, landlock.PathAccess(cfg.Programs.strip(readDirRights), roDirs...))
 		}
 		if len(roFiles) > 0 {
-			rules = append(rules, landlock.ROFiles(roFiles...))
+			rules = append(rules, landlock.PathAccess(cfg.Programs.strip(readFileRights), roFiles...))
 		}
 		split(append(append([]string{}, cfg.Writable...), cfg.PrivTmp, cfg.PrivHome, "/dev/shm"), &rwDirs, &rwFiles)
 	}
 	if len(rwDirs) > 0 {
-		rules = append(rules, landlock.RWDirs(rwDirs...).WithRefer().WithResolveUnix())
+		rules = append(rules, landlock.PathAccess(cfg.Programs.strip(rwDirRights), rwDirs...).WithRefer().WithResolveUnix())
 	}
 	if len(rwFiles) > 0 {
-		rules = append(rules, landlock.RWFiles(rwFiles...))
+		rules = append(rules, landlock.PathAccess(cfg.Programs.strip(rwFileRights), rwFiles...))
 	}
 	rules = append(rules, landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").WithIoctlDev().IgnoreIfMissing())
 	if cfg.Mode == ModeNamespaces {
@@ -101,12 +101,17 @@ func applyLandlock(cfg *initConfig) error {
 			landlock.RWFiles("/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
 			landlock.PathAccess(landlock.AccessFSSet(ll.AccessFSReadFile|ll.AccessFSWriteFile|ll.AccessFSReadDir|ll.AccessFSIoctlDev), "/dev/pts").IgnoreIfMissing())
 	}
+	prules, err := cfg.Programs.rules()
+	if err != nil {
+		return err
+	}
+	rules = append(rules, prules...)
 	fd, flags, err := conf.NewRulesetFD(rules...)
 	if err != nil {
 		return err
 	}
 	if fd < 0 {
-		if cfg.Mode == ModeLandlock {
+		if cfg.Mode == ModeLandlock || cfg.Programs != nil {
 			return errNoLandlock
 		}
 		return nil

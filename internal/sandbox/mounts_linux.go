@@ -220,7 +220,10 @@ func setupNamespaces(cfg *initConfig) error {
 	if err := os.Chdir("/"); err != nil {
 		return err
 	}
-	return protectGitDirs(cfg.GitDirs, cfg.Writable)
+	if err := protectGitDirs(cfg.GitDirs, cfg.Writable); err != nil {
+		return err
+	}
+	return noexecWritable(cfg)
 }
 
 // nsRefused is a failure of the very first steps in the new namespaces:

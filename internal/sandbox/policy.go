@@ -92,6 +92,16 @@ type Policy struct {
 	// of another shape, or one that is a credential in forkbomb's own
 	// environment, is refused (ErrNotPlaceholder).
 	Placeholders map[string]string
+	// User, when set, is the uid and gid the command has inside the
+	// sandbox instead of the caller's own (see User). Namespaces backend
+	// only; ignored with NoSandbox.
+	User *User
+	// AllowPrograms, when not empty, are the only files (or folders of
+	// files) any process of the command may execute; DenyPrograms may not
+	// be executed even when allowed (deny wins). Enforced by Landlock's
+	// execute right on every exec; see programs.go for what that covers.
+	AllowPrograms []string
+	DenyPrograms  []string
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
 }
@@ -279,6 +289,12 @@ func (p Policy) resolve() (*resolved, error) {
 		return nil, err
 	}
 	if err := r.resolveProxy(); err != nil {
+		return nil, err
+	}
+	if err := r.resolveUser(); err != nil {
+		return nil, err
+	}
+	if err := r.resolvePrograms(); err != nil {
 		return nil, err
 	}
 	for _, ro := range r.ReadOnly {

@@ -70,6 +70,9 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if mode == ModeLandlock && r.Network == NetworkProxy {
 		return nil, fmt.Errorf("%w: %w (the landlock backend has none)", ErrSetup, ErrProxyNeedsNetns)
 	}
+	if mode == ModeLandlock && r.User != nil {
+		return nil, fmt.Errorf("%w: Policy.User needs a user namespace (the landlock backend has none)", ErrSetup)
+	}
 	if mode == ModeLandlock && landlockABI() < 1 {
 		return nil, fmt.Errorf("%w: neither user namespaces nor Landlock are available; refusing to run unconfined (--no-sandbox accepts that)", ErrSetup)
 	}
@@ -297,7 +300,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 
 // initSysProcAttr is how the init is started: in a new session always, and
 // in new namespaces in namespace mode. The caller's uid and gid are mapped to
-// themselves, and the init keeps, as ambient capabilities, only what it needs
+// themselves (or to Policy.User's), and the init keeps, as ambient capabilities, only what it needs
 // to build the mount tree; it drops all of them before the command runs.
 func initSysProcAttr(cfg *initConfig) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
@@ -305,14 +308,14 @@ func initSysProcAttr(cfg *initConfig) *syscall.SysProcAttr {
 		a.Pdeathsig = syscall.SIGTERM
 		return a
 	}
-	uid, gid := os.Getuid(), os.Getgid()
+	uid, gid := idMaps(os.Getuid(), os.Getgid(), cfg.User)
 	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
 		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP
 	if cfg.NewNet {
 		a.Cloneflags |= syscall.CLONE_NEWNET
 	}
-	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: os.Getuid(), Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: os.Getgid(), Size: 1}}
 	a.GidMappingsEnableSetgroups = false
 	a.AmbientCaps = initCaps
 	return a

@@ -94,6 +94,9 @@ func startSession(ctx context.Context, r *resolved, mode Mode) (_ *session, err 
 	if mode == ModeLandlock && r.Network == NetworkProxy {
 		return nil, fmt.Errorf("%w: %w (the landlock backend has none)", ErrSetup, ErrProxyNeedsNetns)
 	}
+	if mode == ModeLandlock && r.User != nil {
+		return nil, fmt.Errorf("%w: Policy.User needs a user namespace (the landlock backend has none)", ErrSetup)
+	}
 	if mode == ModeLandlock && landlockABI() < 1 {
 		return nil, fmt.Errorf("%w: neither user namespaces nor Landlock are available; refusing to run unconfined (--no-sandbox accepts that)", ErrSetup)
 	}

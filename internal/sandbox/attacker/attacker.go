@@ -102,6 +102,10 @@ func Main(args []string) int {
 			return report(e, "")
 		}
 		return report(nil, "injected")
+	case "exec":
+		// A compiled helper that runs a program itself, with no shell.
+		err := syscall.Exec(args[0], args, os.Environ())
+		return report(err, "")
 	case "nested":
 		return nested(args)
 	case "nested-proxy":

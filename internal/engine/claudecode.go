@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/modelproxy"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// ClaudeCodePackage is the npm package (and the version forkbomb is tested
+// with) of the claude-code engine's CLI.
+const ClaudeCodePackage = "@anthropic-ai/claude-code@2.1.328"
+
+// ErrAgentNotInstalled: the agent CLI an engine drives is not on PATH nor
+// given with --agent-bin.
+var ErrAgentNotInstalled = errors.New("agent CLI not installed")
+
+// ClaudeUID and ClaudeGID are who Claude Code is inside its sandbox: it
+// refuses to bypass its permission prompts as uid 0, and forkbomb's
+// confinement, not those prompts, is what holds it (see sandbox.User).
+const ClaudeUID, ClaudeGID = 1000, 1000
+
+// ClaudeCode is the claude-code engine: the real `claude` CLI, headless,
+// run whole inside the fork's sandbox. It reaches the model only through
+// the run's model proxy, holding a placeholder key; the proxy adds the real
+// one outside and measures what the fork used.
+type ClaudeCode struct {
+	Bin     string // the CLI, absolute and with links resolved
+	Version string // what `claude --version` said, bounded
+	Model   string // --model; "": the CLI's default
+	Proxy   *modelproxy.Proxy
+
+	// unisolated drops the flags that keep the repository's and the
+	// user's settings, hooks, MCP servers and skills from loading: only
+	// for the test's positive control.
+	unisolated bool
+}
+
+// NewClaudeCode finds the CLI, records its version and checks s.
+func NewClaudeCode(ctx context.Context, s Settings) (*ClaudeCode, error) {
+	if s.Proxy == nil {
+		return nil, &SettingsError{Engine: "claude-code", Setting: "Proxy",
+			Msg: "the claude-code engine needs the run's model proxy (Settings.Proxy): forkbomb never hands the agent a real key"}
+	}
+	bin, err := findAgent("claude", s.AgentBin, ClaudeCodePackage)
+	if err != nil {
+		return nil, err
+	}
+	version, err := agentVersion(ctx, bin)
+	if err != nil {
+		return nil, fmt.Errorf("claude-code engine: %w", err)
+	}
+	return &ClaudeCode{Bin: bin, Version: version, Model: s.Model, Proxy: s.Proxy}, nil
+}
+
+// Info implements Agent.
+func (c *ClaudeCode) Info() Info {
+	return Info{Name: "claude-code", Argv: []string{c.Bin}, Model: c.Model, Version: c.Version}
+}
+
+// findAgent resolves an agent CLI: the one given, else name on PATH. The
+// path is made absolute with its links resolved, so the sandbox runs the
+// file that was checked (and can be given its folder to read).
+func findAgent(name, given, pkg string) (string, error) {
+	bin := given
+	if bin == "" {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s is not on PATH; install it (npm install -g %s), give it with --agent-bin, or pick another engine",
+				ErrAgentNotInstalled, name, pkg)
+		}
+		bin = p
+	}
+	abs, err := filepath.Abs(bin)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %w (npm install -g %s)", ErrAgentNotInstalled, bin, err, pkg)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("%w: %s is not an executable file (npm install -g %s)", ErrAgentNotInstalled, abs, pkg)
+	}
+	return abs, nil
+}
+
+// agentVersion runs `bin --version` confined (an agent CLI is a program of
+// the user's, but nothing of it runs on the trusted side), bounded in time
+// and output; the first line is the version.
+func agentVersion(ctx context.Context, bin string) (string, error) {
+	dir, err := os.MkdirTemp("", "forkbomb-version-")
+	if err != nil {
+		return "", fmt.Errorf("version of %s: %w", bin, err)
+	}
+	defer sandbox.RemoveAll(dir)
+	var out strings.Builder
+	res, err := sandbox.Run(ctx, sandbox.Policy{
+		Command: []string{bin, "--version"}, Workdir: dir, ReadOnly: []string{filepath.Dir(bin)},
+		Timeout: 30 * time.Second, MaxOutput: 4 << 10, Toolchains: true,
+	}, sandbox.Stdio{Stdout: &out, Stderr: io.Discard})
+	if err != nil {
+		return "", fmt.Errorf("version of %s: %w", bin, err)
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
+	if res.ExitCode != 0 || line == "" {
+		return "", fmt.Errorf("version of %s: exit %d, %q", bin, res.ExitCode, truncate(line, 200))
+	}
+	return truncate(line, 200), nil
+}
