@@ -10,12 +10,15 @@ import (
 	"github.com/forkbomb/forkbomb/internal/event"
 )
 
-// BenchmarkTurn measures what the codex engine costs over the api engine,
+// BenchmarkCodexTurn measures what the codex engine costs over the api engine,
 // in the same run on the same fork and scripted model: one op is a task
 // of two model turns (one shell command, then an answer), each engine
-// with its own shell tool. It reports wall time and the CPU of forkbomb
-// and everything it started (the CLI, the sandboxes), per op.
-func BenchmarkTurn(b *testing.B) {
+// with its own shell tool. It reports wall time per op and per model
+// turn, and the CPU of forkbomb and everything it started (the CLI, the
+// sandboxes) per op.
+//
+//	go test -run '^$' -bench CodexTurn -benchtime 10x ./internal/engine
+func BenchmarkCodexTurn(b *testing.B) {
 	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{
 		"api":   {{Tools: []engine.ToolCall{{Name: "shell", Input: map[string]any{"command": "true"}}}}, {Text: "Done."}},
 		"codex": {{Tools: []engine.ToolCall{shell("true")}}, {Text: "Done."}},
@@ -35,7 +38,7 @@ func BenchmarkTurn(b *testing.B) {
 	for _, e := range engines {
 		b.Run(e.name, func(b *testing.B) {
 			w := codexFork(b, b.TempDir(), map[string]string{"a.txt": "a\n"})
-			cpu0 := cpuTime()
+			cpu0, t0 := cpuTime(), time.Now()
 			b.ResetTimer()
 			for range b.N {
 				out := e.a.Run(context.Background(), w, engine.Task{Prompt: "[persona: " + e.name + "] go", Timeout: time.Minute})
@@ -45,6 +48,7 @@ func BenchmarkTurn(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(time.Since(t0).Milliseconds())/float64(2*b.N), "wall-ms/turn")
 		})
 	}
 }
