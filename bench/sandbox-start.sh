@@ -5,6 +5,8 @@
 # Usage: bench/sandbox-start.sh [N] [startbench flags, e.g. -json]
 #   N      iterations per variant (default: $N, else 200)
 #   MODE   env: tiny, gosrc or both (default both)
+#   FB_BEFORE  env: path of another forkbomb binary (an older build), timed
+#          in the same rounds as forkbomb-before, for a before/after figure
 #
 # Builds forkbomb (CGO_ENABLED=0) into a temp dir, then runs
 # bench/cmd/startbench, which times the three variants round-robin, for
@@ -76,6 +78,7 @@ bench() {
 		-bare "$BARE" \
 		-bwrap "$BWRAP" \
 		-forkbomb "$(q "$FB") sandbox --workdir $(q "$wd") -- /bin/true" \
+		${FB_BEFORE:+-before "$(q "$FB_BEFORE") sandbox --workdir $(q "$wd") -- /bin/true"} \
 		"$@"
 }
 

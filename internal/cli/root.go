@@ -31,7 +31,8 @@ gives its other exit statuses.`,
 	})
 	root.AddCommand(newSandboxCmd(stdio), newCanaryCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
 		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio),
-		newUICmd(stdio), newExportCmd(stdio), newPolicyCmd(stdio), newTaskCmd(stdio))
+		newUICmd(stdio), newExportCmd(stdio), newPolicyCmd(stdio), newTaskCmd(stdio),
+		newBisectCmd(stdio), newMutantsCmd(stdio), newEvalCmd(stdio), newWorldCmd(stdio))
 	documentExits(root)
 	return root
 }

@@ -3,15 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
-	"time"
-
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -63,17 +57,8 @@ func CheckEndpoint(raw string) error {
 	return nil
 }
 
-// noRedirects is the HTTP client of every model call: a redirect could
-// carry the key to another host.
-var noRedirects = &http.Client{
-	Timeout: 10 * time.Minute,
-	CheckRedirect: func(*http.Request, []*http.Request) error {
-		return errors.New("model endpoint redirected; redirects are not followed")
-	},
-}
-
 // RunAnthropic runs the tool loop against the Anthropic Messages API
-// (streaming, with the SDK's retries and backoff on 429 and 5xx).
+// (streaming, retried with backoff on 429 and 5xx; modelhttp.go).
 func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "https://api.anthropic.com"
@@ -90,58 +75,46 @@ func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error)
 	if cfg.Event == nil {
 		cfg.Event = func(event.Kind, map[string]any) {}
 	}
-	client := anthropic.NewClient(
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithHTTPClient(noRedirects),
-		option.WithMaxRetries(4),
-	)
-	tools := []anthropic.ToolUnionParam{
-		{OfTool: &anthropic.ToolParam{Name: "shell", Description: anthropic.String(shellDescription),
-			InputSchema: anthropic.ToolInputSchemaParam{Properties: shellSchema, Required: []string{"command"}}}},
-		{OfTool: &anthropic.ToolParam{Name: "editor", Description: anthropic.String(editorDescription),
-			InputSchema: anthropic.ToolInputSchemaParam{Properties: editorSchema, Required: []string{"command", "path"}}}},
+	tools := []anthropicTool{
+		{Name: "shell", Description: shellDescription,
+			InputSchema: map[string]any{"type": "object", "properties": shellSchema, "required": []string{"command"}}},
+		{Name: "editor", Description: editorDescription,
+			InputSchema: map[string]any{"type": "object", "properties": editorSchema, "required": []string{"command", "path"}}},
 	}
-	messages := []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(task))}
+	messages := []anthropicMessage{{Role: "user", Content: []anthropicBlock{{Type: "text", Text: &task}}}}
 	res := &Result{}
 	for res.Turns < cfg.MaxTurns {
 		res.Turns++
-		params := anthropic.MessageNewParams{Model: cfg.Model, MaxTokens: cfg.MaxTokens, Messages: messages, Tools: tools}
+		params := anthropicRequest{Model: cfg.Model, MaxTokens: cfg.MaxTokens, Messages: messages, Tools: tools, Stream: true}
 		if cfg.System != "" {
-			params.System = []anthropic.TextBlockParam{{Text: cfg.System}}
+			params.System = []anthropicBlock{{Type: "text", Text: &cfg.System}}
 		}
 		cfg.Event(event.ModelRequest, map[string]any{"turn": res.Turns, "messages": len(messages)})
-		stream := client.Messages.NewStreaming(ctx, params)
-		var msg anthropic.Message
-		for stream.Next() {
-			if err := msg.Accumulate(stream.Current()); err != nil {
-				return res, fmt.Errorf("model stream: %w", err)
-			}
+		msg, err := streamAnthropic(ctx, cfg, params)
+		if err != nil {
+			return res, err
 		}
-		if err := stream.Err(); err != nil {
-			return res, fmt.Errorf("model: %w", err)
-		}
-		res.TokensIn += msg.Usage.InputTokens
-		res.TokensOut += msg.Usage.OutputTokens
-		cfg.Event(event.ModelResponse, map[string]any{"turn": res.Turns, "stop_reason": string(msg.StopReason),
-			"input_tokens": msg.Usage.InputTokens, "output_tokens": msg.Usage.OutputTokens, "text": textOf(msg)})
-		messages = append(messages, msg.ToParam())
-		var results []anthropic.ContentBlockParamUnion
-		for _, block := range msg.Content {
+		res.TokensIn += msg.inputTokens
+		res.TokensOut += msg.outputTokens
+		cfg.Event(event.ModelResponse, map[string]any{"turn": res.Turns, "stop_reason": msg.stopReason,
+			"input_tokens": msg.inputTokens, "output_tokens": msg.outputTokens, "text": truncate(msg.text(), 64<<10)})
+		messages = append(messages, anthropicMessage{Role: "assistant", Content: msg.param()})
+		var results []anthropicBlock
+		for _, block := range msg.content {
 			if block.Type != "tool_use" {
 				continue
 			}
-			tu := block.AsToolUse()
-			out, isErr := callTool(ctx, cfg, tu.Name, tu.Input)
-			cfg.Event(event.ToolCall, map[string]any{"turn": res.Turns, "tool": tu.Name, "input": json.RawMessage(tu.Input)})
-			cfg.Event(event.ToolResult, map[string]any{"turn": res.Turns, "tool": tu.Name, "error": isErr, "output": truncate(out, 64<<10)})
-			results = append(results, anthropic.NewToolResultBlock(tu.ID, out, isErr))
+			out, isErr := callTool(ctx, cfg, block.Name, block.Input)
+			cfg.Event(event.ToolCall, map[string]any{"turn": res.Turns, "tool": block.Name, "input": block.Input})
+			cfg.Event(event.ToolResult, map[string]any{"turn": res.Turns, "tool": block.Name, "error": isErr, "output": truncate(out, 64<<10)})
+			results = append(results, anthropicBlock{Type: "tool_result", ToolUseID: block.ID,
+				Content: []anthropicBlock{{Type: "text", Text: &out}}, IsError: isErr})
 		}
 		if len(results) == 0 {
-			res.Stop = string(msg.StopReason)
+			res.Stop = msg.stopReason
 			return res, nil
 		}
-		messages = append(messages, anthropic.NewUserMessage(results...))
+		messages = append(messages, anthropicMessage{Role: "user", Content: results})
 	}
 	res.Stop = "max_turns"
 	return res, nil
@@ -159,16 +132,6 @@ func callTool(ctx context.Context, cfg Config, name string, input json.RawMessag
 		return edit(cfg.Files, cfg.Root, input)
 	}
 	return fmt.Sprintf("unknown tool %q: the tools are shell and editor", name), true
-}
-
-func textOf(m anthropic.Message) string {
-	s := ""
-	for _, b := range m.Content {
-		if b.Type == "text" {
-			s += b.AsText().Text
-		}
-	}
-	return truncate(s, 64<<10)
 }
 
 func truncate(s string, n int) string {

@@ -22,7 +22,7 @@ const (
 // events marked "source":"agent": what the agent says it did. Nothing the
 // trusted side decides is read from them. It is an io.Writer fed by the
 // sandbox's output copy.
-type stream struct {
+type agentStream struct {
 	emit func(event.Kind, map[string]any)
 
 	mu       sync.Mutex
@@ -32,13 +32,13 @@ type stream struct {
 	dropped  int // lines and events left out
 }
 
-func newStream(emit func(event.Kind, map[string]any)) *stream {
-	return &stream{emit: emit}
+func newStream(emit func(event.Kind, map[string]any)) *agentStream {
+	return &agentStream{emit: emit}
 }
 
 // Write implements io.Writer; it never fails, so the CLI's log is written
 // whatever the stream holds.
-func (s *stream) Write(b []byte) (int, error) {
+func (s *agentStream) Write(b []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(b)
@@ -69,7 +69,7 @@ func (s *stream) Write(b []byte) (int, error) {
 
 // flush parses a last line without a newline, and reports what was left
 // out.
-func (s *stream) flush() {
+func (s *agentStream) flush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.line) > 0 && !s.skipping {
@@ -116,7 +116,7 @@ type ccBlock struct {
 	IsError   bool            `json:"is_error"`
 }
 
-func (s *stream) parse(line []byte) {
+func (s *agentStream) parse(line []byte) {
 	var l ccLine
 	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &l) != nil {
 		s.dropped++
@@ -150,7 +150,7 @@ func (s *stream) parse(line []byte) {
 }
 
 // add emits one event, marked as the agent's word, until the bound.
-func (s *stream) add(k event.Kind, data map[string]any) {
+func (s *agentStream) add(k event.Kind, data map[string]any) {
 	if s.events >= maxStreamEvents {
 		s.dropped++
 		return

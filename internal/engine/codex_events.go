@@ -10,10 +10,10 @@ import (
 
 // Bounds on the codex CLI's JSON event stream, which the agent (and so
 // the model, and the repository it reads) controls: a line longer than
-// maxEventLine is skipped whole, a text field is cut at maxEventText, and
+// maxCodexLine is skipped whole, a text field is cut at maxEventText, and
 // after maxEvents no more are emitted (the log still gets the lines).
 const (
-	maxEventLine = 1 << 20
+	maxCodexLine = 1 << 20
 	maxEventText = 64 << 10
 	maxEvents    = 20000
 )
@@ -28,7 +28,7 @@ type codexEvents struct {
 	emit    func(event.Kind, map[string]any)
 	log     io.Writer
 	buf     []byte
-	skip    bool // inside a line longer than maxEventLine
+	skip    bool // inside a line longer than maxCodexLine
 	emitted int
 }
 
@@ -44,7 +44,7 @@ func (c *codexEvents) Write(p []byte) (int, error) {
 		if i < 0 {
 			if !c.skip {
 				c.buf = append(c.buf, p...)
-				if len(c.buf) > maxEventLine {
+				if len(c.buf) > maxCodexLine {
 					c.buf, c.skip = c.buf[:0], true
 					c.log.Write([]byte(skippedLine))
 				}
@@ -53,7 +53,7 @@ func (c *codexEvents) Write(p []byte) (int, error) {
 		}
 		switch {
 		case c.skip:
-		case len(c.buf)+i > maxEventLine:
+		case len(c.buf)+i > maxCodexLine:
 			c.log.Write([]byte(skippedLine))
 		default:
 			c.buf = append(c.buf, p[:i]...)

@@ -14,7 +14,7 @@ import (
 // and never emitted, and text is cut.
 func TestCodexEvents(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("x", maxEventLine+10)
+	long := strings.Repeat("x", maxCodexLine+10)
 	tests := []struct {
 		name  string
 		input string

@@ -26,9 +26,9 @@ type ToolCall struct {
 
 // Scripted is a model server speaking the Anthropic Messages protocol
 // (streaming server-sent events), and OpenAI's chat completions and
-// Responses protocols, on loopback, that plays a script chosen
-// by the "[persona: NAME]" tag in a conversation's first message, one step
-// per assistant turn. It stands in for the network forkbomb's demo and
+// Responses protocols, on loopback, that plays a script chosen by the
+// "[persona: NAME]" tag in a conversation's first message (or, with no
+// tag, by the model asked for), one step per assistant turn. It stands in for the network forkbomb's demo and
 // tests do not have; the code under test talks to it exactly as to the
 // real API.
 type Scripted struct {
@@ -41,7 +41,9 @@ type Scripted struct {
 	requests int
 }
 
-var personaRE = regexp.MustCompile(`\[persona: ?([A-Za-z0-9_-]+)\]`)
+// Compiled on first use: every forkbomb process, each sandbox init
+// included, would pay for it at start-up.
+var personaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[persona: ?([A-Za-z0-9_-]+)\]`) })
 
 // StartScripted listens on 127.0.0.1 and serves until Close.
 func StartScripted(key string, scripts map[string][]Step) (*Scripted, error) {
@@ -84,6 +86,7 @@ func (s *Scripted) next(w http.ResponseWriter, r *http.Request, authorized bool)
 		return n, 0, step, false
 	}
 	var req struct {
+		Model    string `json:"model"`
 		Messages []struct {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
@@ -97,13 +100,18 @@ func (s *Scripted) next(w http.ResponseWriter, r *http.Request, authorized bool)
 	persona, turn := "", 0
 	for _, m := range req.Messages {
 		if m.Role == "user" && persona == "" {
-			if p := personaRE.FindSubmatch(m.Content); p != nil {
+			if p := personaRE().FindSubmatch(m.Content); p != nil {
 				persona = string(p[1])
 			}
 		}
 		if m.Role == "assistant" {
 			turn++
 		}
+	}
+	if persona == "" {
+		// no tag: the model named plays its script, so two "models"
+		// of one engine can be told apart (forkbomb eval's tests)
+		persona = req.Model
 	}
 	step = Step{Text: "I have nothing more to do."}
 	if sc := s.Scripts[persona]; turn < len(sc) {

@@ -45,6 +45,7 @@ func (s *Scripted) responsesStep(w http.ResponseWriter, r *http.Request) (n, siz
 		return n, 0, step, false
 	}
 	var req struct {
+		Model string         `json:"model"`
 		Input []responseItem `json:"input"`
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
@@ -55,7 +56,7 @@ func (s *Scripted) responsesStep(w http.ResponseWriter, r *http.Request) (n, siz
 	persona, turn, inModel := "", 0, false
 	for _, it := range req.Input {
 		if it.Type == "message" && it.Role == "user" && persona == "" {
-			if p := personaRE.FindSubmatch(it.Content); p != nil {
+			if p := personaRE().FindSubmatch(it.Content); p != nil {
 				persona = string(p[1])
 			}
 		}
@@ -64,6 +65,9 @@ func (s *Scripted) responsesStep(w http.ResponseWriter, r *http.Request) (n, siz
 			turn++
 		}
 		inModel = m
+	}
+	if persona == "" {
+		persona = req.Model // as next: an untagged conversation plays the model's script
 	}
 	step = Step{Text: "I have nothing more to do."}
 	if sc := s.Scripts[persona]; turn < len(sc) {

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Go sentinels are a new _test.go file in each package whose tests ran at
@@ -15,14 +16,14 @@ import (
 // the test files of its folder finds only the real ones.
 
 var (
-	goModuleRE  = regexp.MustCompile(`(?m)^module\s+("?)([^"\s]+)`)
-	goPackageRE = regexp.MustCompile(`(?m)^package\s+([A-Za-z_][A-Za-z0-9_]*)`)
+	goModuleRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^module\s+("?)([^"\s]+)`) })
+	goPackageRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^package\s+([A-Za-z_][A-Za-z0-9_]*)`) })
 )
 
 func planGo(tree string, hidden []string, cmd string, base *Results) *sentinelPlan {
 	p := &sentinelPlan{runner: "go", files: map[string]string{}}
 	mod, ok := readBase(tree, hidden, "go.mod")
-	m := goModuleRE.FindSubmatch(mod)
+	m := goModuleRE().FindSubmatch(mod)
 	if !ok || m == nil {
 		p.note = "no sentinel tests were placed: no go.mod at the root of the repository"
 		return p
@@ -117,7 +118,7 @@ func goClause(tree string, hidden []string, files []string) (string, string) {
 			continue
 		}
 		all.Write(data)
-		m := goPackageRE.FindSubmatch(data)
+		m := goPackageRE().FindSubmatch(data)
 		if m == nil || strings.Contains(string(data[:min(len(data), 2048)]), "//go:build") {
 			continue
 		}

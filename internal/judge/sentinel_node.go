@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // node:test sentinels are tests appended to each test file node's runner
@@ -16,9 +17,9 @@ import (
 // uses, through the same module objects.
 
 var (
-	nodeAssertRE = regexp.MustCompile(`\bassert\.([a-zA-Z]+)\(`)
-	nodeTestFile = regexp.MustCompile(`(^|/)(test|test-[^/]*|[^/]*[._-]test)\.(c|m)?js$`)
-	nodeTestDir  = regexp.MustCompile(`(^|/)test/.*\.(c|m)?js$`)
+	nodeAssertRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bassert\.([a-zA-Z]+)\(`) })
+	nodeTestFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)(test|test-[^/]*|[^/]*[._-]test)\.(c|m)?js$`) })
+	nodeTestDir  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)test/.*\.(c|m)?js$`) })
 )
 
 // nodeAsserts are a must-pass and a must-fail call of each function;
@@ -62,7 +63,7 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 	}
 	mustFail := !failsFast(runner)
 	files := listBase(tree, hidden, func(rel string) bool {
-		return nodeTestFile.MatchString(rel) || nodeTestDir.MatchString(rel)
+		return nodeTestFile().MatchString(rel) || nodeTestDir().MatchString(rel)
 	}, 200)
 	for _, file := range files {
 		data, ok := readBase(tree, hidden, file)
@@ -72,7 +73,7 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 		text := string(data)
 		isESM := strings.HasSuffix(file, ".mjs") || esm && strings.HasSuffix(file, ".js")
 		used := map[string]bool{"strictEqual": true, "ok": true}
-		for _, m := range nodeAssertRE.FindAllStringSubmatch(text, -1) {
+		for _, m := range nodeAssertRE().FindAllStringSubmatch(text, -1) {
 			if _, ok := nodeAsserts[m[1]]; ok {
 				used[m[1]] = true
 			}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // pytest sentinels are test functions appended to each test file the
@@ -14,7 +15,7 @@ import (
 // unittest classes also gets a TestCase whose methods use the assertion
 // methods that file uses.
 
-var unittestAssertRE = regexp.MustCompile(`self\.(assert[A-Za-z]+)\(`)
+var unittestAssertRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`self\.(assert[A-Za-z]+)\(`) })
 
 // pyAsserts are a must-pass and a must-fail call of each assertion
 // method a sentinel may use; %[1]d and %[2]d are two distinct numbers.
@@ -74,7 +75,7 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 		add(names[2], false, fmt.Sprintf("assert sorted([%d, %d]) == [%d, %d]", b, a, a, b))
 		if strings.Contains(text, "TestCase") {
 			used := map[string]bool{"assertEqual": true, "assertTrue": true}
-			for _, m := range unittestAssertRE.FindAllStringSubmatch(text, -1) {
+			for _, m := range unittestAssertRE().FindAllStringSubmatch(text, -1) {
 				if _, ok := pyAsserts[m[1]]; ok {
 					used[m[1]] = true
 				}

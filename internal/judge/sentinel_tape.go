@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // tape sentinels are tests appended to each tape test file whose tests
@@ -26,18 +27,26 @@ import (
 // baseline tests can be told apart gets none.
 
 var (
-	tapeRequireRE = regexp.MustCompile(`\brequire\(\s*['"]tape['"]\s*\)|\bfrom\s+['"]tape['"]|\bimport\(\s*['"]tape['"]\s*\)`)
-	tapeCJSBindRE = regexp.MustCompile(`(?m)^(?:var|let|const)\s+([A-Za-z_$][\w$]*)\s*=\s*require\(\s*['"]tape['"]\s*\)\s*;?\s*$`)
-	tapeESMBindRE = regexp.MustCompile(`(?m)^import\s+([A-Za-z_$][\w$]*)\s+from\s+['"]tape['"]\s*;?\s*$`)
-	tapeESMSyntax = regexp.MustCompile(`(?m)^(?:import\s|export\s)`)
-	tapeOnlyRE    = regexp.MustCompile(`\.only\s*\(`)
-	tapeReturnRE  = regexp.MustCompile(`(?m)^(?:return\b|if\s*\(.*\)\s*\{?\s*return\b)`)
-	tapeMethodRE  = regexp.MustCompile(`\b([A-Za-z_$][\w$]*)\.([a-zA-Z]+)\(`)
-	tapeObjRE     = regexp.MustCompile(`\b([A-Za-z_$][\w$]*)\.(?:end\(\s*\)|plan\(|test\()`)
-	shellSepRE    = regexp.MustCompile(`&&|\|\||;|\|`)
-	tapeSubtestRE = regexp.MustCompile(`\b[A-Za-z_$][\w$]*\.test\(\s*['"\x60]`)
-	jsStringRE    = regexp.MustCompile("'((?:[^'\\\\\\n]|\\\\.)*)'|\"((?:[^\"\\\\\\n]|\\\\.)*)\"|`([^`\\\\$]*)`")
-	jsFileRE      = regexp.MustCompile(`\.(c|m)?js$`)
+	tapeRequireRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\brequire\(\s*['"]tape['"]\s*\)|\bfrom\s+['"]tape['"]|\bimport\(\s*['"]tape['"]\s*\)`)
+	})
+	tapeCJSBindRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^(?:var|let|const)\s+([A-Za-z_$][\w$]*)\s*=\s*require\(\s*['"]tape['"]\s*\)\s*;?\s*$`)
+	})
+	tapeESMBindRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^import\s+([A-Za-z_$][\w$]*)\s+from\s+['"]tape['"]\s*;?\s*$`)
+	})
+	tapeESMSyntax = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(?:import\s|export\s)`) })
+	tapeOnlyRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.only\s*\(`) })
+	tapeReturnRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^(?:return\b|if\s*\(.*\)\s*\{?\s*return\b)`) })
+	tapeMethodRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b([A-Za-z_$][\w$]*)\.([a-zA-Z]+)\(`) })
+	tapeObjRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b([A-Za-z_$][\w$]*)\.(?:end\(\s*\)|plan\(|test\()`) })
+	shellSepRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`&&|\|\||;|\|`) })
+	tapeSubtestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[A-Za-z_$][\w$]*\.test\(\s*['"\x60]`) })
+	jsStringRE    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("'((?:[^'\\\\\\n]|\\\\.)*)'|\"((?:[^\"\\\\\\n]|\\\\.)*)\"|`([^`\\\\$]*)`")
+	})
+	jsFileRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.(c|m)?js$`) })
 )
 
 // tapeAsserts are a must-pass and a must-fail call of each Test method a
@@ -77,7 +86,7 @@ func planTape(tree string, hidden []string, cmd string, base *Results) *sentinel
 	runner := npmScript(tree, hidden, cmd)
 	globs, named := tapeGlobs(runner)
 	files := listBase(tree, hidden, func(rel string) bool {
-		if !jsFileRE.MatchString(rel) {
+		if !jsFileRE().MatchString(rel) {
 			return false
 		}
 		for _, g := range globs {
@@ -89,9 +98,9 @@ func planTape(tree string, hidden []string, cmd string, base *Results) *sentinel
 	}, 500)
 	texts := map[string]string{}
 	for _, f := range files {
-		if data, ok := readBase(tree, hidden, f); ok && tapeRequireRE.Match(data) {
+		if data, ok := readBase(tree, hidden, f); ok && tapeRequireRE().Match(data) {
 			texts[f] = string(data)
-			if tapeOnlyRE.Match(data) {
+			if tapeOnlyRE().Match(data) {
 				p.note = "no sentinel tests were placed: " + f + " calls .only(), which would keep tape from running them"
 				return p
 			}
@@ -105,7 +114,7 @@ func planTape(tree string, hidden []string, cmd string, base *Results) *sentinel
 	}
 	for _, f := range sortedKeys(texts) {
 		// code appended after a top-level return (CommonJS) would not run
-		if len(scopes[f]) == 0 || tapeReturnRE.MatchString(texts[f]) {
+		if len(scopes[f]) == 0 || tapeReturnRE().MatchString(texts[f]) {
 			continue
 		}
 		src, list := tapeSource(f, texts[f], esmFile(tree, hidden, f), mustFail, &taken)
@@ -133,7 +142,7 @@ func tapeScopes(texts map[string]string, base *Results) map[string][]string {
 	where := map[string][]string{}
 	for f, text := range texts {
 		seen := map[string]bool{}
-		for _, m := range jsStringRE.FindAllStringSubmatch(text, -1) {
+		for _, m := range jsStringRE().FindAllStringSubmatch(text, -1) {
 			s := strings.TrimSpace(m[1] + m[2] + m[3])
 			if s == "" || strings.Contains(s, `\`) || seen[s] {
 				continue
@@ -165,14 +174,14 @@ func tapeSource(file, text string, esm, mustFail bool, taken *strings.Builder) (
 	tape, t, st := ids[0], ids[1], ids[2]
 	var src strings.Builder
 	module := ""
-	if m := tapeCJSBindRE.FindStringSubmatch(text); m != nil {
+	if m := tapeCJSBindRE().FindStringSubmatch(text); m != nil {
 		module = m[1]
-	} else if m := tapeESMBindRE.FindStringSubmatch(text); m != nil {
+	} else if m := tapeESMBindRE().FindStringSubmatch(text); m != nil {
 		module = m[1]
 	}
 	switch {
 	case module != "":
-	case esm || tapeESMSyntax.MatchString(text):
+	case esm || tapeESMSyntax().MatchString(text):
 		module = ids[3]
 		fmt.Fprintf(&src, "\nimport %s from 'tape';\n", module)
 	default:
@@ -182,11 +191,11 @@ func tapeSource(file, text string, esm, mustFail bool, taken *strings.Builder) (
 	// the methods the file calls on its Test objects: the names it calls
 	// end(), plan() or test() on
 	objs := map[string]bool{}
-	for _, m := range tapeObjRE.FindAllStringSubmatch(text, -1) {
+	for _, m := range tapeObjRE().FindAllStringSubmatch(text, -1) {
 		objs[m[1]] = true
 	}
 	used := map[string]bool{"equal": true, "ok": true}
-	for _, m := range tapeMethodRE.FindAllStringSubmatch(text, -1) {
+	for _, m := range tapeMethodRE().FindAllStringSubmatch(text, -1) {
 		if _, ok := tapeAsserts[m[2]]; ok && objs[m[1]] {
 			used[m[2]] = true
 		}
@@ -225,7 +234,7 @@ func tapeSource(file, text string, esm, mustFail bool, taken *strings.Builder) (
 	each(func(name string, call func(string) string) {
 		fmt.Fprintf(&src, "%s(%q, function (%s) { %s; %s.end(); });\n", tape, name, t, call(t), t)
 	})
-	if tapeSubtestRE.MatchString(text) {
+	if tapeSubtestRE().MatchString(text) {
 		// the parent has no assertion of its own: tape reports only its subtests
 		if parent := fresh(); parent != "" {
 			fmt.Fprintf(&src, "%s(%q, function (%s) {\n", tape, parent, t)
@@ -299,7 +308,7 @@ func npmScript(tree string, hidden []string, cmd string) string {
 
 // shellSegments cuts a command line at &&, ||, ; and |.
 func shellSegments(cmd string) []string {
-	return shellSepRE.Split(cmd, -1)
+	return shellSepRE().Split(cmd, -1)
 }
 
 // tapeGlobs reads the files a tape command names: the arguments of each

@@ -15,11 +15,16 @@ package sandbox
 //	      protect and starting the pids watcher (which reads the init's
 //	      pid namespace while the init is still dumpable) — so the init
 //	      does nothing before it is limited and watched.
-//	fd 4  status: exactly one JSON initStatus, then EOF: {error, kind} if
+//	fd 4  status: one JSON initStatus, then EOF: {error, kind} if
 //	      the init fails before the command starts (kind "ns" — namespaces
 //	      refused — is the only failure that lets ModeAuto fall back to
 //	      Landlock), {probe} when probing, or {started: true} once the
-//	      command is forked. EOF with no bytes means the init died before
+//	      command is forked — followed, when the command has exited and
+//	      every other process of the sandbox is dead and reaped, by a
+//	      second record {exited: true}, on which the parent removes the
+//	      private temp dir while the kernel tears the namespaces down (a
+//	      killed init leaves no such record, and the parent removes it
+//	      after the wait). EOF with no bytes means the init died before
 //	      a word (a timeout fired during set-up, or the binary is not our
 //	      init): readStatus reports that as errNoStart, and a record that
 //	      says none of the three as a set-up failure.
@@ -112,6 +117,8 @@ type initConfig struct {
 	User *User `json:"user,omitempty"`
 	// Programs: the execute grants (programs_linux.go).
 	Programs *programsConfig `json:"programs,omitempty"`
+	// Trace: write the init's phases to stderr (trace.go).
+	Trace bool `json:"trace,omitempty"`
 }
 
 func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool) *initConfig {
@@ -198,6 +205,11 @@ func initMain() int {
 		return fail("setup", fmt.Errorf("read config: %w", err))
 	}
 	cfgFile.Close()
+	tr := tracer{}
+	if cfg.Trace {
+		tr.w = os.Stderr
+	}
+	tr.mark("init.config-read")
 	if cfg.Proxy != nil {
 		cfg.Proxy.dirFD = -1 // not opened yet (JSON leaves it 0, stdin)
 	}
@@ -241,6 +253,7 @@ func initMain() int {
 	default:
 		return fail("setup", fmt.Errorf("unknown mode %q", cfg.Mode))
 	}
+	tr.mark("init.set-up")
 	if err := setRlimits(&cfg); err != nil {
 		return fail("setup", err)
 	}
@@ -289,9 +302,16 @@ func initMain() int {
 	// An explicit record, which readStatus requires: an init that died
 	// before this point (or a binary that is not our init) leaves a bare
 	// EOF, which the parent treats as a set-up failure.
+	tr.mark("init.command-execed")
 	_ = json.NewEncoder(status).Encode(initStatus{Started: true})
+	code := reap(&cfg, pid)
+	tr.mark("init.all-reaped")
+	// Every other process of the sandbox is dead and reaped (reap and
+	// killDescendants): the parent may clean up while the kernel tears
+	// down the namespaces, which takes as long as the init's exit.
+	_ = json.NewEncoder(status).Encode(initStatus{Exited: true})
 	status.Close()
-	return reap(&cfg, pid)
+	return code
 }
 
 // onRestrictedThread runs start on a fresh OS thread after confining that
@@ -307,6 +327,9 @@ func onRestrictedThread(cfg *initConfig, start func() (int, error)) (int, error)
 		if err := restrictThread(cfg); err != nil {
 			ch <- result{0, err}
 			return
+		}
+		if cfg.Trace {
+			tracer{os.Stderr}.mark("init.restricted")
 		}
 		pid, err := start()
 		ch <- result{pid, err}

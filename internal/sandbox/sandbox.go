@@ -29,6 +29,9 @@ const (
 type Stdio struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// Trace, when set, receives the start-up trace (trace.go): the
+	// parent's phases here, the init's on Stderr.
+	Trace io.Writer
 }
 
 // Result is what happened to a confined command.

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,18 +77,37 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if mode == ModeLandlock && landlockABI() < 1 {
 		return nil, fmt.Errorf("%w: neither user namespaces nor Landlock are available; refusing to run unconfined (--no-sandbox accepts that)", ErrSetup)
 	}
+	tr := tracer{stdio.Trace}
+	tr.mark("parent.start")
 	priv, err := MkdirTemp("sbx")
 	if err != nil {
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}
-	defer RemoveAll(priv)
 	privTmp, privHome := filepath.Join(priv, "tmp"), filepath.Join(priv, "home")
-	for _, d := range []string{privTmp, privHome} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
+	// The two private dirs are made while the init starts (the kernel's
+	// part of that keeps this thread busy): the init reads its config,
+	// which names them, only after they are made (makeDirs). Every return joins
+	// it before the removal, so nothing is made after it.
+	made := make(chan error, 1)
+	go func() {
+		for _, d := range []string{privTmp, privHome} {
+			if err := os.Mkdir(d, 0o700); err != nil {
+				made <- fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
+				return
+			}
 		}
-	}
+		made <- nil
+	}()
+	makeDirs := sync.OnceValue(func() error { return <-made })
+	// Once: the init's exited record may start it early (below).
+	removePriv := sync.OnceFunc(func() { RemoveAll(priv) })
+	defer func() {
+		_ = makeDirs()
+		removePriv()
+		tr.mark("parent.cleaned-up")
+	}()
 
+	tr.mark("parent.tempdirs")
 	res := &Result{Mode: mode}
 	cg, cgWarn := newCgroup(r.Memory, r.Pids, r.CPUs)
 	if cgWarn != "" {
@@ -100,6 +120,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 
 	cfg := r.initConfig(mode, privTmp, privHome, cg == nil)
 	cfg.Probe = probe
+	cfg.Trace = stdio.Trace != nil
 	// /proc/self/exe, not a path: the very binary that is running, even if
 	// the file at its path was since replaced (perhaps by a command that
 	// could write there). The other half of CVE-2019-5736, where a
@@ -163,6 +184,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		}(pair.dst, pr)
 	}
 
+	tr.mark("parent.clone")
 	if err := cmd.Start(); err != nil {
 		for _, c := range closeAfterStart {
 			c.Close()
@@ -178,6 +200,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	for _, c := range closeAfterStart {
 		c.Close()
 	}
+	tr.mark("parent.init-execed")
 	init := cmd.Process
 	kill := func() {
 		if mode == ModeLandlock {
@@ -211,6 +234,13 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 			}
 		}
 	}
+	if err := makeDirs(); err != nil {
+		_ = init.Kill()
+		_ = cmd.Wait()
+		cfgW.Close()
+		statR.Close()
+		return nil, err
+	}
 	// The init waits for its configuration, so it is in its cgroup before it
 	// does anything else.
 	if err := cg.add(init.Pid); err != nil {
@@ -223,6 +253,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	// Started before the init reads its configuration: it reads the init's
 	// pid namespace while the init is still dumpable.
 	pw := watchPids(cg, init.Pid, r.Pids, mode, kill)
+	tr.mark("parent.config-ready") // before the write: the init may read it at once
 	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
 		_ = init.Kill()
 	}
@@ -255,7 +286,15 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 
 	status, statusErr := readStatus(statR)
 	statR.Close()
+	tr.mark("parent.status-read")
+	if statusErr == nil && status.Exited && mode == ModeNamespaces {
+		// Nothing but the exiting init is left in the sandbox (its pid
+		// namespace): its private dirs go while the kernel unmounts.
+		// removePriv's deferred call waits for this one to finish.
+		go removePriv()
+	}
 	werr := cmd.Wait()
+	tr.mark("parent.init-reaped")
 	close(done)
 	pidsHit := pw.end()
 	// Every process that could hold the pipes is dead by now; should one
@@ -326,6 +365,7 @@ func initSysProcAttr(cfg *initConfig) *syscall.SysProcAttr {
 // when probing, else the error that kept the command from starting.
 type initStatus struct {
 	Started bool         `json:"started,omitempty"`
+	Exited  bool         `json:"exited,omitempty"` // the second record (init_linux.go)
 	Error   string       `json:"error,omitempty"`
 	Kind    string       `json:"kind,omitempty"` // setup, notfound, notexec
 	Probe   *ProbeReport `json:"probe,omitempty"`
@@ -352,11 +392,21 @@ func readStatus(r io.Reader) (*initStatus, error) {
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return nil, errNoStart
 	}
-	if err := json.Unmarshal(data, st); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(st); err != nil {
 		return nil, fmt.Errorf("%w: init status: %v", ErrSetup, err)
 	}
-	if !st.Started && st.Error == "" && st.Probe == nil {
+	if st.Exited || (!st.Started && st.Error == "" && st.Probe == nil) {
 		return nil, fmt.Errorf("%w: the init's status says neither that the command started nor why not", ErrSetup)
+	}
+	if dec.More() {
+		// Only a started command's end may follow, and nothing after it.
+		var end initStatus
+		if err := dec.Decode(&end); err != nil || !st.Started || !end.Exited ||
+			end.Started || end.Error != "" || end.Probe != nil || dec.More() {
+			return nil, fmt.Errorf("%w: init status: a record that is not the command's end after the first", ErrSetup)
+		}
+		st.Exited = true
 	}
 	return st, nil
 }

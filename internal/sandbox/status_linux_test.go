@@ -9,7 +9,8 @@ import (
 // TestReadStatus: the parent reads the init's one status record as the
 // protocol in init_linux.go says — started, a probe report, or an error
 // of its kind; a bare EOF or a record that says none of these is a set-up
-// failure, never a started command.
+// failure, never a started command. A started command's record may be
+// followed by one saying it exited, and by nothing else.
 func TestReadStatus(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -26,6 +27,14 @@ func TestReadStatus(t *testing.T) {
 		{"not found", `{"error":"frob","kind":"notfound"}`, ErrCommandNotFound},
 		{"not executable", `{"error":"frob","kind":"notexec"}`, ErrCommandNotExecutable},
 		{"namespaces refused", `{"error":"mount: EACCES","kind":"ns"}`, errNamespacesRefused},
+		{"started, then exited", `{"started":true}` + "\n" + `{"exited":true}` + "\n", nil},
+		{"exited alone", `{"exited":true}`, ErrSetup},
+		{"exited first", `{"exited":true}` + "\n" + `{"started":true}`, ErrSetup},
+		{"exited twice", `{"started":true}{"exited":true}{"exited":true}`, ErrSetup},
+		{"started twice", `{"started":true}{"started":true}`, ErrSetup},
+		{"error, then exited", `{"error":"x","kind":"setup"}{"exited":true}`, ErrSetup},
+		{"probe, then exited", `{"probe":{"layers":[]}}{"exited":true}`, ErrSetup},
+		{"started, then junk", `{"started":true} exited`, ErrSetup},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -34,6 +43,8 @@ func TestReadStatus(t *testing.T) {
 				err = st.err()
 			}
 			switch {
+			case tc.want == nil && err == nil && strings.Contains(tc.record, "exited") != st.Exited:
+				t.Errorf("readStatus(%q): Exited %v", tc.record, st.Exited)
 			case tc.want == nil && err != nil:
 				t.Errorf("readStatus(%q): %v, want a started command", tc.record, err)
 			case tc.want != nil && !errors.Is(err, tc.want):

@@ -63,14 +63,17 @@ type stats struct {
 
 // report is the whole result, printed as a table or as one JSON object.
 type report struct {
-	Label     string   `json:"label,omitempty"`
-	N         int      `json:"n"`
-	Warmup    int      `json:"warmup"`
-	Variants  []stats  `json:"variants"`
-	Ratio     *float64 `json:"forkbomb_over_bwrap_overhead,omitempty"`
-	CPURatio  *float64 `json:"forkbomb_over_bwrap_cpu_overhead,omitempty"`
-	RatioGoal float64  `json:"target_ratio"`
-	CPUs      int      `json:"cpus"` // runtime.NumCPU: the affinity mask
+	Label    string   `json:"label,omitempty"`
+	N        int      `json:"n"`
+	Warmup   int      `json:"warmup"`
+	Variants []stats  `json:"variants"`
+	Ratio    *float64 `json:"forkbomb_over_bwrap_overhead,omitempty"`
+	CPURatio *float64 `json:"forkbomb_over_bwrap_cpu_overhead,omitempty"`
+	// The same two ratios for -before, when given.
+	BeforeRatio    *float64 `json:"before_over_bwrap_overhead,omitempty"`
+	BeforeCPURatio *float64 `json:"before_over_bwrap_cpu_overhead,omitempty"`
+	RatioGoal      float64  `json:"target_ratio"`
+	CPUs           int      `json:"cpus"` // runtime.NumCPU: the affinity mask
 }
 
 func main() {
@@ -82,6 +85,7 @@ func main() {
 		bareCmd   = flag.String("bare", "/bin/true", "bare command line")
 		fbCmd     = flag.String("forkbomb", "", "forkbomb command line (required)")
 		bwrapCmd  = flag.String("bwrap", "", "bwrap command line (empty: not measured)")
+		beforeCmd = flag.String("before", "", "another forkbomb command line (an older build), timed in the same rounds and shown as forkbomb-before (empty: not measured)")
 		ratioGoal = flag.Float64("target", 1.5, "target for forkbomb overhead / bwrap overhead (issue 10: 1.5), shown beside the ratio")
 	)
 	flag.Usage = func() {
@@ -102,9 +106,9 @@ func main() {
 
 	var vs []*variant
 	for _, c := range []struct{ name, line string }{
-		{"bare", *bareCmd}, {"bwrap", *bwrapCmd}, {"forkbomb", *fbCmd},
+		{"bare", *bareCmd}, {"bwrap", *bwrapCmd}, {"forkbomb", *fbCmd}, {"forkbomb-before", *beforeCmd},
 	} {
-		if c.line == "" && c.name == "bwrap" {
+		if c.line == "" && (c.name == "bwrap" || c.name == "forkbomb-before") {
 			continue
 		}
 		argv, err := splitCommand(c.line)
@@ -231,6 +235,16 @@ func summarize(vs []*variant, n, warmup int, label string, goal float64) *report
 			rep.CPURatio = &r
 		}
 	}
+	if b, ok := medians["forkbomb-before"]; ok && okb {
+		if d := bwo - medians["bare"]; d > 0 {
+			r := round((b - medians["bare"]) / d)
+			rep.BeforeRatio = &r
+		}
+		if d := cpus["bwrap"] - cpus["bare"]; d > 0 {
+			r := round((cpus["forkbomb-before"] - cpus["bare"]) / d)
+			rep.BeforeCPURatio = &r
+		}
+	}
 	return rep
 }
 
@@ -240,7 +254,7 @@ func printTable(w io.Writer, rep *report) {
 	}
 	fmt.Fprintf(w, "%d iterations per variant (+%d warm-up), round-robin, %d CPUs\n", rep.N, rep.Warmup, rep.CPUs)
 	for _, s := range rep.Variants {
-		fmt.Fprintf(w, "  %-9s median %7.2f ms  p90 %7.2f ms  min %7.2f ms  cpu %6.2f ms", s.Name, s.MedianMS, s.P90MS, s.MinMS, s.CPUMedMS)
+		fmt.Fprintf(w, "  %-15s median %7.2f ms  p90 %7.2f ms  min %7.2f ms  cpu %6.2f ms", s.Name, s.MedianMS, s.P90MS, s.MinMS, s.CPUMedMS)
 		if s.OverheadMS != nil {
 			fmt.Fprintf(w, "   overhead %6.2f ms, cpu %6.2f ms", *s.OverheadMS, *s.CPUOverheadMS)
 		}
@@ -251,6 +265,9 @@ func printTable(w io.Writer, rep *report) {
 	}
 	if rep.CPURatio != nil {
 		fmt.Fprintf(w, "  forkbomb overhead / bwrap overhead = %.2fx cpu\n", *rep.CPURatio)
+	}
+	if rep.BeforeRatio != nil && rep.BeforeCPURatio != nil {
+		fmt.Fprintf(w, "  forkbomb-before overhead / bwrap overhead = %.2fx wall, %.2fx cpu\n", *rep.BeforeRatio, *rep.BeforeCPURatio)
 	}
 }
 

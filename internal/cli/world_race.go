@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/worldrace"
+)
+
+func newWorldRaceCmd(stdio IO) *cobra.Command {
+	var (
+		forks   int
+		check   string
+		eng     string
+		es      engine.Settings
+		runsDir string
+		timeout time.Duration
+		wl      worldLimits
+	)
+	cmd := &cobra.Command{
+		Use:   "race TRUNK --forks N --check CMD \"PROMPT\"",
+		Short: "Fork a world N times, drive an agent in each, keep the first whose check passes",
+		Long: `Fork the world TRUNK N times and drive an agent in each branch, with the
+world's shell as the tool that acts. When an agent stops, CMD runs in a fresh copy
+of its branch (the agent never had that copy); the first branch whose CMD exits 0
+is kept as TRUNK.winner and the other agents are stopped. TRUNK is never written.
+The race is recorded under runs/ like any race: 'forkbomb show' and 'forkbomb ui'
+read it.
+
+--engine api uses forkbomb's own loop; its key is $ANTHROPIC_API_KEY (or
+$OPENAI_API_KEY with --provider openai) and $ANTHROPIC_BASE_URL an endpoint.
+
+Exit status: 0 when a branch won; 1 when none passed or the race could not run;
+2 for a mistake on the command line; 130 when interrupted.`,
+		Args: exactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			if check == "" {
+				return fmt.Errorf("%w: --check is required", errUsage)
+			}
+			if eng != "api" {
+				return fmt.Errorf("%w: --engine %q: worlds race with the api engine here (the claude-code engine is not in this build)", errUsage, eng)
+			}
+			p := strings.ToUpper(es.Provider)
+			if p == "" {
+				p = "ANTHROPIC"
+			}
+			es.APIKey, es.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
+			agent, err := engine.New(eng, es)
+			if err != nil {
+				return err
+			}
+			dir, err := runsDirOr(runsDir)
+			if err != nil {
+				return err
+			}
+			res, err := worldrace.Run(c.Context(), worldrace.Options{Trunk: args[0], Forks: forks, Check: check,
+				Prompt: args[1], Agent: agent, RunsDir: dir, Limits: wl.l, Timeout: timeout})
+			if res.RunID != "" {
+				fmt.Fprintf(stdio.Out, "run %s\n", res.RunID)
+			}
+			if errors.Is(err, worldrace.ErrNoWinner) {
+				fmt.Fprintln(stdio.Out, "no branch passed the check")
+				return &exitError{code: ExitNoWinner}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "winner: branch %d, kept as %s\n", res.Winner, res.File)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&forks, "forks", 2, "branches")
+	f.StringVar(&check, "check", "", "shell script run in a fresh copy of each finished branch; exit 0 passes")
+	f.StringVar(&eng, "engine", "api", "the agent engine (api)")
+	f.StringVar(&es.Provider, "provider", "anthropic", "api engine: anthropic or openai")
+	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "api engine: the model")
+	f.IntVar(&es.MaxTurns, "max-turns", 30, "api engine: turns per agent")
+	f.StringVar(&runsDir, "runs-dir", "", "where the race is recorded (default $FORKBOMB_HOME/runs)")
+	f.DurationVar(&timeout, "agent-timeout", 0, "per agent (0: none); --timeout bounds each exec")
+	wl.register(cmd)
+	return cmd
+}

@@ -1,0 +1,167 @@
+package bisect_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/lab/bisect"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// The test every commit gets: untestable where a "skip" file exists, bad
+// once v reaches the threshold.
+func testCmd(threshold int) string {
+	return fmt.Sprintf(`if [ -e skip ]; then exit 125; fi; [ "$(cat v)" -lt %d ]`, threshold)
+}
+
+// genRepo makes a linear history of n commits after the root ("good"):
+// commit i writes i to v, and holds a "skip" file when skip[i].
+func genRepo(t *testing.T, n int, skip map[int]bool) (dir string, commits []string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "repo")
+	os.MkdirAll(dir, 0o755)
+	testutil.Git(t, dir, "init", "-q")
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("v", "0\n")
+	write("README", "generated\n")
+	testutil.Git(t, dir, "add", "-A")
+	testutil.Git(t, dir, "commit", "-qm", "root")
+	testutil.Git(t, dir, "tag", "good")
+	for i := 1; i <= n; i++ {
+		write("v", fmt.Sprintf("%d\n", i))
+		os.Remove(filepath.Join(dir, "skip"))
+		if skip[i] {
+			write("skip", "untestable\n")
+		}
+		testutil.Git(t, dir, "add", "-A")
+		testutil.Git(t, dir, "commit", "-qm", fmt.Sprintf("commit %d", i))
+		commits = append(commits, testutil.Git(t, dir, "rev-parse", "HEAD"))
+	}
+	return dir, commits
+}
+
+var (
+	firstBadRE = regexp.MustCompile(`(?m)^([0-9a-f]{40}) is the first bad commit`)
+	anyOfRE    = regexp.MustCompile(`(?s)could be any of:\n(.*?)\nWe cannot bisect more`)
+)
+
+// gitBisect runs `git bisect run` in a clone and returns its candidates.
+func gitBisect(t *testing.T, repo, test string) []string {
+	t.Helper()
+	clone := filepath.Join(t.TempDir(), "clone")
+	testutil.Git(t, filepath.Dir(clone), "clone", "-q", repo, clone)
+	testutil.Git(t, clone, "bisect", "start", "HEAD", "good")
+	cmd := exec.Command("git", "bisect", "run", "sh", "-c", test)
+	cmd.Dir = clone
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C")
+	out, _ := cmd.CombinedOutput()
+	if m := firstBadRE.FindSubmatch(out); m != nil {
+		return []string{string(m[1])}
+	}
+	if m := anyOfRE.FindSubmatch(out); m != nil {
+		l := strings.Fields(string(m[1]))
+		slices.Sort(l)
+		return l
+	}
+	t.Fatalf("git bisect run said neither:\n%s", out)
+	return nil
+}
+
+// gitState hashes everything under .git and the worktree's status: a
+// bisect must leave the user's repository exactly as it was.
+func gitState(t *testing.T, repo string) string {
+	t.Helper()
+	h := sha256.New()
+	filepath.WalkDir(filepath.Join(repo, ".git"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %x\n", p, sha256.Sum256(b))
+		return nil
+	})
+	fmt.Fprintln(h, testutil.Git(t, repo, "status", "--porcelain", "--ignored"))
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func newStore(t *testing.T) *workspace.Store {
+	t.Helper()
+	s, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		filepath.WalkDir(s.Root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && d.Name() == "work" {
+				os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+	})
+	return s
+}
+
+func TestBisectMatchesGitBisectRun(t *testing.T) {
+	testutil.Need(t, "git")
+	cases := []struct {
+		name      string
+		n         int
+		threshold int
+		skip      map[int]bool
+	}{
+		{"plain", 20, 12, nil},
+		{"first commit bad", 20, 1, nil},
+		{"only bad is bad", 20, 20, nil},
+		{"skips away from the answer", 20, 12, map[int]bool{3: true, 7: true, 16: true}},
+		{"skips next to the answer", 20, 12, map[int]bool{10: true, 11: true}},
+		{"skipped first bad", 20, 12, map[int]bool{12: true, 13: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			repo, _ := genRepo(t, tc.n, tc.skip)
+			test := testCmd(tc.threshold)
+			want := gitBisect(t, repo, test)
+
+			// The user is in the middle of a bisect of their own: it must
+			// survive ours untouched.
+			testutil.Git(t, repo, "bisect", "start", "HEAD", "HEAD~3")
+			before := gitState(t, repo)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := bisect.Run(ctx, bisect.Options{
+				Store: newStore(t), Repo: repo, Good: "good", Bad: "main", Test: test, Forks: 3,
+				Policy: sandbox.Policy{Timeout: time.Minute},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := slices.Clone(res.Candidates)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("forkbomb bisect: %v\ngit bisect run: %v\ntested: %+v", got, want, res.Tested)
+			}
+			if len(want) == 1 && res.FirstBad != want[0] {
+				t.Errorf("first bad %q, want %q", res.FirstBad, want[0])
+			}
+			if after := gitState(t, repo); after != before {
+				t.Error("the user's repository changed")
+			}
+		})
+	}
+}

@@ -1,0 +1,64 @@
+package world
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzDecode: no input makes the decoder panic or loop; what it accepts encodes to a file it
+// accepts again, unchanged.
+func FuzzDecode(f *testing.F) {
+	w := New()
+	w.FS.MkdirAll("/work/a/b", 0o755)
+	w.FS.WriteFile("/work/a/f", []byte("x\xff"), 0o644)
+	w.FS.Link("/work/a/f", "/work/a/g")
+	w.FS.Symlink("../f", "/work/a/b/l")
+	good, _ := w.Encode()
+	f.Add(good)
+	f.Add([]byte(`{"format":"forkbomb-world","version":1,"cwd":"/work","inodes":[{"type":"dir","mode":493}],"entries":[{"path":"","inode":0}]}`))
+	f.Add([]byte(`{"format":"forkbomb-world","version":1,"cwd":"/work","inodes":[{"type":"dir"},{"type":"dir"}],"entries":[{"path":"","inode":0},{"path":"x","inode":1},{"path":"x/y","inode":1}]}`))
+	f.Add([]byte(`{"format":"forkbomb-world","version":1,"cwd":"/","inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0},{"path":"../x","inode":0}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := Decode(b, 1<<20)
+		if err != nil {
+			return
+		}
+		enc, err := w.Encode()
+		if err != nil {
+			t.Fatalf("encode of a decoded world: %v", err)
+		}
+		w2, err := Decode(enc, 1<<20)
+		if err != nil {
+			t.Fatalf("re-decode: %v\n%s", err, enc)
+		}
+		enc2, _ := w2.Encode()
+		if !bytes.Equal(enc, enc2) {
+			t.Fatalf("encode not stable")
+		}
+	})
+}
+
+// TestDecodeRefuses names the hostile shapes the decoder must refuse.
+func TestDecodeRefuses(t *testing.T) {
+	t.Parallel()
+	head := `{"format":"forkbomb-world","version":1,"cwd":"/work",`
+	for name, body := range map[string]string{
+		"dotdot":        `"inodes":[{"type":"dir"},{"type":"file"}],"entries":[{"path":"","inode":0},{"path":"../x","inode":1}]}`,
+		"dir twice":     `"inodes":[{"type":"dir"},{"type":"dir"}],"entries":[{"path":"","inode":0},{"path":"a","inode":1},{"path":"b","inode":1}]}`,
+		"dir in itself": `"inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0},{"path":"a","inode":0}]}`,
+		"orphan inode":  `"inodes":[{"type":"dir"},{"type":"file"}],"entries":[{"path":"","inode":0}]}`,
+		"child first":   `"inodes":[{"type":"dir"},{"type":"file"}],"entries":[{"path":"","inode":0},{"path":"a/b","inode":1}]}`,
+		"bad mode":      `"inodes":[{"type":"dir","mode":65535}],"entries":[{"path":"","inode":0}]}`,
+		"unknown field": `"inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}],"x":1}`,
+		"no version":    `"inodes":[],"entries":[]}`,
+		"bad option":    `"options":["rm -rf /"],"inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}]}`,
+		"slash in name": `"inodes":[{"type":"dir"},{"type":"file"}],"entries":[{"path":"","inode":0},{"path":"a//b","inode":1}]}`,
+	} {
+		if _, err := Decode([]byte(head+body), 0); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := Decode([]byte(head+`"inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}]}`), 0); err != nil {
+		t.Errorf("control: %v", err)
+	}
+}
