@@ -23,6 +23,7 @@ type Settings struct {
 	// claude-code (and the other agent CLIs)
 	AgentBin string            // the CLI; "": found on PATH
 	Proxy    *modelproxy.Proxy // the run's model proxy; the CLI's only way to a model
+	Routes   Routes            // codex: each fork's way to the model; nil: through Proxy
 }
 
 // engines maps each engine's name to its constructor. It is the one place
@@ -35,6 +36,7 @@ var engines = []struct {
 	{"command", func(s Settings) (Agent, error) { return NewCommand(s) }},
 	{"api", func(s Settings) (Agent, error) { return NewAPI(s) }},
 	{"claude-code", func(s Settings) (Agent, error) { return NewClaudeCode(context.Background(), s) }},
+	{"codex", func(s Settings) (Agent, error) { return NewCodex(s) }},
 	{"hosted", func(s Settings) (Agent, error) { return NewHosted(s) }},
 }
 

@@ -33,8 +33,8 @@ func TestNew(t *testing.T) {
 		{"hosted without a key", "hosted", Settings{BaseURL: "https://gw.example.com"}, "", "APIKey", "FORKBOMB_API_KEY"},
 		{"hosted, plain http elsewhere", "hosted", Settings{APIKey: "k", BaseURL: "http://gw.example.com"}, "", "BaseURL", "plain http only to loopback"},
 		{"hosted, credentials in the URL", "hosted", Settings{APIKey: "k", BaseURL: "https://u:p@gw.example.com"}, "", "BaseURL", "credentials are refused"},
-		{"unknown engine", "worlds", Settings{}, "", "", `unknown engine "worlds" (valid: command, api, claude-code, hosted`},
-		{"empty name", "", Settings{}, "", "", "valid: command, api, claude-code, hosted"},
+		{"unknown engine", "worlds", Settings{}, "", "", `unknown engine "worlds" (valid: command, api, claude-code, codex, hosted`},
+		{"empty name", "", Settings{}, "", "", "valid: command, api, claude-code, codex, hosted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(Names(), ","); !strings.HasPrefix(got, "command,api,claude-code") {
+	if got := strings.Join(Names(), ","); got != "command,api,claude-code,codex" {
 		t.Errorf("Names() = %s", got)
 	}
 }

@@ -25,9 +25,10 @@ type ToolCall struct {
 }
 
 // Scripted is a model server speaking the Anthropic Messages protocol
-// (streaming server-sent events) on loopback, that plays a script chosen
-// by the "[persona: NAME]" tag in a conversation's first message (or, with
-// no tag, by the model asked for), one step per assistant turn. It stands in for the network forkbomb's demo and
+// (streaming server-sent events), and OpenAI's chat completions and
+// Responses protocols, on loopback, that plays a script chosen by the
+// "[persona: NAME]" tag in a conversation's first message (or, with no
+// tag, by the model asked for), one step per assistant turn. It stands in for the network forkbomb's demo and
 // tests do not have; the code under test talks to it exactly as to the
 // real API.
 type Scripted struct {
@@ -55,6 +56,7 @@ func StartScripted(key string, scripts map[string][]Step) (*Scripted, error) {
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens) // Claude Code
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/responses", s.responses)
 	s.srv = &http.Server{Handler: mux}
 	go s.srv.Serve(ln)
 	return s, nil
