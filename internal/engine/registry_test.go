@@ -64,7 +64,7 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
-	if got := strings.Join(Names(), ","); got != "command,api,claude-code,codex" {
+	if got := strings.Join(Names(), ","); got != "command,api,claude-code,codex,hosted" {
 		t.Errorf("Names() = %s", got)
 	}
 }
