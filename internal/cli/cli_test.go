@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/forkbomb/forkbomb/internal/cli"
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -33,6 +35,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// exitcode N CMD ARG...: run CMD like exec and require status N.
 			"exitcode": exitcode,
+			"scripted": scripted,
 		},
 		// [need:TOOL] is false when a tool CI installs is missing, so
 		// that `[!need:claude] skip` gives the reason; with
@@ -80,5 +83,26 @@ func exitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if (got == want) == neg {
 		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
+
+// scripted KEY FILE: start the scripted model server (both protocols) for
+// the rest of the script, playing the personas of FILE (JSON: persona →
+// steps; "" is the script of a prompt with no persona tag), and point the
+// Anthropic and OpenAI variables at it with KEY as the real key.
+func scripted(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: scripted KEY FILE")
+	}
+	var scripts map[string][]engine.Step
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[1])), &scripts); err != nil {
+		ts.Fatalf("scripted: %v", err)
+	}
+	srv, err := engine.StartScripted(args[0], scripts)
+	ts.Check(err)
+	ts.Defer(func() { srv.Close() })
+	for _, p := range []string{"ANTHROPIC", "OPENAI"} {
+		ts.Setenv(p+"_BASE_URL", srv.URL)
+		ts.Setenv(p+"_API_KEY", args[0])
 	}
 }

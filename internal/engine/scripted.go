@@ -108,9 +108,10 @@ func (s *Scripted) next(w http.ResponseWriter, r *http.Request, authorized bool)
 			turn++
 		}
 	}
-	if persona == "" {
+	if _, ok := s.Scripts[req.Model]; persona == "" && ok {
 		// no tag: the model named plays its script, so two "models"
-		// of one engine can be told apart (forkbomb eval's tests)
+		// of one engine can be told apart (forkbomb eval's tests); else
+		// the script of "" plays
 		persona = req.Model
 	}
 	step = Step{Text: "I have nothing more to do."}

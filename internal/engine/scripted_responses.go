@@ -66,8 +66,8 @@ func (s *Scripted) responsesStep(w http.ResponseWriter, r *http.Request) (n, siz
 		}
 		inModel = m
 	}
-	if persona == "" {
-		persona = req.Model // as next: an untagged conversation plays the model's script
+	if _, ok := s.Scripts[req.Model]; persona == "" && ok {
+		persona = req.Model // as next: an untagged conversation plays the model's script, else that of ""
 	}
 	step = Step{Text: "I have nothing more to do."}
 	if sc := s.Scripts[persona]; turn < len(sc) {
