@@ -160,6 +160,13 @@ var migrations = []string{
 		PRIMARY KEY (source, at)
 	);
 	CREATE INDEX price_samples_at ON price_samples (at);`,
+	// 2: a reservation carries the client's tag (a label the workspace
+	// chose for its own calls, e.g. a run and fork) and the tokens it
+	// settled, so GET /v1/usage?tag= can sum one run's charges.
+	`ALTER TABLE reservations ADD COLUMN tag TEXT NOT NULL DEFAULT '';
+	ALTER TABLE reservations ADD COLUMN tokens_in BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE reservations ADD COLUMN tokens_out BIGINT NOT NULL DEFAULT 0;
+	CREATE INDEX reservations_tag ON reservations (workspace_id, tag);`,
 }
 
 func (d *DB) migrate(ctx context.Context) error {

@@ -62,7 +62,9 @@ func (g *Gateway) Grant(ctx context.Context, ws string, amount int64, reason str
 // Reserve takes amount from ws for one model call, until Settle or the
 // sweeper returns what it did not use. The debit is one conditional
 // UPDATE: two reservations racing for the last dollar cannot both pass.
-func (g *Gateway) Reserve(ctx context.Context, ws, model string, amount int64) (string, error) {
+// tag is the client's label for the call ("" for none), already checked
+// by ValidTag.
+func (g *Gateway) Reserve(ctx context.Context, ws, model, tag string, amount int64) (string, error) {
 	id := newID("rs_")
 	now := time.Now()
 	tx, err := g.db.sql.BeginTx(ctx, nil)
@@ -77,8 +79,8 @@ func (g *Gateway) Reserve(ctx context.Context, ws, model string, amount int64) (
 	if n != 1 {
 		return "", ErrInsufficient
 	}
-	if _, err := g.db.exec(ctx, tx, `INSERT INTO reservations (id, workspace_id, amount, charged, state, model, created_at, expires_at) VALUES (?, ?, ?, 0, 'open', ?, ?, ?)`,
-		id, ws, amount, model, now.Unix(), now.Add(g.opts.ReservationTTL).Unix()); err != nil {
+	if _, err := g.db.exec(ctx, tx, `INSERT INTO reservations (id, workspace_id, amount, charged, state, model, tag, created_at, expires_at) VALUES (?, ?, ?, 0, 'open', ?, ?, ?, ?)`,
+		id, ws, amount, model, tag, now.Unix(), now.Add(g.opts.ReservationTTL).Unix()); err != nil {
 		return "", fmt.Errorf("reserve: %w", err)
 	}
 	return id, tx.Commit()
@@ -87,12 +89,13 @@ func (g *Gateway) Reserve(ctx context.Context, ws, model string, amount int64) (
 // Settle closes reservation id, charging cost (at most what was reserved)
 // and returning the rest. Only the first close of a reservation — Settle
 // or the sweeper — changes anything: the state moves from open in one
-// conditional UPDATE. It reports whether this call closed it.
-func (g *Gateway) Settle(ctx context.Context, id string, cost int64) (bool, error) {
-	return g.close(ctx, id, cost, "settled", 0)
+// conditional UPDATE. It reports whether this call closed it. in and out
+// are the tokens the upstream reported, kept for the tag's total.
+func (g *Gateway) Settle(ctx context.Context, id string, cost, in, out int64) (bool, error) {
+	return g.close(ctx, id, cost, max(in, 0), max(out, 0), "settled", 0)
 }
 
-func (g *Gateway) close(ctx context.Context, id string, cost int64, state string, before int64) (bool, error) {
+func (g *Gateway) close(ctx context.Context, id string, cost, in, out int64, state string, before int64) (bool, error) {
 	cost = max(cost, 0)
 	tx, err := g.db.sql.BeginTx(ctx, nil)
 	if err != nil {
@@ -100,11 +103,11 @@ func (g *Gateway) close(ctx context.Context, id string, cost int64, state string
 	}
 	defer tx.Rollback()
 	cond := ""
-	args := []any{state, cost, cost, time.Now().Unix(), id}
+	args := []any{state, cost, cost, in, out, time.Now().Unix(), id}
 	if before > 0 {
 		cond, args = " AND expires_at < ?", append(args, before)
 	}
-	n, err := g.db.exec(ctx, tx, `UPDATE reservations SET state = ?, charged = CASE WHEN amount < ? THEN amount ELSE ? END, closed_at = ? WHERE id = ? AND state = 'open'`+cond, args...)
+	n, err := g.db.exec(ctx, tx, `UPDATE reservations SET state = ?, charged = CASE WHEN amount < ? THEN amount ELSE ? END, tokens_in = ?, tokens_out = ?, closed_at = ? WHERE id = ? AND state = 'open'`+cond, args...)
 	if err != nil {
 		return false, fmt.Errorf("close reservation: %w", err)
 	}
@@ -153,7 +156,7 @@ func (g *Gateway) Sweep(ctx context.Context) (int, error) {
 	rows.Close()
 	n := 0
 	for _, id := range ids {
-		ok, err := g.close(ctx, id, 0, "expired", now)
+		ok, err := g.close(ctx, id, 0, 0, 0, "expired", now)
 		if err != nil {
 			return n, err
 		}

@@ -136,6 +136,11 @@ func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, p protocol) {
 		writeErr(w, http.StatusTooManyRequests, "rate_limited", "too many requests")
 		return
 	}
+	tag, ok := tagOf(r)
+	if !ok {
+		writeErr(w, http.StatusBadRequest, "invalid_tag", "the "+TagHeader+" header is 1 to 64 of A-Z a-z 0-9 . _ - /")
+		return
+	}
 	up := p.upstream(g)
 	if up.URL == "" {
 		writeErr(w, http.StatusServiceUnavailable, "not_configured", "this model protocol is not offered here")
@@ -177,7 +182,7 @@ func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, p protocol) {
 	// A token is never shorter than a byte of UTF-8 on the wire... nearly:
 	// bytes/2 bounds any tokenizer's count of a JSON body generously.
 	worst := price.cost(int64(len(out))/2+1, maxTok)
-	rid, err := g.Reserve(r.Context(), ws, model, worst)
+	rid, err := g.Reserve(r.Context(), ws, model, tag, worst)
 	if errors.Is(err, ErrInsufficient) {
 		writeErr(w, http.StatusPaymentRequired, "insufficient_balance", "the balance does not cover this request's worst case")
 		return
@@ -194,7 +199,7 @@ func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, p protocol) {
 	} else if ferr != nil {
 		cost = 0 // nothing reached the model, or it refused
 	}
-	if _, err := g.Settle(context.WithoutCancel(r.Context()), rid, cost); err != nil {
+	if _, err := g.Settle(context.WithoutCancel(r.Context()), rid, cost, u.In, u.Out); err != nil {
 		g.log.Printf("settle %s: %v (the sweeper returns it)", rid, err)
 	}
 }

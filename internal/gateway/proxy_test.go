@@ -186,13 +186,13 @@ func TestSweepRacesSettle(t *testing.T) {
 			g.Grant(ctx, ws, 50_000, "test")
 			var ids []string
 			for range 50 {
-				id, err := g.Reserve(ctx, ws, "m", 1000)
+				id, err := g.Reserve(ctx, ws, "m", "", 1000)
 				if err != nil {
 					t.Fatal(err)
 				}
 				ids = append(ids, id)
 			}
-			if _, err := g.Reserve(ctx, ws, "m", 1); err != ErrInsufficient {
+			if _, err := g.Reserve(ctx, ws, "m", "", 1); err != ErrInsufficient {
 				t.Fatalf("a reservation past the balance: %v", err)
 			}
 			g.db.exec(ctx, nil, `UPDATE reservations SET expires_at = 0`)
@@ -203,7 +203,7 @@ func TestSweepRacesSettle(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ok, err := g.Settle(ctx, id, 400)
+					ok, err := g.Settle(ctx, id, 400, 0, 0)
 					if err != nil {
 						t.Error(err)
 					}

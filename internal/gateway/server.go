@@ -246,6 +246,28 @@ func (g *Gateway) balance(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) usage(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("tag") {
+		tag := r.URL.Query().Get("tag")
+		if !ValidTag(tag) {
+			writeErr(w, http.StatusBadRequest, "invalid_tag", "a tag is 1 to 64 of A-Z a-z 0-9 . _ - /")
+			return
+		}
+		u, err := g.TagTotal(r.Context(), workspaceOf(r), tag)
+		if err != nil {
+			g.internal(w, r, err)
+			return
+		}
+		b, err := g.Balance(r.Context(), workspaceOf(r))
+		if err != nil {
+			g.internal(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct {
+			TagUsage
+			Balance int64 `json:"balance_micro_usd"`
+		}{u, b})
+		return
+	}
 	u, err := g.Usage(r.Context(), workspaceOf(r), 200)
 	if err != nil {
 		g.internal(w, r, err)
