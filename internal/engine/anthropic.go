@@ -23,6 +23,25 @@ type Config struct {
 	Files     workspace.Files                                  // the workspace's files, for the editor
 	Shell     func(ctx context.Context, command string) string // runs one command in the fork's sandbox
 	Event     func(kind event.Kind, data map[string]any)
+	// Headers are sent on every model call besides the key's (the
+	// hosted engine's call tag). They are labels, never secrets: a
+	// key put here would escape the rule that it travels in one header.
+	Headers map[string]string
+	// Bearer sends the key as "Authorization: Bearer" on the Anthropic
+	// protocol too, not x-api-key: a forkbomb gateway takes it there,
+	// the one header a proxy or log is expected to treat as a secret.
+	Bearer bool
+}
+
+// withHeaders adds cfg's extra headers to h, never over one h has (the
+// key's, the protocol's).
+func (cfg Config) withHeaders(h map[string]string) map[string]string {
+	for k, v := range cfg.Headers {
+		if _, set := h[k]; !set {
+			h[k] = v
+		}
+	}
+	return h
 }
 
 // Result is how a loop ended.

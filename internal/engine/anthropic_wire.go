@@ -104,13 +104,16 @@ func (m *anthropicReply) param() []anthropicBlock {
 func streamAnthropic(ctx context.Context, cfg Config, params anthropicRequest) (*anthropicReply, error) {
 	msg := &anthropicReply{}
 	var texts []*strings.Builder // per block index: text or tool input JSON
+	headers := map[string]string{"anthropic-version": "2023-06-01"}
+	if cfg.Bearer {
+		headers["Authorization"] = "Bearer " + cfg.APIKey
+	} else {
+		headers["x-api-key"] = cfg.APIKey
+	}
 	err := stream(ctx, apiRequest{
-		url: strings.TrimSuffix(cfg.BaseURL, "/") + "/v1/messages",
-		headers: map[string]string{
-			"x-api-key":         cfg.APIKey,
-			"anthropic-version": "2023-06-01",
-		},
-		body: params,
+		url:     strings.TrimSuffix(cfg.BaseURL, "/") + "/v1/messages",
+		headers: cfg.withHeaders(headers),
+		body:    params,
 	}, func(_ string, data []byte) error {
 		var ev anthropicEvent
 		if err := json.Unmarshal(data, &ev); err != nil {

@@ -66,6 +66,12 @@ func (a *API) Info() Info {
 
 // Run implements Agent.
 func (a *API) Run(ctx context.Context, w Workspace, t Task) Outcome {
+	return a.run(ctx, w, t, func(*Config) {})
+}
+
+// run is Run with a hook on the loop's Config (the hosted engine's tag
+// and bearer key).
+func (a *API) run(ctx context.Context, w Workspace, t Task, hook func(*Config)) Outcome {
 	t.defaults()
 	root, files, err := w.Files()
 	if err != nil {
@@ -93,6 +99,7 @@ func (a *API) Run(ctx context.Context, w Workspace, t Task) Outcome {
 			}
 		},
 	}
+	hook(&cfg)
 	loop := RunAnthropic
 	if a.Provider == "openai" {
 		loop = RunOpenAI

@@ -143,7 +143,7 @@ func streamOpenAI(ctx context.Context, cfg Config, params openaiRequest) (*opena
 	choices := 0
 	err := stream(ctx, apiRequest{
 		url:     strings.TrimSuffix(cfg.BaseURL, "/") + "/chat/completions",
-		headers: map[string]string{"Authorization": "Bearer " + cfg.APIKey},
+		headers: cfg.withHeaders(map[string]string{"Authorization": "Bearer " + cfg.APIKey}),
 		body:    params,
 	}, func(_ string, data []byte) error {
 		if string(data) == "[DONE]" {

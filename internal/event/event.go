@@ -22,6 +22,7 @@ const (
 	Error         Kind = "error"
 	RunEnd        Kind = "run_end"
 	NetConnect    Kind = "net_connect" // a fork asked the proxy for a host (--network allow:)
+	GatewayUsage  Kind = "gateway_usage" // hosted engine: what the gateway charged the fork, and the balance left
 )
 
 // ForkState is where a fork's agent is, and how it ended.
