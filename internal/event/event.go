@@ -21,7 +21,7 @@ const (
 	Kill          Kind = "kill" // a losing fork killed when another won
 	Error         Kind = "error"
 	RunEnd        Kind = "run_end"
-	NetConnect    Kind = "net_connect" // a fork asked the proxy for a host (--network allow:)
+	NetConnect    Kind = "net_connect"   // a fork asked the proxy for a host (--network allow:)
 	GatewayUsage  Kind = "gateway_usage" // hosted engine: what the gateway charged the fork, and the balance left
 )
 
