@@ -80,6 +80,14 @@
           // through the model proxy ("via": "proxy") shows as it was recorded.
           if ((ev.type === 'model_response' && d.text) || d.via === 'proxy') f.items.push(ev);
           break;
+        // The hosted engine's word from the gateway: what the fork was
+        // charged, and the workspace's balance after it (the latest one
+        // is the run's).
+        case 'gateway_usage':
+          f.gateway = { charged: +d.charged_micro_usd || 0, balance: +d.balance_micro_usd || 0 };
+          st.balance = f.gateway.balance;
+          f.items.push(ev);
+          break;
         default: f.items.push(ev);
       }
       if (isBlocked(ev)) f.blocked++;
@@ -175,8 +183,10 @@
   function card(view, f, runFork) {
     const c = el('div', { class: 'card' + (f.winner ? ' winner' : ''), id: 'fork-' + f.n, 'data-state': f.state, 'data-phase': f.phase });
     c.append(el('h3', {}, (f.winner ? '★ ' : '') + 'fork ' + f.n + ' ', badge(f.state), ' ', f.verdict ? badge(String(f.verdict.verdict)) : null, f.blocked ? ' ' : null, f.blocked ? badge('blocked ×' + f.blocked) : null));
-    const cost = runFork && runFork.cost_micro_usd;
-    c.append(el('div', { class: 'muted' }, `turns ${f.turns} · tokens ${f.tin} in / ${f.tout} out` + (cost ? ' · ' + usd(cost) : '') + (f.exitReason ? ' · ' + f.exitReason : '')));
+    // run.json's cost when the fork has ended; the gateway's charge
+    // while the record is still being written.
+    const cost = (runFork && runFork.cost_micro_usd) || (f.gateway && f.gateway.charged);
+    c.append(el('div', { class: 'muted cost' }, `turns ${f.turns} · tokens ${f.tin} in / ${f.tout} out` + (cost ? ' · ' + usd(cost) : '') + (f.gateway ? ' (gateway)' : '') + (f.exitReason ? ' · ' + f.exitReason : '')));
     if (f.verdict) c.append(el('div', {}, 'judge: ', String(f.verdict.reason || ''), f.verdict.score != null ? ` (score ${f.verdict.score})` : ''));
     const stream = el('div', { class: 'stream', 'data-fork': f.n });
     const shown = view.expanded.has(f.n) ? f.items : f.items.slice(-MAX_ITEMS);
@@ -213,6 +223,7 @@
     for (const f of st.forks.values()) { tin += f.tin; tout += f.tout; }
     out.push(meta([['task', r.task], ['repository', r.repo], ['base', r.base], ['engine', r.engine], ['model', r.model], ['test', r.test],
       ['elapsed', st.start ? secs(now - st.start) : ''], ['tokens', `${tin} in / ${tout} out`], ['cost', r.cost_micro_usd ? usd(r.cost_micro_usd) : ''],
+      ['balance', st.balance != null ? usd(st.balance) + ' (gateway)' : ''],
       ['events', `${this.pos} / ${this.events.length}`]]));
     if (this.ended && this.events.length) out.push(this.replayBar());
     out.push(timeline(st, now));
