@@ -36,6 +36,11 @@ type Options struct {
 	Limits  world.Limits  // per exec, the agent's and the check's
 	Timeout time.Duration // per agent; 0: none but ctx's
 	Secrets []string      // never written to the record
+	// Confined gives each agent its branch as a Confined workspace (an agent CLI in
+	// forkbomb's sandbox, the world's MCP server its only tool) rather than the in-process
+	// shell of the api engine. Self is the forkbomb binary for that server ("": this one).
+	Confined bool
+	Self     string
 }
 
 // Result is how the race ended.
@@ -95,9 +100,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		rec.Event(string(event.ForkStart), n, map[string]any{"world": "branch-" + strconv.Itoa(n)})
 		wg.Add(1)
+		var ws engine.Workspace = &Workspace{File: branch, Limits: o.Limits}
+		if o.Confined {
+			c, err := NewConfined(branch, o.Limits, o.Self)
+			if err != nil {
+				return res, err
+			}
+			defer c.Close()
+			ws = c
+		}
 		go func() {
 			defer wg.Done()
-			ws := &Workspace{File: branch, Limits: o.Limits}
 			out := o.Agent.Run(rctx, ws, engine.Task{Prompt: o.Prompt, Fork: n, Timeout: o.Timeout,
 				Emit: func(k event.Kind, data map[string]any) { rec.Event(string(k), n, data) }})
 			finished <- done{n, out}
