@@ -185,3 +185,73 @@ func TestWorldDriveCanaryGate(t *testing.T) {
 		t.Errorf("the world changed or the model was asked (%d requests)", r.srv.Requests())
 	}
 }
+
+// TestWorldRaceClaudeCode: `world race --engine claude-code` end to end, two branches with
+// the real CLI (a solver and a wrong answer, by --prompts): the solver's branch passes the
+// check and is kept as TRUNK.winner, the trunk's bytes do not change, the race is recorded
+// with the engine's name and without the real key, and the wrong branch's verdict is a fail
+// when it was judged.
+func TestWorldRaceClaudeCode(t *testing.T) {
+	r := newDriveRig(t, map[string][]engine.Step{
+		"solver": {
+			{Tools: []engine.ToolCall{shellCall("cd /work && n=$(cat question); echo $((n*2)) > answer")}},
+			{Text: "done"},
+		},
+		"wrong": {
+			{Tools: []engine.ToolCall{shellCall("echo 7 > /work/answer")}},
+			{Text: "done"},
+		},
+	})
+	r.passCanary(t)
+	dir := t.TempDir()
+	trunk := filepath.Join(dir, "trunk.world")
+	seed := filepath.Join(t.TempDir(), "question")
+	if err := os.WriteFile(seed, []byte("21\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := forkbomb(t, "world", "init", trunk, "--seed", seed+":/work/question"); code != 0 {
+		t.Fatal(e)
+	}
+	before, _ := os.ReadFile(trunk)
+	prompts := filepath.Join(t.TempDir(), "prompts")
+	if err := os.WriteFile(prompts, []byte("[persona: wrong]\n---\n[persona: solver]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(t.TempDir(), "runs")
+	out, errOut, code := forkbomb(t, "world", "race", trunk, "--engine", "claude-code", "--forks", "2",
+		"--prompts", prompts, "--check", "grep -qx 42 /work/answer", "--runs-dir", runs, "--model", "claude-scripted",
+		"double the number in /work/question into /work/answer")
+	if code != 0 || !strings.Contains(out, "winner: branch 1") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if after, _ := os.ReadFile(trunk); !bytes.Equal(before, after) {
+		t.Errorf("the trunk changed")
+	}
+	if got, _, _ := forkbomb(t, "world", "cat", trunk+".winner", "/work/answer"); got != "42\n" {
+		t.Errorf("the winner's answer %q", got)
+	}
+	if _, _, code := forkbomb(t, "world", "cat", trunk, "/work/answer"); code == 0 {
+		t.Errorf("the trunk has an answer")
+	}
+	ents, _ := os.ReadDir(runs)
+	if len(ents) != 1 {
+		t.Fatalf("runs: %v", ents)
+	}
+	rec := filepath.Join(runs, ents[0].Name())
+	runJSON, _ := os.ReadFile(filepath.Join(rec, "run.json"))
+	events, _ := os.ReadFile(filepath.Join(rec, "events.jsonl"))
+	if !bytes.Contains(runJSON, []byte(`"claude-code"`)) || !bytes.Contains(events, []byte(`mcp__world__shell`)) {
+		t.Errorf("the record lacks the engine or the shell calls:\n%s\n%s", runJSON, events)
+	}
+	if !bytes.Contains(events, []byte(`"verdict":"pass"`)) {
+		t.Errorf("no passing verdict:\n%s", events)
+	}
+	for _, b := range [][]byte{runJSON, events} {
+		if bytes.Contains(b, []byte(r.key)) {
+			t.Errorf("LEAK: the real key is in the record")
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".trunk.world.race-*")); len(left) != 0 {
+		t.Errorf("branches left behind: %v", left)
+	}
+}

@@ -22,6 +22,7 @@ func newWorldRaceCmd(stdio IO) *cobra.Command {
 		runsDir string
 		timeout time.Duration
 		recheck bool
+		prompts string
 		wl      worldLimits
 	)
 	cmd := &cobra.Command{
@@ -76,12 +77,16 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 			default:
 				return fmt.Errorf("%w: --engine %q: worlds race with api or claude-code", errUsage, eng)
 			}
+			variants, err := readPromptVariants(prompts)
+			if err != nil {
+				return err
+			}
 			dir, err := runsDirOr(runsDir)
 			if err != nil {
 				return err
 			}
 			res, err := worldrace.Run(c.Context(), worldrace.Options{Trunk: args[0], Forks: forks, Check: check,
-				Prompt: args[1], Agent: agent, RunsDir: dir, Limits: wl.l, Timeout: timeout, Confined: eng == "claude-code"})
+				Prompt: args[1], Prompts: variants, Agent: agent, RunsDir: dir, Limits: wl.l, Timeout: timeout, Confined: eng == "claude-code"})
 			if res.RunID != "" {
 				fmt.Fprintf(stdio.Out, "run %s\n", res.RunID)
 			}
@@ -103,9 +108,28 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 	f.StringVar(&es.Provider, "provider", "anthropic", "api engine: anthropic or openai")
 	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "the model (claude-code: the CLI's default unless given)")
 	f.IntVar(&es.MaxTurns, "max-turns", 30, "turns per agent (claude-code: the CLI's default unless given)")
+	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per branch (as in run)")
 	f.BoolVar(&recheck, "recheck", false, "claude-code: run the canary for the installed CLI first")
 	f.StringVar(&runsDir, "runs-dir", "", "where the race is recorded (default $FORKBOMB_HOME/runs)")
 	f.DurationVar(&timeout, "agent-timeout", 0, "per agent (0: none); --timeout bounds each exec")
 	wl.register(cmd)
 	return cmd
+}
+
+// readPromptVariants reads run's --prompts format: variants separated by lines of ---.
+func readPromptVariants(file string) ([]string, error) {
+	if file == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--prompts: %w", err)
+	}
+	var out []string
+	for _, p := range strings.Split(string(data), "\n---\n") {
+		if strings.TrimSpace(p) != "" {
+			out = append(out, strings.TrimSpace(p))
+		}
+	}
+	return out, nil
 }

@@ -31,6 +31,7 @@ type Options struct {
 	Forks   int
 	Check   string // a shell script run in a fresh copy of each finished branch; status 0 passes
 	Prompt  string
+	Prompts []string // variants, one per branch in turn, each put before Prompt (optional)
 	Agent   engine.Agent
 	RunsDir string
 	Limits  world.Limits  // per exec, the agent's and the check's
@@ -109,9 +110,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			defer c.Close()
 			ws = c
 		}
+		prompt := o.Prompt
+		if len(o.Prompts) > 0 {
+			prompt = o.Prompts[n%len(o.Prompts)] + "\n\n" + o.Prompt
+		}
 		go func() {
 			defer wg.Done()
-			out := o.Agent.Run(rctx, ws, engine.Task{Prompt: o.Prompt, Fork: n, Timeout: o.Timeout,
+			out := o.Agent.Run(rctx, ws, engine.Task{Prompt: prompt, Fork: n, Timeout: o.Timeout,
 				Emit: func(k event.Kind, data map[string]any) { rec.Event(string(k), n, data) }})
 			finished <- done{n, out}
 		}()
