@@ -26,7 +26,7 @@ The format is described in docs/WORLDS.md.`,
 	}
 	cmd.AddCommand(newWorldInitCmd(stdio), newWorldForkCmd(stdio), newWorldExecCmd(stdio),
 		newWorldCatCmd(stdio), newWorldInfoCmd(stdio), newWorldExportCmd(stdio), newWorldImportCmd(stdio),
-		newWorldMCPCmd(stdio), newWorldMCPConfigCmd(stdio), newWorldRaceCmd(stdio))
+		newWorldMCPCmd(stdio), newWorldMCPConfigCmd(stdio), newWorldRaceCmd(stdio), newWorldDriveCmd(stdio))
 	return cmd
 }
 

@@ -21,6 +21,8 @@ func newWorldRaceCmd(stdio IO) *cobra.Command {
 		es      engine.Settings
 		runsDir string
 		timeout time.Duration
+		recheck bool
+		prompts string
 		wl      worldLimits
 	)
 	cmd := &cobra.Command{
@@ -35,6 +37,9 @@ read it.
 
 --engine api uses forkbomb's own loop; its key is $ANTHROPIC_API_KEY (or
 $OPENAI_API_KEY with --provider openai) and $ANTHROPIC_BASE_URL an endpoint.
+--engine claude-code drives the real Claude Code CLI in each branch as 'world
+drive' does: in forkbomb's sandbox, the world's MCP shell its only tool, its key
+held by forkbomb's model proxy, once its canary has passed.
 
 Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 2 for a mistake on the command line; 130 when interrupted.`,
@@ -43,15 +48,36 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 			if check == "" {
 				return fmt.Errorf("%w: --check is required", errUsage)
 			}
-			if eng != "api" {
-				return fmt.Errorf("%w: --engine %q: worlds race with the api engine here (the claude-code engine is not in this build)", errUsage, eng)
+			var agent engine.Agent
+			switch eng {
+			case "api":
+				p := strings.ToUpper(es.Provider)
+				if p == "" {
+					p = "ANTHROPIC"
+				}
+				es.APIKey, es.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
+				a, err := engine.New(eng, es)
+				if err != nil {
+					return err
+				}
+				agent = a
+			case "claude-code":
+				if !c.Flags().Changed("model") {
+					es.Model = "" // the CLI's default, not the api engine's
+				}
+				cc, done, err := claudeForWorld(c, stdio, es, 0, recheck)
+				if err != nil {
+					return err
+				}
+				defer done()
+				if c.Flags().Changed("max-turns") {
+					cc.MaxTurns = es.MaxTurns
+				}
+				agent = cc
+			default:
+				return fmt.Errorf("%w: --engine %q: worlds race with api or claude-code", errUsage, eng)
 			}
-			p := strings.ToUpper(es.Provider)
-			if p == "" {
-				p = "ANTHROPIC"
-			}
-			es.APIKey, es.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
-			agent, err := engine.New(eng, es)
+			variants, err := readPromptVariants(prompts)
 			if err != nil {
 				return err
 			}
@@ -60,7 +86,7 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 				return err
 			}
 			res, err := worldrace.Run(c.Context(), worldrace.Options{Trunk: args[0], Forks: forks, Check: check,
-				Prompt: args[1], Agent: agent, RunsDir: dir, Limits: wl.l, Timeout: timeout})
+				Prompt: args[1], Prompts: variants, Agent: agent, RunsDir: dir, Limits: wl.l, Timeout: timeout, Confined: eng == "claude-code"})
 			if res.RunID != "" {
 				fmt.Fprintf(stdio.Out, "run %s\n", res.RunID)
 			}
@@ -78,12 +104,32 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 	f := cmd.Flags()
 	f.IntVar(&forks, "forks", 2, "branches")
 	f.StringVar(&check, "check", "", "shell script run in a fresh copy of each finished branch; exit 0 passes")
-	f.StringVar(&eng, "engine", "api", "the agent engine (api)")
+	f.StringVar(&eng, "engine", "api", "the agent engine (api or claude-code)")
 	f.StringVar(&es.Provider, "provider", "anthropic", "api engine: anthropic or openai")
-	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "api engine: the model")
-	f.IntVar(&es.MaxTurns, "max-turns", 30, "api engine: turns per agent")
+	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "the model (claude-code: the CLI's default unless given)")
+	f.IntVar(&es.MaxTurns, "max-turns", 30, "turns per agent (claude-code: the CLI's default unless given)")
+	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per branch (as in run)")
+	f.BoolVar(&recheck, "recheck", false, "claude-code: run the canary for the installed CLI first")
 	f.StringVar(&runsDir, "runs-dir", "", "where the race is recorded (default $FORKBOMB_HOME/runs)")
 	f.DurationVar(&timeout, "agent-timeout", 0, "per agent (0: none); --timeout bounds each exec")
 	wl.register(cmd)
 	return cmd
+}
+
+// readPromptVariants reads run's --prompts format: variants separated by lines of ---.
+func readPromptVariants(file string) ([]string, error) {
+	if file == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--prompts: %w", err)
+	}
+	var out []string
+	for _, p := range strings.Split(string(data), "\n---\n") {
+		if strings.TrimSpace(p) != "" {
+			out = append(out, strings.TrimSpace(p))
+		}
+	}
+	return out, nil
 }

@@ -37,6 +37,9 @@ type ClaudeCode struct {
 	Version string // what `claude --version` said, bounded
 	Model   string // --model; "": the CLI's default
 	Proxy   *modelproxy.Proxy
+	// MaxTurns, when positive, is the CLI's --max-turns (world drive's
+	// flag; a race leaves it to the CLI and its timeout).
+	MaxTurns int
 
 	// unisolated drops the flags that keep the repository's and the
 	// user's settings, hooks, MCP servers and skills from loading: only

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
@@ -19,8 +20,8 @@ const claudeConfigDir = "/tmp/forkbomb-claude"
 
 // claudeArgs are the CLI's flags. Each one that keeps something from
 // loading is proved by TestClaudeCodeSettingsIsolation, with a control
-// that drops them and sees the planted hook fire.
-func (c *ClaudeCode) claudeArgs() []string {
+// that drops them and sees the planted hook fire. tools, when not nil, replaces the CLI's tools (see ToolServer).
+func (c *ClaudeCode) claudeArgs(tools []string) []string {
 	args := []string{
 		"-p", "--output-format", "stream-json", "--verbose",
 		// forkbomb's sandbox is the confinement; the CLI's prompts would
@@ -33,13 +34,18 @@ func (c *ClaudeCode) claudeArgs() []string {
 		// the repository's skills and CLAUDE.md from loading as
 		// instructions; the agent can still read them as files.
 		"--setting-sources", "",
-		// MCP servers only from this (empty) list: a .mcp.json in the
-		// repository never starts a process.
-		"--strict-mcp-config", "--mcp-config", `{"mcpServers":{}}`,
-		"--disallowedTools", "WebFetch,WebSearch",
 		"--disable-slash-commands",
 		"--no-session-persistence",
 	}
+	if tools == nil {
+		// MCP servers only from this (empty) list: a .mcp.json in the
+		// repository never starts a process.
+		tools = []string{"--strict-mcp-config", "--mcp-config", `{"mcpServers":{}}`,
+			"--disallowedTools", "WebFetch,WebSearch"}
+	}
+	// or the workspace's server alone, and its tools instead of the
+	// built-in ones (WebFetch and WebSearch among those denied)
+	args = append(args, tools...)
 	if c.unisolated {
 		args = slices.DeleteFunc(args, func(a string) bool {
 			return a == "--setting-sources" || a == "" || a == "--disable-slash-commands" || a == "--strict-mcp-config" || a == "--mcp-config" || a == `{"mcpServers":{}}`
@@ -47,6 +53,9 @@ func (c *ClaudeCode) claudeArgs() []string {
 	}
 	if c.Model != "" {
 		args = append(args, "--model", c.Model)
+	}
+	if c.MaxTurns > 0 {
+		args = append(args, "--max-turns", strconv.Itoa(c.MaxTurns))
 	}
 	return args
 }
@@ -74,7 +83,7 @@ func (c *ClaudeCode) Run(ctx context.Context, w Workspace, t Task) Outcome {
 		return crashed(ctx, fmt.Errorf("claude-code: model proxy for fork %d: %w", t.Fork, err))
 	}
 	defer ep.Close()
-	p, err := c.policy(ep, t)
+	p, err := c.policy(ep, w, t)
 	if err != nil {
 		return crashed(ctx, err)
 	}
@@ -94,9 +103,16 @@ func (c *ClaudeCode) Run(ctx context.Context, w Workspace, t Task) Outcome {
 
 // policy is the CLI's sandbox: the endpoint as its one network, the
 // placeholder as its key, a non-root uid, the CLI's folder readable.
-func (c *ClaudeCode) policy(ep *modelproxy.Endpoint, t Task) (sandbox.Policy, error) {
+func (c *ClaudeCode) policy(ep *modelproxy.Endpoint, w Workspace, t Task) (sandbox.Policy, error) {
+	var tools []string
+	if ts, ok := w.(ToolServer); ok {
+		var err error
+		if tools, err = mcpArgs(ts); err != nil {
+			return sandbox.Policy{}, err
+		}
+	}
 	p := sandbox.Policy{
-		Command:    append([]string{c.Bin}, c.claudeArgs()...),
+		Command:    append([]string{c.Bin}, c.claudeArgs(tools)...),
 		Timeout:    t.Timeout,
 		SetEnv:     append([]string{fmt.Sprintf("FORKBOMB_FORK=%d", t.Fork)}, claudeEnv...),
 		MaxOutput:  16 << 20,

@@ -31,11 +31,17 @@ type Options struct {
 	Forks   int
 	Check   string // a shell script run in a fresh copy of each finished branch; status 0 passes
 	Prompt  string
+	Prompts []string // variants, one per branch in turn, each put before Prompt (optional)
 	Agent   engine.Agent
 	RunsDir string
 	Limits  world.Limits  // per exec, the agent's and the check's
 	Timeout time.Duration // per agent; 0: none but ctx's
 	Secrets []string      // never written to the record
+	// Confined gives each agent its branch as a Confined workspace (an agent CLI in
+	// forkbomb's sandbox, the world's MCP server its only tool) rather than the in-process
+	// shell of the api engine. Self is the forkbomb binary for that server ("": this one).
+	Confined bool
+	Self     string
 }
 
 // Result is how the race ended.
@@ -95,10 +101,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		rec.Event(string(event.ForkStart), n, map[string]any{"world": "branch-" + strconv.Itoa(n)})
 		wg.Add(1)
+		var ws engine.Workspace = &Workspace{File: branch, Limits: o.Limits}
+		if o.Confined {
+			c, err := NewConfined(branch, o.Limits, o.Self)
+			if err != nil {
+				return res, err
+			}
+			defer c.Close()
+			ws = c
+		}
+		prompt := o.Prompt
+		if len(o.Prompts) > 0 {
+			prompt = o.Prompts[n%len(o.Prompts)] + "\n\n" + o.Prompt
+		}
 		go func() {
 			defer wg.Done()
-			ws := &Workspace{File: branch, Limits: o.Limits}
-			out := o.Agent.Run(rctx, ws, engine.Task{Prompt: o.Prompt, Fork: n, Timeout: o.Timeout,
+			out := o.Agent.Run(rctx, ws, engine.Task{Prompt: prompt, Fork: n, Timeout: o.Timeout,
 				Emit: func(k event.Kind, data map[string]any) { rec.Event(string(k), n, data) }})
 			finished <- done{n, out}
 		}()

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/worldrace"
+)
+
+// claudeForWorld is the claude-code engine as world drive and world race use it: its model
+// through a model proxy holding the key from forkbomb's environment (closed by the returned
+// func), and only once its canary has passed, exactly as in `run`.
+func claudeForWorld(c *cobra.Command, stdio IO, es engine.Settings, maxTurns int, recheck bool) (*engine.ClaudeCode, func(), error) {
+	p, err := startModelProxy("claude-code", es, nil, os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	es.Proxy = p
+	cc, err := engine.NewClaudeCode(c.Context(), es)
+	if err != nil {
+		p.Close()
+		return nil, nil, err
+	}
+	cc.MaxTurns = maxTurns
+	if err := checkCanary(c.Context(), stdio, "claude-code", es, cc.Info(), recheck); err != nil {
+		p.Close()
+		return nil, nil, &exitError{code: ExitCouldNotRun, err: err}
+	}
+	return cc, func() { p.Close() }, nil
+}
+
+func newWorldDriveCmd(stdio IO) *cobra.Command {
+	var (
+		es       engine.Settings
+		maxTurns int
+		logPath  string
+		recheck  bool
+		timeout  time.Duration
+		wl       worldLimits
+	)
+	cmd := &cobra.Command{
+		Use:   "drive WORLD \"PROMPT\" [--max-turns N] [--model M] [--log PATH]",
+		Short: "One Claude Code turn whose only tool is this world's shell",
+		Long: `Run the real Claude Code CLI once on PROMPT with one tool: the world's shell
+(its MCP server, 'forkbomb world mcp'). Its own file, shell and web tools are denied.
+The CLI runs in forkbomb's sandbox as in a race: its only way out is forkbomb's
+model proxy, which holds the key ($ANTHROPIC_API_KEY or $CLAUDE_CODE_OAUTH_TOKEN,
+$ANTHROPIC_BASE_URL) while the CLI holds a placeholder. The MCP server runs inside
+that sandbox on a copy of the world; when the CLI stops, the copy replaces WORLD
+atomically, under the world's lock. The canary must have passed for the installed
+CLI ('forkbomb canary --engine claude-code', or --recheck).
+
+Exit status: 0 when the agent stopped by itself; 1 when it crashed, timed out or
+hit a limit; 2 when it could not run.`,
+		Args: exactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			var log io.Writer = io.Discard
+			if logPath != "" {
+				f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+				if err != nil {
+					return fmt.Errorf("world drive: %w", err)
+				}
+				defer f.Close()
+				log = f
+			}
+			cc, done, err := claudeForWorld(c, stdio, es, maxTurns, recheck)
+			if err != nil {
+				return err
+			}
+			defer done()
+			var calls atomic.Int64
+			out, err := worldrace.Drive(c.Context(), worldrace.DriveOptions{File: args[0], Prompt: args[1], Agent: cc,
+				Limits: wl.l, Timeout: timeout, Log: log, Emit: func(k event.Kind, _ map[string]any) {
+					if k == event.ToolCall {
+						calls.Add(1)
+					}
+				}})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "drive: %s, %d model requests, %d tool calls\n", out.Reason(), out.Usage.Turns, calls.Load())
+			if out.State != event.ForkExited {
+				return &exitError{code: ExitFailed, msg: "world drive: " + out.Reason()}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&es.Model, "model", "", "the model (default: the CLI's)")
+	f.IntVar(&maxTurns, "max-turns", 0, "the CLI's --max-turns (0: its default)")
+	f.StringVar(&logPath, "log", "", "write the CLI's transcript (stream-json) here")
+	f.BoolVar(&recheck, "recheck", false, "run the canary for the installed CLI first")
+	f.DurationVar(&timeout, "agent-timeout", 0, "for the whole turn (0: none); --timeout bounds each shell call")
+	wl.register(cmd)
+	return cmd
+}
