@@ -30,7 +30,7 @@ type ProbeReport struct {
 	// PodSecurity is the namespace's Pod Security Admission level
 	// (enforce label), "" when none.
 	PodSecurity string   `json:"pod_security,omitempty"`
-	Notes        []string `json:"notes,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
 }
 
 // ProbeOptions say which cluster to probe and how.

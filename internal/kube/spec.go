@@ -1,9 +1,8 @@
 package kube
 
 import (
-	"fmt"
-	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -55,12 +54,11 @@ func podSpec(o PodOptions) map[string]any {
 	limits := map[string]any{}
 	requests := map[string]any{}
 	if o.Memory > 0 {
-		limits["memory"] = strconv.FormatInt(o.Memory, 10)
-		requests["memory"] = strconv.FormatInt(o.Memory, 10)
+		limits["memory"] = resource.NewQuantity(o.Memory, resource.BinarySI).String()
+		requests["memory"] = limits["memory"]
 	}
 	if o.CPUs > 0 {
-		milli := strconv.FormatInt(int64(o.CPUs*1000), 10) + "m"
-		limits["cpu"] = milli
+		limits["cpu"] = resource.NewMilliQuantity(int64(o.CPUs*1000), resource.DecimalSI).String()
 		requests["cpu"] = "10m" // a share, not a reservation: 16 forks on 2 cores still schedule
 	}
 	if len(limits) > 0 {
@@ -68,12 +66,12 @@ func podSpec(o PodOptions) map[string]any {
 		resources["requests"] = requests
 	}
 	spec := map[string]any{
-		"automountServiceAccountToken": false,
-		"enableServiceLinks":           false,
-		"hostNetwork":                  false,
-		"hostPID":                      false,
-		"hostIPC":                      false,
-		"restartPolicy":                "Never",
+		"automountServiceAccountToken":  false,
+		"enableServiceLinks":            false,
+		"hostNetwork":                   false,
+		"hostPID":                       false,
+		"hostIPC":                       false,
+		"restartPolicy":                 "Never",
 		"terminationGracePeriodSeconds": int64(0),
 		"activeDeadlineSeconds":         o.DeadlineSeconds,
 		"securityContext": map[string]any{
@@ -88,7 +86,7 @@ func podSpec(o PodOptions) map[string]any {
 			"image":           o.Image,
 			"imagePullPolicy": "Never",
 			// The pod's init only waits; its deadline ends it.
-			"command":    []any{"/bin/sleep", strconv.FormatInt(o.DeadlineSeconds, 10)},
+			"command":    []any{"/bin/sleep", "2147483647"},
 			"workingDir": "/work",
 			"env": []any{
 				map[string]any{"name": "HOME", "value": "/tmp/home"},
@@ -218,5 +216,5 @@ func objectName(prefix, name string) string {
 	if len(b) > 63 {
 		b = b[:63]
 	}
-	return fmt.Sprintf("%s", b)
+	return string(b)
 }

@@ -287,4 +287,3 @@ func (s *Store) Reap(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
-
