@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/kube"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -39,6 +40,16 @@ func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspa
 	o.Store = local
 	if b.backend != "kubernetes" {
 		return func() {}, nil
+	}
+	// What a pod cannot do yet is refused, never run weaker: the model
+	// proxy does not reach pods (so no claude-code, codex or api engine:
+	// the api engine's editor also needs the fork's files here), nor does
+	// --network allow.
+	if _, ok := o.Engine.(engine.Command); !ok {
+		return nil, fmt.Errorf("--backend kubernetes races the command engine only (--engine command --agent ...); %s is not supported on it yet", o.Engine.Info().Name)
+	}
+	if len(o.Allow) > 0 {
+		return nil, fmt.Errorf("--backend kubernetes: --network allow is not supported (pods get a deny-all NetworkPolicy)")
 	}
 	cfg, err := kube.LoadConfig(b.kubeContext)
 	if err != nil {
