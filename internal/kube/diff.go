@@ -25,10 +25,10 @@ const (
 // refused when it names a .git path, and judged like any fork's patch.
 const gitDiff = `cd /work/tree && export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/tmp/home &&
 g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c diff.external= "$@"; } &&
-g add -A . >/dev/null 2>&1 && g diff --cached --no-ext-diff --no-textconv --no-color -M --binary --full-index HEAD`
+g add -A . >/dev/null 2>&1 && g diff --cached --no-ext-diff --no-textconv --no-color -M --binary --full-index "$1"`
 
 const gitStat = `cd /work/tree && export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/tmp/home &&
-git -c core.hooksPath=/dev/null -c core.fsmonitor=false diff --cached --no-color -M --stat --summary HEAD`
+git -c core.hooksPath=/dev/null -c core.fsmonitor=false diff --cached --no-color -M --stat --summary "$1"`
 
 // Diff returns the fork's patch, made in its pod and sent back as text.
 func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Diff, error) {
@@ -38,12 +38,22 @@ func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Di
 	if fs == nil {
 		return nil, fmt.Errorf("diff %s: %w", name, workspace.ErrNotFound)
 	}
+	if !fs.started.Load() {
+		return &workspace.Diff{}, nil // no command ever ran in it: no change
+	}
+	pid1, err := s.o.Local.Get(fs.pid1)
+	if err != nil {
+		return nil, err
+	}
+	if !isHex(pid1.Base) {
+		return nil, fmt.Errorf("diff %s: base %q is not a commit id", name, pid1.Base)
+	}
 	ctx, cancel := context.WithTimeout(ctx, diffTimout)
 	defer cancel()
 	d := &workspace.Diff{}
 	var out, errb limitedBuffer
 	out.max, errb.max = maxPatch, 4<<10
-	code, err := s.stream(ctx, fs.obj, []string{"/bin/sh", "-c", gitDiff}, nil, &out, &errb)
+	code, err := s.stream(ctx, fs.obj, []string{"/bin/sh", "-c", gitDiff, "sh", pid1.Base}, nil, &out, &errb)
 	switch {
 	case err != nil && ctx.Err() == context.DeadlineExceeded:
 		return nil, fmt.Errorf("%w: the diff of %s took longer than %s", workspace.ErrPatchRefused, name, diffTimout)
@@ -61,11 +71,23 @@ func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Di
 	if stat {
 		var so limitedBuffer
 		so.max = maxStat
-		if _, err := s.stream(ctx, fs.obj, []string{"/bin/sh", "-c", gitStat}, nil, &so, nil); err == nil {
+		if _, err := s.stream(ctx, fs.obj, []string{"/bin/sh", "-c", gitStat, "sh", pid1.Base}, nil, &so, nil); err == nil {
 			d.Stat = so.String()
 		}
 	}
 	return d, nil
+}
+
+func isHex(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // gitPaths returns the first .git path (any letter case, any depth) a

@@ -80,6 +80,7 @@ func (s *Store) stream(ctx context.Context, pod string, argv []string, stdin io.
 func (s *Store) ready(ctx context.Context, name string, fs *forkState, p sandbox.Policy) error {
 	fs.ready.Do(func() {
 		fs.err = s.start(ctx, name, fs, p)
+		fs.started.Store(fs.err == nil)
 	})
 	return fs.err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,6 +77,8 @@ type forkState struct {
 	anchor *unstructured.Unstructured
 	ready  sync.Once
 	err    error
+	// started: the pod runs and holds the tree (no command, no patch)
+	started atomic.Bool
 }
 
 // Open connects to the cluster, reaps what killed forkbombs left (lapsed
