@@ -224,7 +224,8 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	switch {
 	case capw.over:
 		res.Limit, res.ExitCode = "output", -1
-	case p.Timeout > 0 && time.Since(start) >= p.Timeout:
+	case p.Timeout > 0 && time.Since(start) >= p.Timeout && (err != nil || code == 137):
+		// killed by the pod's timeout (SIGKILL: 137), or cut off here
 		res.TimedOut, res.ExitCode = true, -1
 	case ctx.Err() != nil:
 		return nil, ctx.Err()

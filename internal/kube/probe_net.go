@@ -51,7 +51,7 @@ func measureNetworkPolicy(ctx context.Context, dyn dynamic.Interface, cfg *rest.
 		_, err := dyn.Resource(podGVR).Namespace(ns).Create(ctx, p, metav1.CreateOptions{})
 		return err
 	}
-	if err := mk("listener", "listener", "/bin/httpd", "-f", "-p", "8080", "-h", "/work"); err != nil {
+	if err := mk("listener", "listener", "/bin/httpd", "-f", "-p", "8080", "-h", "/etc"); err != nil {
 		return false, fmt.Errorf("start the probe's listener: %w", err)
 	}
 	s := &Store{o: Options{Namespace: ns, Config: cfg}, dyn: dyn}
@@ -69,7 +69,7 @@ func measureNetworkPolicy(ctx context.Context, dyn dynamic.Interface, cfg *rest.
 	}
 	// The run's policy selects the run label; the control client gets a
 	// run label of its own so that no policy selects it.
-	fetch := []string{"/bin/wget", "-T", "5", "-q", "-O", "/dev/null", "http://" + ip + ":8080/"}
+	fetch := []string{"/bin/wget", "-T", "5", "-q", "-O", "/dev/null", "http://" + ip + ":8080/passwd"}
 	np := networkPolicy(objectName("forkbomb-", run), run, anchor, "", 0)
 	unstructured.SetNestedField(np.Object, map[string]any{"forkbomb.dev/probe": "denied"}, "spec", "podSelector", "matchLabels")
 	if _, err := dyn.Resource(netpolGVR).Namespace(ns).Create(ctx, np, metav1.CreateOptions{}); err != nil {
