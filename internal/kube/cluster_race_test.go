@@ -83,7 +83,7 @@ func TestClusterAttack(t *testing.T) {
 	fork := newRun(t, s, "run-attack")
 	ctx := context.Background()
 	attack := `echo pwned >> /etc/passwd; echo pwned > /bin/escaped; touch /escaped
-cat /var/run/secrets/kubernetes.io/serviceaccount/token && echo TOKEN-READ
+cat /var/run/secrets/kubernetes.io/serviceaccount/token > /work/tree/token-read
 echo written > /work/tree/control-write
 id -u`
 	var out bytes.Buffer
@@ -93,13 +93,13 @@ id -u`
 		t.Fatal(err)
 	}
 	t.Logf("attack (exit %d):\n%s", res.ExitCode, out.String())
+	// checks read the pod through output(): whole, or an error
 	check := func(script string) (int, string) {
-		var b bytes.Buffer
-		code, err := s.stream(ctx, "fb-run-attack-f0", []string{"/bin/sh", "-c", script}, nil, &b, &b)
-		if err != nil {
+		b, code, err := s.output(ctx, "fb-run-attack-f0", script, nil, 1<<20)
+		if err != nil && code <= 0 {
 			t.Fatal(err)
 		}
-		return code, b.String()
+		return code, string(b)
 	}
 	t.Run("root filesystem", func(t *testing.T) {
 		if _, got := check("cat /etc/passwd"); strings.Contains(got, "pwned") {
@@ -133,8 +133,8 @@ id -u`
 		}
 	})
 	t.Run("service account token", func(t *testing.T) {
-		if strings.Contains(out.String(), "TOKEN-READ") {
-			t.Error("the agent read a service-account token")
+		if code, got := check("test -s /work/tree/token-read && cat /work/tree/token-read"); code == 0 {
+			t.Errorf("the agent read a service-account token: %q", got)
 		}
 		p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(ctx, "fb-run-attack-f0", metav1.GetOptions{})
 		if err != nil {

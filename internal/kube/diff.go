@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -51,28 +52,24 @@ func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Di
 	ctx, cancel := context.WithTimeout(ctx, diffTimout)
 	defer cancel()
 	d := &workspace.Diff{}
-	var out, errb limitedBuffer
-	out.max, errb.max = maxPatch, 4<<10
-	code, err := s.stream(ctx, fs.obj, []string{"/bin/sh", "-c", gitDiff, "sh", pid1.Base}, nil, &out, &errb)
+	patch, code, err := s.output(ctx, fs.obj, gitDiff, []string{pid1.Base}, maxPatch)
 	switch {
 	case err != nil && ctx.Err() == context.DeadlineExceeded:
 		return nil, fmt.Errorf("%w: the diff of %s took longer than %s", workspace.ErrPatchRefused, name, diffTimout)
+	case errors.Is(err, errTooBig):
+		return nil, fmt.Errorf("%w: the patch of %s is over %d bytes", workspace.ErrPatchRefused, name, maxPatch)
+	case err != nil && code > 0:
+		return nil, fmt.Errorf("%w: git diff in the pod of %s: %v", workspace.ErrPatchRefused, name, err)
 	case err != nil:
 		return nil, fmt.Errorf("diff %s: %w", name, err)
-	case out.over:
-		return nil, fmt.Errorf("%w: the patch of %s is over %d bytes", workspace.ErrPatchRefused, name, maxPatch)
-	case code != 0:
-		return nil, fmt.Errorf("%w: git diff in the pod of %s exited %d: %s", workspace.ErrPatchRefused, name, code, strings.TrimSpace(errb.String()))
 	}
-	if bad := gitPaths(out.Bytes()); bad != "" {
+	if bad := gitPaths(patch); bad != "" {
 		return nil, fmt.Errorf("%w: the patch of %s touches %s", workspace.ErrPatchRefused, name, bad)
 	}
-	d.Patch = bytes.Clone(out.Bytes())
+	d.Patch = patch
 	if stat {
-		var so limitedBuffer
-		so.max = maxStat
-		if _, err := s.stream(ctx, fs.obj, []string{"/bin/sh", "-c", gitStat, "sh", pid1.Base}, nil, &so, nil); err == nil {
-			d.Stat = so.String()
+		if st, _, err := s.output(ctx, fs.obj, gitStat, []string{pid1.Base}, maxStat); err == nil {
+			d.Stat = string(st)
 		}
 	}
 	return d, nil
