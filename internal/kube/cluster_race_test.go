@@ -173,11 +173,16 @@ func TestClusterDeadline(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("the agent outlived the pod's deadline by minutes")
 	}
-	p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(context.Background(), "fb-run-deadline-f0", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// the kubelet's status update follows the kill
+	var reason string
+	for end := time.Now().Add(time.Minute); reason != "DeadlineExceeded" && time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(context.Background(), "fb-run-deadline-f0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reason, _, _ = unstructured.NestedString(p.Object, "status", "reason")
 	}
-	if reason, _, _ := unstructured.NestedString(p.Object, "status", "reason"); reason != "DeadlineExceeded" {
+	if reason != "DeadlineExceeded" {
 		t.Errorf("pod status reason %q, want DeadlineExceeded", reason)
 	}
 }
@@ -189,7 +194,7 @@ func TestClusterDeadline(t *testing.T) {
 func TestClusterKill9(t *testing.T) {
 	cfg, ns := cluster(t)
 	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), "FORKBOMB_KUBE_CHILD="+strings.Join([]string{kubeconfig(), ns, filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "runs"), fixture(t)}, "\x00"))
+	child.Env = append(os.Environ(), "FORKBOMB_KUBE_CHILD="+strings.Join([]string{kubeconfig(), ns, filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "runs"), fixture(t)}, "\n"))
 	var log bytes.Buffer
 	child.Stdout, child.Stderr = &log, &log
 	if err := child.Start(); err != nil {
@@ -243,7 +248,7 @@ func TestClusterKill9(t *testing.T) {
 // kubeChild is the forkbomb TestClusterKill9 kills: a race of two forks
 // whose agents sleep, with a lease that lapses in seconds.
 func kubeChild(args string) int {
-	a := strings.Split(args, "\x00")
+	a := strings.Split(args, "\n")
 	cfg, err := clientcmd.BuildConfigFromFlags("", a[0])
 	if err != nil {
 		return 1
