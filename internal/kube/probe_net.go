@@ -69,7 +69,9 @@ func measureNetworkPolicy(ctx context.Context, dyn dynamic.Interface, cfg *rest.
 	}
 	// The run's policy selects the run label; the control client gets a
 	// run label of its own so that no policy selects it.
-	fetch := []string{"/bin/wget", "-T", "5", "-q", "-O", "/dev/null", "http://" + ip + ":8080/passwd"}
+	// nc, not wget: a static busybox's wget resolves even an address
+	// through glibc's NSS, which a minimal image lacks
+	fetch := []string{"/bin/sh", "-c", `printf 'GET /passwd HTTP/1.0\r\n\r\n' | nc -w 5 "$0" 8080 | grep -q nobody`, ip}
 	np := networkPolicy(objectName("forkbomb-", run), run, anchor, "", 0)
 	unstructured.SetNestedField(np.Object, map[string]any{"forkbomb.dev/probe": "denied"}, "spec", "podSelector", "matchLabels")
 	if _, err := dyn.Resource(netpolGVR).Namespace(ns).Create(ctx, np, metav1.CreateOptions{}); err != nil {
