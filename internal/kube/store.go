@@ -9,11 +9,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -99,6 +101,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.LeaseDuration <= 0 {
 		o.LeaseDuration = 60 * time.Second
 	}
+	quietKlog()
 	cfg := rest.CopyConfig(o.Config)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second // every API call is bounded; exec streams are not API calls
@@ -122,6 +125,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// quietKlog stops client-go's klog lines ("Copying stdout failed" when a
+// loser's pod is deleted under its exec) reaching forkbomb's terminal:
+// forkbomb reports what matters itself, and klog would print the fork's
+// words unredacted. klog is client-go's alone in this process.
+var quietKlog = sync.OnceFunc(func() { klog.SetLogger(logr.Discard()) })
 
 // UsesSandboxCRD reports whether forks are agent-sandbox Sandboxes.
 func (s *Store) UsesSandboxCRD() bool { return s.crd }
