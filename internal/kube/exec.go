@@ -257,7 +257,9 @@ func (s *Store) oomKilled(pod string) bool {
 	return strings.Contains(fmt.Sprint(u.Object["status"]), "OOMKilled")
 }
 
-// capWriter cuts a command's output at max bytes (0: none) and stops it.
+// capWriter cuts a command's output at max bytes (0: none) and stops it;
+// it also serialises the stdout and stderr copies, which client-go runs in
+// goroutines of their own, onto writers that may be one (a fork's log).
 type capWriter struct {
 	mu     sync.Mutex // stdout and stderr are copied by goroutines of their own
 	max    int64
@@ -266,12 +268,7 @@ type capWriter struct {
 	cancel context.CancelFunc
 }
 
-func (c *capWriter) wrap(w io.Writer) io.Writer {
-	if c.max <= 0 {
-		return w
-	}
-	return capped{c, w}
-}
+func (c *capWriter) wrap(w io.Writer) io.Writer { return capped{c, w} }
 
 type capped struct {
 	c *capWriter
@@ -284,7 +281,7 @@ func (c capped) Write(p []byte) (int, error) {
 	if c.c.over {
 		return 0, errors.New("output limit reached")
 	}
-	if c.c.n+int64(len(p)) > c.c.max {
+	if c.c.max > 0 && c.c.n+int64(len(p)) > c.c.max {
 		c.c.over = true
 		c.c.cancel()
 		p = p[:c.c.max-c.c.n]
