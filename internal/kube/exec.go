@@ -55,6 +55,9 @@ func (s *Store) stream(ctx context.Context, pod string, argv []string, stdin io.
 	ex, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", pod, err)
+	}
 	if stdout == nil {
 		stdout = io.Discard
 	}
