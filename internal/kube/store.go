@@ -53,7 +53,7 @@ type Options struct {
 }
 
 // DefaultImage is the image scripts/k8s-cluster imports (busybox and git).
-const DefaultImage = "forkbomb.local/agent:v1"
+const DefaultImage = "forkbomb.local/agent:v2"
 
 // Store is the Kubernetes fork store; it implements run.Forks.
 type Store struct {
