@@ -1,18 +1,14 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"time"
-
 	"github.com/spf13/pflag"
-
-	"github.com/forkbomb/forkbomb/internal/engine"
-	"github.com/forkbomb/forkbomb/internal/kube"
-	"github.com/forkbomb/forkbomb/internal/run"
-	"github.com/forkbomb/forkbomb/internal/workspace"
 )
+
+// The kubernetes backend links client-go, whose package initialisers cost
+// every forkbomb process about 1.3 ms — twice per sandbox start (forkbomb
+// and its re-executed init). It is in the default build
+// (backend_kube.go); -tags nokube leaves it out (backend_nokube.go) for
+// the leanest start.
 
 // backendFlags pick where forks run: this machine (local), or a
 // Kubernetes cluster (kubeconfig from the usual places).
@@ -29,61 +25,7 @@ func (b *backendFlags) add(f *pflag.FlagSet) {
 	enumVar(f, &b.backend, "backend", "local", "where forks run: local (this machine's sandbox) or kubernetes (one pod per fork; kubeconfig from $KUBECONFIG or ~/.kube/config)", "local", "kubernetes")
 	f.StringVar(&b.namespace, "namespace", "default", "kubernetes: the namespace of the forks' pods")
 	f.StringVar(&b.runtimeClass, "runtime-class", "", "kubernetes: the pods' runtimeClassName (gvisor, kata, …; default: the node's runtime)")
-	f.StringVar(&b.image, "image", kube.DefaultImage, "kubernetes: the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill)")
+	f.StringVar(&b.image, "image", defaultImage, "kubernetes: the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill)")
 	f.StringVar(&b.kubeContext, "kube-context", "", "kubernetes: the kubeconfig context (default: the current one)")
 	enumVar(f, &b.sandboxCRD, "sandbox-crd", "auto", "kubernetes: make forks as agent-sandbox Sandboxes: auto (when the cluster serves agents.x-k8s.io), always or never", "auto", "always", "never")
-}
-
-// store puts a race's forks on the chosen backend; the judge stays on
-// local. The returned close removes what is left in the cluster.
-func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspace.Store) (func(), error) {
-	o.Store = local
-	if b.backend != "kubernetes" {
-		return func() {}, nil
-	}
-	// What a pod cannot do yet is refused, never run weaker: the model
-	// proxy does not reach pods (so no claude-code, codex or api engine:
-	// the api engine's editor also needs the fork's files here), nor does
-	// --network allow.
-	if _, ok := o.Engine.(engine.Command); !ok {
-		return nil, fmt.Errorf("--backend kubernetes races the command engine only (--engine command --agent ...); %s is not supported on it yet", o.Engine.Info().Name)
-	}
-	if len(o.Allow) > 0 {
-		return nil, fmt.Errorf("--backend kubernetes: --network allow is not supported (pods get a deny-all NetworkPolicy)")
-	}
-	cfg, err := kube.LoadConfig(b.kubeContext)
-	if err != nil {
-		return nil, fmt.Errorf("--backend kubernetes: %w", err)
-	}
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Minute
-	}
-	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: b.namespace, Image: b.image,
-		RuntimeClass: b.runtimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: b.sandboxCRD})
-	if err != nil {
-		return nil, fmt.Errorf("--backend kubernetes: %w", err)
-	}
-	o.Store, o.JudgeStore = ks, local
-	return func() { ks.Close() }, nil
-}
-
-// probe reports what the cluster enforces (sandbox --probe --backend
-// kubernetes).
-func (b *backendFlags) probe(ctx context.Context, stdio IO, asJSON bool) error {
-	cfg, err := kube.LoadConfig(b.kubeContext)
-	if err != nil {
-		return &exitError{code: ExitSetup, msg: "probe: " + err.Error(), err: err}
-	}
-	rep, err := kube.Probe(ctx, kube.ProbeOptions{Config: cfg, Namespace: b.namespace, RuntimeClass: b.runtimeClass, Image: b.image, Measure: true})
-	if err != nil {
-		return &exitError{code: ExitSetup, msg: "probe: " + err.Error(), err: err}
-	}
-	if asJSON {
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	rep.WriteText(stdio.Out)
-	return nil
 }
