@@ -29,8 +29,14 @@ type ProbeReport struct {
 	NetworkPolicy string `json:"network_policy"`
 	// PodSecurity is the namespace's Pod Security Admission level
 	// (enforce label), "" when none.
-	PodSecurity string   `json:"pod_security,omitempty"`
-	Notes       []string `json:"notes,omitempty"`
+	PodSecurity string `json:"pod_security,omitempty"`
+	// Limits: what bounds a pod besides its own requests and limits — the
+	// namespace's LimitRanges and ResourceQuotas, and each node's
+	// podPidsLimit (from the kubelet's configz, when readable; -1 none).
+	LimitRanges    []string         `json:"limit_ranges"`
+	ResourceQuotas []string         `json:"resource_quotas"`
+	PodPidsLimit   map[string]int64 `json:"pod_pids_limit,omitempty"`
+	Notes          []string         `json:"notes,omitempty"`
 }
 
 // ProbeOptions say which cluster to probe and how.
@@ -83,6 +89,31 @@ func Probe(ctx context.Context, o ProbeOptions) (*ProbeReport, error) {
 	if ns, err := dyn.Resource(nsGVR).Get(ctx, namespace, metav1.GetOptions{}); err == nil {
 		r.PodSecurity = ns.GetLabels()["pod-security.kubernetes.io/enforce"]
 	}
+	for _, l := range []struct {
+		resource string
+		into     *[]string
+	}{{"limitranges", &r.LimitRanges}, {"resourcequotas", &r.ResourceQuotas}} {
+		if list, err := dyn.Resource(podGVR.GroupVersion().WithResource(l.resource)).Namespace(namespace).List(ctx, metav1.ListOptions{}); err == nil {
+			for _, i := range list.Items {
+				*l.into = append(*l.into, i.GetName())
+			}
+		}
+	}
+	if nodes, err := dyn.Resource(podGVR.GroupVersion().WithResource("nodes")).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			var cz struct {
+				KubeletConfig struct {
+					PodPidsLimit *int64 `json:"podPidsLimit"`
+				} `json:"kubeletconfig"`
+			}
+			if getJSON(ctx, cfg, "/api/v1/nodes/"+n.GetName()+"/proxy/configz", &cz) == nil && cz.KubeletConfig.PodPidsLimit != nil {
+				if r.PodPidsLimit == nil {
+					r.PodPidsLimit = map[string]int64{}
+				}
+				r.PodPidsLimit[n.GetName()] = *cz.KubeletConfig.PodPidsLimit
+			}
+		}
+	}
 	if o.Measure {
 		enforced, err := measureNetworkPolicy(ctx, dyn, cfg, namespace, o.Image)
 		if err != nil {
@@ -108,6 +139,13 @@ func (r *ProbeReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "sandbox CRD:     %v (agents.x-k8s.io Sandbox; forks are %s)\n", r.SandboxCRD, map[bool]string{true: "Sandboxes", false: "plain Pods"}[r.SandboxCRD])
 	fmt.Fprintf(w, "network policy:  %s\n", r.NetworkPolicy)
 	fmt.Fprintf(w, "pod security:    %s\n", orNone([]string{r.PodSecurity}))
+	fmt.Fprintf(w, "limit ranges:    %s; resource quotas: %s\n", orNone(r.LimitRanges), orNone(r.ResourceQuotas))
+	if len(r.PodPidsLimit) == 0 {
+		fmt.Fprintf(w, "pids per pod:    unknown (the kubelets' configz is not readable through the API; a kubelet on loopback never is)\n")
+	}
+	for n, l := range r.PodPidsLimit {
+		fmt.Fprintf(w, "pids per pod:    %d on node %s (-1: none)\n", l, n)
+	}
 	fmt.Fprintf(w, "per pod, requested of the kubelet: no service-account token, non-root, no capabilities, no privilege escalation, seccomp RuntimeDefault, read-only root filesystem, memory and CPU limits, activeDeadlineSeconds\n")
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
