@@ -91,7 +91,14 @@ func toString(v any) string {
 // NetworkPolicy; deleting a fork deletes its pod at once.
 func TestPodConfinement(t *testing.T) {
 	cfg := apiServer(t)
-	s := openStore(t, cfg, Options{Namespace: "default"})
+	// --runtime-class: the class must exist, or admission refuses the pod
+	dyn, _ := dynamic.NewForConfig(cfg)
+	rc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+		"metadata": map[string]any{"name": "gvisor"}, "handler": "runsc"}}
+	if _, err := dyn.Resource(rcGVR).Create(context.Background(), rc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, cfg, Options{Namespace: "default", RuntimeClass: "gvisor"})
 	fork := newRun(t, s, "run-conf")
 	// No kubelet here: the pod is stored, never runs; Exec gives up.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -122,6 +129,7 @@ func TestPodConfinement(t *testing.T) {
 	}{
 		{"no token", p, []string{"spec", "automountServiceAccountToken"}, "false"},
 		{"no service links", p, []string{"spec", "enableServiceLinks"}, "false"},
+		{"runtime class", p, []string{"spec", "runtimeClassName"}, "gvisor"},
 		{"deadline", p, []string{"spec", "activeDeadlineSeconds"}, "660"},
 		{"pod non-root", p, []string{"spec", "securityContext", "runAsNonRoot"}, "true"},
 		{"pod uid", p, []string{"spec", "securityContext", "runAsUser"}, "65534"},
