@@ -30,6 +30,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 		network string
 		view    uiFlags
 		task    string // --task: a stored task's id or a task file
+		backend backendFlags
 	)
 	cmd := &cobra.Command{
 		Use:   `run [flags] "TASK" | run --task FILE_OR_ID [flags]`,
@@ -77,7 +78,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 				return withCode(ExitCouldNotRun, err)
 			}
 			defer view.close()
-			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, recheck, limits, &view)
+			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, recheck, limits, &view, &backend)
 			if err != nil {
 				return withCode(ExitCouldNotRun, inRepoHint(err))
 			}
@@ -128,13 +129,14 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
 	f.BoolVar(&recheck, "recheck", false, "claude-code, codex: run the canary for the installed agent CLI before racing (forks start only if it passes)")
 	view.add(f)
+	backend.add(f)
 	f.StringVar(&task, "task", "", "race a stored task (its id) or a task .toml file instead of TASK ('forkbomb task --help'); flags given here win")
 	return cmd
 }
 
 // raceFromFlags completes the race's options from the flags and the state
 // home, and races.
-func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON, recheck bool, limits limitFlags, view *uiFlags) (*record.Run, string, error) {
+func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON, recheck bool, limits limitFlags, view *uiFlags, backend *backendFlags) (*record.Run, string, error) {
 	var err error
 	if o.Limits, err = limits.limits(); err != nil {
 		return nil, "", err
@@ -184,9 +186,15 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 	if err != nil {
 		return nil, "", err
 	}
-	if o.Store, err = workspace.Open(l.Workspaces()); err != nil {
+	local, err := workspace.Open(l.Workspaces())
+	if err != nil {
 		return nil, "", err
 	}
+	closeStore, err := backend.store(c.Context(), &o, local)
+	if err != nil {
+		return nil, "", err
+	}
+	defer closeStore()
 	o.CacheDir = l.Judge()
 	if o.RunsDir == "" {
 		o.RunsDir = l.Runs()

@@ -26,6 +26,7 @@ type sandboxOptions struct {
 	cpus       float64
 	maxOutput  string
 	probe      bool
+	backend    backendFlags // --probe --backend kubernetes
 	json       bool
 	noSandbox  bool
 	toolchains bool
@@ -111,7 +112,8 @@ forkbomb never falls back to running unconfined unless --no-sandbox is given.
 		Example: `  forkbomb sandbox -- go test ./...
   forkbomb sandbox --workdir ./repo --timeout 10m --memory 4G --pids 512 -- make test
   forkbomb sandbox --toolchains -- cargo build --offline
-  forkbomb sandbox --probe --json`,
+  forkbomb sandbox --probe --json
+  forkbomb sandbox --probe --backend kubernetes --namespace forks`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return o.run(c.Context(), args)
@@ -126,6 +128,7 @@ forkbomb never falls back to running unconfined unless --no-sandbox is given.
 	o.addFlags(f)
 	f.BoolVar(&o.probe, "probe", false, "report which layers work on this machine, and exit")
 	f.BoolVar(&o.json, "json", false, "with --probe: print the report as JSON")
+	o.backend.add(f)
 	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run UNCONFINED (development only; warns loudly)")
 	return cmd
 }
@@ -149,6 +152,9 @@ func (o *sandboxOptions) addFlags(f *pflag.FlagSet) {
 }
 
 func (o *sandboxOptions) run(ctx context.Context, args []string) error {
+	if o.probe && o.backend.backend == "kubernetes" {
+		return o.backend.probe(ctx, o.io, o.json)
+	}
 	if o.probe {
 		return o.runProbe(ctx)
 	}

@@ -75,6 +75,11 @@ type Options struct {
 	// slots of its own, one per core. Forks are judged as their agents
 	// stop, so without a bound 16 forks mean 16 builds at once.
 	JudgeSlots *judge.Slots
+
+	// JudgeStore, when set, is where the judge makes its forks and runs
+	// the tests (nil: Store). A remote backend (kube.Store) races forks
+	// elsewhere and has the judge work here, on the same pid 1.
+	JudgeStore judge.Forks
 }
 
 // Race runs the race and returns its record. The record is the race's
@@ -167,7 +172,11 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		}
 	}()
 
-	jo := judge.Options{Store: o.Store, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden, Hide: []string{runsDir}, Slots: o.JudgeSlots}
+	judgeStore := o.JudgeStore
+	if judgeStore == nil {
+		judgeStore = o.Store
+	}
+	jo := judge.Options{Store: judgeStore, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden, Hide: []string{runsDir}, Slots: o.JudgeSlots}
 	jo.Limits = o.Limits // a fork's test runs get the share its agent got
 	// The judge (its pid 1 and baseline) is readied while the agents work;
 	// every verdict waits for it.

@@ -1,0 +1,308 @@
+package kube
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// fixture is a repository whose check fails until value holds 2.
+func fixture(t testing.TB) string {
+	dir := filepath.Join(t.TempDir(), "repo")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "value"), []byte("1\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "check.sh"), []byte("[ \"$(cat value)\" = 2 ] && echo '1 passed, 0 failed' || { echo '0 passed, 1 failed'; exit 1; }\n"), 0o644)
+	testutil.Git(t, dir, "init", "-q")
+	testutil.Git(t, dir, "add", "-A")
+	testutil.Git(t, dir, "commit", "-qm", "base")
+	return dir
+}
+
+func openStore(t *testing.T, cfg *rest.Config, o Options) *Store {
+	t.Helper()
+	local, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Local, o.Config = local, cfg
+	s, err := Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// newRun makes a pid 1 of the fixture and one fork of it.
+func newRun(t *testing.T, s *Store, run string) string {
+	t.Helper()
+	ctx := context.Background()
+	top, base, err := workspace.ResolveBase(ctx, fixture(t), "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.New(ctx, run, workspace.NewOptions{Repo: top, Rev: base}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fork(ctx, run, run+"-f0"); err != nil {
+		t.Fatal(err)
+	}
+	return run + "-f0"
+}
+
+func str(t *testing.T, u *unstructured.Unstructured, path ...string) string {
+	t.Helper()
+	v, _, err := unstructured.NestedFieldNoCopy(u.Object, path...)
+	if err != nil {
+		t.Fatalf("%v: %v", path, err)
+	}
+	return toString(v)
+}
+
+func toString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "<none>"
+	case string:
+		return x
+	default:
+		b, _ := jsonMarshal(x)
+		return string(b)
+	}
+}
+
+// TestPodConfinement: a fork's pod, as the real API server stored it,
+// carries the whole confinement — no service-account token, non-root, no
+// capabilities, no privilege escalation, seccomp RuntimeDefault, a
+// read-only root filesystem, the race's limits, a deadline, an image never
+// pulled — and is owned by the run's anchor, with the run's deny-all
+// NetworkPolicy; deleting a fork deletes its pod at once.
+func TestPodConfinement(t *testing.T) {
+	cfg := apiServer(t)
+	// --runtime-class: the class must exist, or admission refuses the pod
+	dyn, _ := dynamic.NewForConfig(cfg)
+	rc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+		"metadata": map[string]any{"name": "gvisor"}, "handler": "runsc"}}
+	if _, err := dyn.Resource(rcGVR).Create(context.Background(), rc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, cfg, Options{Namespace: "default", RuntimeClass: "gvisor"})
+	fork := newRun(t, s, "run-conf")
+	// No kubelet here: the pod is stored, never runs; Exec gives up.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"true"}, Memory: 256 << 20, CPUs: 0.5, Timeout: time.Minute}, sandbox.Stdio{})
+	if err == nil {
+		t.Fatal("Exec ran with no kubelet")
+	}
+	bg := context.Background()
+	p, err := s.dyn.Resource(podGVR).Namespace("default").Get(bg, "fb-run-conf-f0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.dyn.Resource(leaseGVR).Namespace("default").Get(bg, "forkbomb-run-conf", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _, _ := unstructured.NestedSlice(p.Object, "spec", "containers")
+	if len(cs) != 1 {
+		t.Fatalf("containers: %v", cs)
+	}
+	ctr := &unstructured.Unstructured{Object: cs[0].(map[string]any)}
+	for _, tc := range []struct {
+		name string
+		u    *unstructured.Unstructured
+		path []string
+		want string
+	}{
+		{"no token", p, []string{"spec", "automountServiceAccountToken"}, "false"},
+		{"no service links", p, []string{"spec", "enableServiceLinks"}, "false"},
+		{"runtime class", p, []string{"spec", "runtimeClassName"}, "gvisor"},
+		{"deadline", p, []string{"spec", "activeDeadlineSeconds"}, "660"},
+		{"pod non-root", p, []string{"spec", "securityContext", "runAsNonRoot"}, "true"},
+		{"pod uid", p, []string{"spec", "securityContext", "runAsUser"}, "65534"},
+		{"pod seccomp", p, []string{"spec", "securityContext", "seccompProfile", "type"}, "RuntimeDefault"},
+		{"image never pulled", ctr, []string{"imagePullPolicy"}, "Never"},
+		{"read-only root", ctr, []string{"securityContext", "readOnlyRootFilesystem"}, "true"},
+		{"no escalation", ctr, []string{"securityContext", "allowPrivilegeEscalation"}, "false"},
+		{"not privileged", ctr, []string{"securityContext", "privileged"}, "false"},
+		{"caps dropped", ctr, []string{"securityContext", "capabilities", "drop"}, `["ALL"]`},
+		{"caps added", ctr, []string{"securityContext", "capabilities", "add"}, "<none>"},
+		{"memory limit", ctr, []string{"resources", "limits", "memory"}, "256Mi"},
+		{"memory request", ctr, []string{"resources", "requests", "memory"}, "256Mi"},
+		{"cpu limit", ctr, []string{"resources", "limits", "cpu"}, "500m"},
+		{"env", ctr, []string{"env"}, `[{"name":"HOME","value":"/tmp/home"}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := str(t, tc.u, tc.path...); got != tc.want {
+				t.Errorf("%v = %s, want %s", tc.path, got, tc.want)
+			}
+		})
+	}
+	for _, host := range []string{"hostNetwork", "hostPID", "hostIPC"} {
+		if v := str(t, p, "spec", host); v == "true" {
+			t.Errorf("spec.%s = %s", host, v)
+		}
+	}
+	if refs := p.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != l.GetUID() || refs[0].Kind != "Lease" {
+		t.Errorf("pod owners %+v, want the run's lease %s", refs, l.GetUID())
+	}
+	np, err := s.dyn.Resource(netpolGVR).Namespace("default").Get(bg, "forkbomb-run-conf", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs := np.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != l.GetUID() {
+		t.Errorf("network policy owners %+v, want the run's lease", refs)
+	}
+	if got := str(t, np, "spec", "policyTypes"); got != `["Ingress","Egress"]` {
+		t.Errorf("policyTypes %s", got)
+	}
+	if got := str(t, np, "spec", "egress"); got != "<none>" && got != "[]" {
+		t.Errorf("egress %s, want none (no model proxy given)", got)
+	}
+
+	if err := s.Remove(fork); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.dyn.Resource(podGVR).Namespace("default").Get(bg, "fb-run-conf-f0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the fork's pod outlived Remove: %v", err)
+	}
+	if err := s.Remove("run-conf"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.dyn.Resource(leaseGVR).Namespace("default").Get(bg, "forkbomb-run-conf", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the run's anchor outlived Remove: %v", err)
+	}
+}
+
+// TestReapLapsedRun: a run whose forkbomb stopped renewing its anchor (a
+// kill -9) is reaped by the next forkbomb to open the namespace; a live
+// run is not.
+func TestReapLapsedRun(t *testing.T) {
+	cfg := apiServer(t)
+	dead := openStore(t, cfg, Options{LeaseDuration: 2 * time.Second})
+	newRun(t, dead, "run-dead")
+	live := openStore(t, cfg, Options{LeaseDuration: 2 * time.Second})
+	newRun(t, live, "run-live")
+	dead.mu.Lock()
+	dead.runs["run-dead"].stop() // what a kill -9 does to the renewals
+	dead.runs = map[string]*runState{}
+	dead.forks = map[string]*forkState{}
+	dead.mu.Unlock()
+	bg := context.Background()
+	var reaped []string
+	deadline := time.Now().Add(time.Minute)
+	for len(reaped) == 0 && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		var err error
+		if reaped, err = live.Reap(bg); err != nil { // what the next forkbomb's Open does
+			t.Fatal(err)
+		}
+	}
+	if len(reaped) != 1 || reaped[0] != "forkbomb-run-dead" {
+		t.Fatalf("reaped %v, want only the dead run's anchor", reaped)
+	}
+	if _, err := live.dyn.Resource(leaseGVR).Namespace("default").Get(bg, "forkbomb-run-live", metav1.GetOptions{}); err != nil {
+		t.Errorf("the live run's anchor was reaped: %v", err)
+	}
+	if _, err := live.dyn.Resource(leaseGVR).Namespace("default").Get(bg, "forkbomb-run-dead", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the dead run's anchor is still there: %v", err)
+	}
+}
+
+// TestSandboxCRD: where the cluster serves agent-sandbox's Sandbox, a
+// fork is a Sandbox whose pod template carries the same confinement,
+// owned by the run's anchor.
+func TestSandboxCRD(t *testing.T) {
+	cfg := apiServer(t)
+	installSandboxCRD(t, cfg)
+	s := openStore(t, cfg, Options{})
+	if !s.UsesSandboxCRD() {
+		t.Fatal("the Sandbox CRD is served but the store makes plain pods")
+	}
+	fork := newRun(t, s, "run-crd")
+	// the first object of a new CRD can take seconds on a loaded machine
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"true"}, Memory: 128 << 20}, sandbox.Stdio{})
+	t.Logf("Exec with no controller: %v", err)
+	sb, err := s.dyn.Resource(sandboxGVR).Namespace("default").Get(context.Background(), "fb-run-crd-f0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"automountServiceAccountToken": "false",
+		"securityContext.runAsNonRoot": "true",
+	} {
+		if got := str(t, sb, append([]string{"spec", "podTemplate", "spec"}, splitDots(path)...)...); got != want {
+			t.Errorf("podTemplate.spec.%s = %s, want %s", path, got, want)
+		}
+	}
+	if refs := sb.GetOwnerReferences(); len(refs) != 1 || refs[0].Kind != "Lease" {
+		t.Errorf("sandbox owners %+v", refs)
+	}
+	if _, err := s.dyn.Resource(podGVR).Namespace("default").Get(context.Background(), "fb-run-crd-f0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a plain pod was made besides the Sandbox: %v", err)
+	}
+	// the control: told never, the same store makes a plain pod
+	s2 := openStore(t, cfg, Options{UseSandboxCRD: "never"})
+	if s2.UsesSandboxCRD() {
+		t.Error("UseSandboxCRD never, still Sandboxes")
+	}
+}
+
+// TestProbeAPI: the probe names the server's version, the runtime
+// classes, the Sandbox CRD's absence, and a missing runtime class.
+func TestProbeAPI(t *testing.T) {
+	cfg := apiServer(t)
+	dyn, _ := dynamic.NewForConfig(cfg)
+	rc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+		"metadata": map[string]any{"name": "gvisor"}, "handler": "runsc"}}
+	if _, err := dyn.Resource(rcGVR).Create(context.Background(), rc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		class string
+		found bool
+	}{{"gvisor", true}, {"kata", false}} {
+		t.Run(tc.class, func(t *testing.T) {
+			r, err := Probe(context.Background(), ProbeOptions{Config: cfg, RuntimeClass: tc.class})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Version != "v1.37.2" || r.RuntimeFound != tc.found || !contains(r.Runtimes, "gvisor") || r.SandboxCRD || r.NetworkPolicy != "unknown" {
+				t.Errorf("report %+v", r)
+			}
+		})
+	}
+}
+
+func TestGitPaths(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		patch, want string
+	}{
+		{"diff --git a/x b/x\n--- a/x\n+++ b/x\n", ""},
+		{"diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\n", "a/.git/hooks/pre-commit"},
+		{"diff --git a/sub/.GIT/config b/sub/.GIT/config\n", "a/sub/.GIT/config"},
+		{"diff --git a/x b/y\nrename from x\nrename to .git/x\n", ".git/x"},
+		{"+++ b/.Git/HEAD\n", "b/.Git/HEAD"},
+		{"diff --git a/.gitignore b/.gitignore\n", ""},
+	} {
+		if got := gitPaths([]byte(tc.patch)); got != tc.want {
+			t.Errorf("gitPaths(%q) = %q, want %q", tc.patch, got, tc.want)
+		}
+	}
+}

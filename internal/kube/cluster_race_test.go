@@ -1,0 +1,291 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// raceOptions is a race of the fixture on the cluster: the forks in ns,
+// the judge here.
+func raceOptions(t testing.TB, s *Store, repo, agent string, forks int) run.Options {
+	o := run.Options{RunsDir: filepath.Join(t.TempDir(), "runs"), CacheDir: filepath.Join(t.TempDir(), "cache"),
+		Repo: repo, Task: "make the check pass", Forks: forks, Engine: engine.Command{Argv: []string{"/bin/sh", "-c", agent}},
+		Test: "/bin/sh check.sh", Timeout: 2 * time.Minute}
+	if s != nil {
+		o.Store, o.JudgeStore = s, s.o.Local
+	}
+	return o
+}
+
+// TestClusterRace: a race whose forks are real pods — one fixes the
+// value, one crashes, one would work for five minutes — has the honest
+// fork win, its patch (made in its pod, sent back as text, judged here)
+// applies to the repository, and nothing of the run is left in the
+// cluster afterwards.
+func TestClusterRace(t *testing.T) {
+	cfg, ns := cluster(t)
+	s := openStore(t, cfg, Options{Namespace: ns})
+	repo := fixture(t)
+	agent := `case $FORKBOMB_FORK in
+0) echo 2 > value; echo "fixed in $(hostname)" ;;
+1) echo "giving up" >&2; exit 3 ;;
+2) sleep 300 ;;
+esac`
+	r, dir, err := run.Race(context.Background(), raceOptions(t, s, repo, agent, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != "won" || r.Winner == nil || *r.Winner != 0 {
+		t.Fatalf("status %s, winner %v; forks %+v", r.Status, r.Winner, r.Fork)
+	}
+	// fork 1 crashes unless fork 0 has already won (the pods start in
+	// no set order; nothing here orders them): either way it is not judged
+	// a winner, and fork 2 is killed
+	if s1 := r.Fork[1].State; (s1 != "crashed" && s1 != "killed") || r.Fork[2].State != "killed" {
+		t.Errorf("fork states %s, %s; want crashed or killed, killed", s1, r.Fork[2].State)
+	}
+	patch, err := os.ReadFile(filepath.Join(dir, "winner.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(patch, []byte("+2")) {
+		t.Fatalf("winner.patch:\n%s", patch)
+	}
+	cmd := exec.Command("git", "apply", "--check", "-")
+	cmd.Dir, cmd.Stdin = repo, bytes.NewReader(patch)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the winner's patch does not apply: %v\n%s", err, out)
+	}
+	waitNothingLeft(t, cfg, ns, time.Minute)
+}
+
+// TestClusterAttack: a fork's agent tries to write the pod's root
+// filesystem, read a service-account token and take more memory than the
+// race allows; forkbomb checks each from its own side — a fresh exec in
+// the pod, the API's stored pod, the runtime's exit status — and each has
+// a control that proves the check sees the thing when it is there.
+func TestClusterAttack(t *testing.T) {
+	cfg, ns := cluster(t)
+	s := openStore(t, cfg, Options{Namespace: ns})
+	fork := newRun(t, s, "run-attack")
+	ctx := context.Background()
+	attack := `echo pwned >> /etc/passwd; echo pwned > /bin/escaped; touch /escaped /var/tmp/escaped
+cat /var/run/secrets/kubernetes.io/serviceaccount/token > /work/tree/token-read
+echo written > /work/tree/control-write
+id -u`
+	var out bytes.Buffer
+	res, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"/bin/sh", "-c", attack}, Memory: 128 << 20, Timeout: time.Minute},
+		sandbox.Stdio{Stdout: &out, Stderr: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("attack (exit %d):\n%s", res.ExitCode, out.String())
+	// checks read the pod through output(): whole, or an error
+	check := func(script string) (int, string) {
+		b, code, err := s.output(ctx, "fb-run-attack-f0", script, nil, 1<<20)
+		if err != nil && code <= 0 {
+			t.Fatal(err)
+		}
+		return code, string(b)
+	}
+	t.Run("root filesystem", func(t *testing.T) {
+		if _, got := check("cat /etc/passwd"); strings.Contains(got, "pwned") {
+			t.Errorf("/etc/passwd was written: %s", got)
+		}
+		// /var/tmp is world-writable in the image: only the read-only
+		// root filesystem keeps the agent's file out of it
+		if _, got := check("for f in /bin/escaped /escaped /var/tmp/escaped; do test -e $f && echo $f; done; true"); got != "" {
+			t.Errorf("files made on the root filesystem: %s", got)
+		}
+		if _, got := check("cat /work/tree/control-write"); strings.TrimSpace(got) != "written" {
+			t.Errorf("control: the tree's write is not seen (%q)", got)
+		}
+	})
+	t.Run("memory", func(t *testing.T) {
+		bomb := sandbox.Policy{Command: []string{"/bin/dd", "if=/dev/zero", "of=/dev/null", "bs=300M", "count=1"}, Memory: 128 << 20, Timeout: time.Minute}
+		res, err := s.Exec(ctx, fork, bomb, sandbox.Stdio{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != 137 {
+			t.Errorf("a 300 MB allocation under a 128 MiB limit exited %d, want 137 (killed by the pod's cgroup)", res.ExitCode)
+		}
+		// control: the same allocation in a pod without a memory limit
+		free := newRun(t, s, "run-free")
+		bomb.Memory = 0
+		res, err = s.Exec(ctx, free, bomb, sandbox.Stdio{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != 0 {
+			t.Errorf("control: the allocation without a limit exited %d", res.ExitCode)
+		}
+	})
+	t.Run("service account token", func(t *testing.T) {
+		if code, got := check("test -s /work/tree/token-read && cat /work/tree/token-read"); code == 0 {
+			t.Errorf("the agent read a service-account token (%d bytes)", len(got))
+		}
+		p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(ctx, "fb-run-attack-f0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _, _ := unstructured.NestedSlice(p.Object, "spec", "volumes"); strings.Contains(toString(v), "serviceAccountToken") {
+			t.Errorf("the fork's pod mounts a token: %s", toString(v))
+		}
+		// control: a pod that does not refuse the token gets one from
+		// the cluster's admission, and the check sees it
+		ctl := pod(PodOptions{Name: "token-control", Run: "control", Image: DefaultImage, DeadlineSeconds: 60})
+		unstructured.RemoveNestedField(ctl.Object, "spec", "automountServiceAccountToken")
+		got, err := s.dyn.Resource(podGVR).Namespace(ns).Create(ctx, ctl, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.deleteFork("token-control")
+		if v, _, _ := unstructured.NestedSlice(got.Object, "spec", "volumes"); !strings.Contains(toString(v), "serviceAccountToken") {
+			t.Errorf("control: no token volume on a pod that allows one: %s", toString(v))
+		}
+	})
+	s.Close()
+	waitNothingLeft(t, cfg, ns, time.Minute)
+}
+
+// TestClusterDeadline: a pod outlives neither its deadline, whatever the
+// agent does and whether forkbomb is there to stop it (the kubelet
+// enforces activeDeadlineSeconds).
+func TestClusterDeadline(t *testing.T) {
+	cfg, ns := cluster(t)
+	s := openStore(t, cfg, Options{Namespace: ns, Deadline: 3 * time.Second})
+	fork := newRun(t, s, "run-deadline")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s.Exec(ctx, fork, sandbox.Policy{Command: []string{"/bin/sleep", "600"}}, sandbox.Stdio{})
+	if ctx.Err() != nil {
+		t.Fatal("the agent outlived the pod's deadline by minutes")
+	}
+	// the kubelet's status update follows the kill
+	var reason string
+	for end := time.Now().Add(time.Minute); reason != "DeadlineExceeded" && time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(context.Background(), "fb-run-deadline-f0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reason, _, _ = unstructured.NestedString(p.Object, "status", "reason")
+	}
+	if reason != "DeadlineExceeded" {
+		t.Errorf("pod status reason %q, want DeadlineExceeded", reason)
+	}
+}
+
+// TestClusterKill9: a forkbomb killed with SIGKILL mid-race cleans up
+// nothing; the next forkbomb to open the namespace deletes the run's
+// lapsed anchor, and the cluster's garbage collector deletes the pods and
+// the policy it owned.
+func TestClusterKill9(t *testing.T) {
+	cfg, ns := cluster(t)
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "FORKBOMB_KUBE_CHILD="+strings.Join([]string{kubeconfig(), ns, filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "runs"), fixture(t)}, "\n"))
+	var log bytes.Buffer
+	child.Stdout, child.Stderr = &log, &log
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	s := openStore(t, cfg, Options{Namespace: ns, UseSandboxCRD: "never"})
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		l, err := s.dyn.Resource(podGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		running := 0
+		for _, p := range l.Items {
+			if ph, _, _ := unstructured.NestedString(p.Object, "status", "phase"); ph == "Running" {
+				running++
+			}
+		}
+		if running == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child's pods never ran:\n%s", log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
+	// control: the killed forkbomb removed nothing
+	if left := leftovers(t, cfg, ns); len(left) < 4 {
+		t.Fatalf("after kill -9, only %v: the check would not see a leak", left)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		reaped, err := s.Reap(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(reaped) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed run's anchor never lapsed")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	waitNothingLeft(t, cfg, ns, 2*time.Minute)
+}
+
+// kubeChild is the forkbomb TestClusterKill9 kills: a race of two forks
+// whose agents sleep, with a lease that lapses in seconds.
+func kubeChild(args string) int {
+	a := strings.Split(args, "\n")
+	cfg, err := clientcmd.BuildConfigFromFlags("", a[0])
+	if err != nil {
+		return 1
+	}
+	local, err := workspace.Open(a[2])
+	if err != nil {
+		return 1
+	}
+	s, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: a[1], LeaseDuration: 3 * time.Second, UseSandboxCRD: "never"})
+	if err != nil {
+		return 1
+	}
+	_, _, err = run.Race(context.Background(), run.Options{Store: s, JudgeStore: local, RunsDir: a[3], Repo: a[4], Task: "t", Forks: 2,
+		Engine: engine.Command{Argv: []string{"/bin/sleep", "300"}}, Test: "true", Timeout: 10 * time.Minute})
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// TestClusterProbe: the probe measures NetworkPolicy on the test cluster
+// — whose bridge CNI does not enforce it, so the row in docs/SECURITY.md
+// says "requested" — after its control reached the listener, and leaves
+// nothing behind.
+func TestClusterProbe(t *testing.T) {
+	cfg, ns := cluster(t)
+	r, err := Probe(context.Background(), ProbeOptions{Config: cfg, Namespace: ns, Measure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != "v1.37.2" || r.NetworkPolicy != "not enforced" {
+		t.Errorf("probe %+v", r)
+	}
+	waitNothingLeft(t, cfg, ns, time.Minute)
+}

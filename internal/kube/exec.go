@@ -1,0 +1,314 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/client-go/util/exec"
+	"k8s.io/streaming/pkg/httpstream"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// podReadyTimeout bounds how long a fork waits for its pod to run (an
+// image missing on the node, a cluster out of room).
+const podReadyTimeout = 3 * time.Minute
+
+// stream runs argv in the fork's pod over the API's exec and returns its
+// exit code; a non-nil error means it could not be run or was cut off.
+func (s *Store) stream(ctx context.Context, pod string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	u, err := url.Parse(s.o.Config.Host)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", pod, err)
+	}
+	u.Path = path.Join(u.Path, s.o.Config.APIPath, "/api/v1/namespaces", s.o.Namespace, "pods", pod, "exec")
+	q := url.Values{"container": {container}, "stdout": {"true"}, "stderr": {"true"}}
+	if stdin != nil {
+		q.Set("stdin", "true")
+	}
+	for _, a := range argv {
+		q.Add("command", a)
+	}
+	u.RawQuery = q.Encode()
+	cfg := rest.CopyConfig(s.o.Config)
+	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", pod, err)
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", pod, err)
+	}
+	ex, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", pod, err)
+	}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	var ce exec.CodeExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ce):
+		return ce.Code, nil
+	}
+	return -1, fmt.Errorf("exec in %s: %w", pod, err)
+}
+
+// ready makes the fork's pod from its first command's policy, waits for
+// it to run, and sends it the pid 1's tree.
+func (s *Store) ready(ctx context.Context, name string, fs *forkState, p sandbox.Policy) error {
+	fs.ready.Do(func() {
+		fs.err = s.start(ctx, name, fs, p)
+		fs.started.Store(fs.err == nil)
+	})
+	return fs.err
+}
+
+func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox.Policy) error {
+	deadline := s.o.Deadline
+	if p.Timeout > 0 && p.Timeout+10*time.Minute < deadline {
+		deadline = p.Timeout + 10*time.Minute // the agent's time, then the diff's
+	}
+	po := PodOptions{Name: fs.obj, Run: fs.pid1, Image: s.o.Image, RuntimeClass: s.o.RuntimeClass,
+		DeadlineSeconds: int64(deadline / time.Second), Owner: fs.anchor}
+	if p.Memory > 0 {
+		po.Memory = p.Memory
+	}
+	if p.CPUs > 0 {
+		po.CPUs = p.CPUs
+	}
+	var err error
+	if s.crd {
+		_, err = s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Create(ctx, sandboxObject(po), metav1.CreateOptions{})
+	} else {
+		_, err = s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("create the pod of %s: %w", name, err)
+	}
+	if err := s.waitRunning(ctx, fs.obj); err != nil {
+		return err
+	}
+	tree, err := s.o.Local.Snapshot(fs.pid1)
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeTar(ctx, pw, tree)) }()
+	var errb limitedBuffer
+	errb.max = 4 << 10
+	code, err := s.stream(ctx, fs.obj, []string{"/bin/tar", "-x", "-f", "-", "-C", "/work"}, pr, nil, &errb)
+	pr.Close()
+	if err != nil {
+		return fmt.Errorf("send the tree to %s: %w", name, err)
+	}
+	if code != 0 {
+		return fmt.Errorf("send the tree to %s: tar exited %d: %s", name, code, errb.String())
+	}
+	return nil
+}
+
+// waitRunning polls the pod until it runs; one that fails, or does not
+// run in time, is an error naming why (its waiting reason).
+func (s *Store) waitRunning(ctx context.Context, pod string) error {
+	ctx, cancel := context.WithTimeout(ctx, podReadyTimeout)
+	defer cancel()
+	delay := 50 * time.Millisecond
+	var why string
+	for {
+		u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, pod, metav1.GetOptions{})
+		if err == nil {
+			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+			switch phase {
+			case "Running":
+				return nil
+			case "Failed", "Succeeded":
+				return fmt.Errorf("pod %s ended before its agent started (%s)", pod, phase)
+			}
+			why = waitingReason(u)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pod %s did not run within %s (%s): %w", pod, podReadyTimeout, why, ctx.Err())
+		case <-time.After(delay):
+		}
+		if delay < time.Second {
+			delay *= 2
+		}
+	}
+}
+
+func waitingReason(u *unstructured.Unstructured) string {
+	cs, _, _ := unstructured.NestedSlice(u.Object, "status", "containerStatuses")
+	for _, c := range cs {
+		if m, ok := c.(map[string]any); ok {
+			if r, ok, _ := unstructured.NestedString(m, "state", "waiting", "reason"); ok {
+				msg, _, _ := unstructured.NestedString(m, "state", "waiting", "message")
+				return strings.TrimSpace(r + " " + msg)
+			}
+		}
+	}
+	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+	return phase
+}
+
+// Exec runs a command in the fork's pod: in its tree, with only the
+// policy's own variables, bounded by its timeout (in the pod, and again
+// here) and its output cap. When it ends every other process of the
+// agent's user in the pod is killed, as the local sandbox's init does.
+func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
+	s.mu.Lock()
+	fs := s.forks[name]
+	s.mu.Unlock()
+	if fs == nil {
+		return nil, fmt.Errorf("exec in %s: not a fork of this store", name)
+	}
+	if len(p.Command) == 0 {
+		return nil, fmt.Errorf("exec in %s: %w: no command", name, sandbox.ErrInvalidPolicy)
+	}
+	if err := s.ready(ctx, name, fs, p); err != nil {
+		return nil, err
+	}
+	argv := []string{"/bin/sh", "-c", `cd /work/tree && exec "$@"`, "sh", "/bin/env", "-i",
+		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "TMPDIR=/tmp", "LANG=C.UTF-8"}
+	for _, kv := range p.SetEnv {
+		if !strings.Contains(kv, "=") {
+			return nil, fmt.Errorf("exec in %s: %w: %q is not NAME=VALUE", name, sandbox.ErrInvalidPolicy, kv)
+		}
+		argv = append(argv, kv)
+	}
+	cctx := ctx
+	if p.Timeout > 0 {
+		secs := int64((p.Timeout + time.Second - 1) / time.Second)
+		argv = append(argv, "/bin/timeout", "-s", "KILL", strconv.FormatInt(secs, 10))
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, p.Timeout+30*time.Second)
+		defer cancel()
+	}
+	argv = append(argv, p.Command...)
+	res := &sandbox.Result{}
+	out, errw := stdio.Stdout, stdio.Stderr
+	if out == nil {
+		out = io.Discard
+	}
+	if errw == nil {
+		errw = io.Discard
+	}
+	cctx, cancelOut := context.WithCancel(cctx)
+	defer cancelOut()
+	capw := &capWriter{max: p.MaxOutput, cancel: cancelOut}
+	start := time.Now()
+	code, err := s.stream(cctx, fs.obj, argv, stdio.Stdin, capw.wrap(out), capw.wrap(errw))
+	s.killAll(fs.obj)
+	switch {
+	case capw.over:
+		res.Limit, res.ExitCode = "output", -1
+	case p.Timeout > 0 && time.Since(start) >= p.Timeout && (err != nil || code == 137):
+		// killed by the pod's timeout (SIGKILL: 137), or cut off here
+		res.TimedOut, res.ExitCode = true, -1
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, err
+	default:
+		res.ExitCode = code
+		if code == 137 && p.Memory > 0 && s.oomKilled(fs.obj) {
+			res.Limit = "memory"
+		}
+	}
+	return res, nil
+}
+
+// killAll ends every process of the agent's user in the pod but its
+// sleeping init (kill -1 spares pid 1 and itself).
+func (s *Store) killAll(pod string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s.stream(ctx, pod, []string{"/bin/kill", "-9", "-1"}, nil, nil, nil)
+}
+
+// oomKilled reports whether the pod's cgroup killed a process for memory
+// (the container's last OOM, as the kubelet saw it).
+func (s *Store) oomKilled(pod string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	return strings.Contains(fmt.Sprint(u.Object["status"]), "OOMKilled")
+}
+
+// capWriter cuts a command's output at max bytes (0: none) and stops it;
+// it also serialises the stdout and stderr copies, which client-go runs in
+// goroutines of their own, onto writers that may be one (a fork's log).
+type capWriter struct {
+	mu     sync.Mutex // stdout and stderr are copied by goroutines of their own
+	max    int64
+	n      int64
+	over   bool
+	cancel context.CancelFunc
+}
+
+func (c *capWriter) wrap(w io.Writer) io.Writer { return capped{c, w} }
+
+type capped struct {
+	c *capWriter
+	w io.Writer
+}
+
+func (c capped) Write(p []byte) (int, error) {
+	c.c.mu.Lock()
+	defer c.c.mu.Unlock()
+	if c.c.over {
+		return 0, errors.New("output limit reached")
+	}
+	if c.c.max > 0 && c.c.n+int64(len(p)) > c.c.max {
+		c.c.over = true
+		c.c.cancel()
+		p = p[:c.c.max-c.c.n]
+	}
+	c.c.n += int64(len(p))
+	return c.w.Write(p)
+}
+
+// limitedBuffer keeps at most max bytes and reports whether more came.
+type limitedBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := b.max - b.Len(); room < len(p) {
+		b.over = true
+		if room > 0 {
+			b.Buffer.Write(p[:room])
+		}
+		return n, nil
+	}
+	b.Buffer.Write(p)
+	return n, nil
+}

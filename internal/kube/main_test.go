@@ -1,0 +1,18 @@
+package kube
+
+import (
+	"os"
+	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	if sandbox.IsInit() { // the judge's test runs re-execute this binary
+		sandbox.InitMain()
+	}
+	if args := os.Getenv("FORKBOMB_KUBE_CHILD"); args != "" { // TestClusterKill9's forkbomb
+		os.Exit(kubeChild(args))
+	}
+	os.Exit(m.Run())
+}

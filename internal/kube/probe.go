@@ -1,0 +1,161 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// ProbeReport is what a cluster enforces for forkbomb's pods, as far as
+// the API can tell; `forkbomb sandbox --probe --backend kubernetes`
+// prints it.
+type ProbeReport struct {
+	Server       string   `json:"server"`  // the API server's address
+	Version      string   `json:"version"` // its gitVersion
+	Namespace    string   `json:"namespace"`
+	RuntimeClass string   `json:"runtime_class,omitempty"` // the one asked for
+	RuntimeFound bool     `json:"runtime_class_found"`
+	Runtimes     []string `json:"runtime_classes"` // every RuntimeClass of the cluster
+	SandboxCRD   bool     `json:"sandbox_crd"`     // agents.x-k8s.io Sandbox served
+	// NetworkPolicy says whether the cluster's CNI enforces
+	// NetworkPolicy: "enforced" or "not enforced" when NetworkProbe
+	// measured it (a pod behind a deny-all policy reached, or not, a
+	// listener), "unknown" when it was not measured.
+	NetworkPolicy string `json:"network_policy"`
+	// PodSecurity is the namespace's Pod Security Admission level
+	// (enforce label), "" when none.
+	PodSecurity string `json:"pod_security,omitempty"`
+	// Limits: what bounds a pod besides its own requests and limits — the
+	// namespace's LimitRanges and ResourceQuotas, and each node's
+	// podPidsLimit (from the kubelet's configz, when readable; -1 none).
+	LimitRanges    []string         `json:"limit_ranges"`
+	ResourceQuotas []string         `json:"resource_quotas"`
+	PodPidsLimit   map[string]int64 `json:"pod_pids_limit,omitempty"`
+	Notes          []string         `json:"notes,omitempty"`
+}
+
+// ProbeOptions say which cluster to probe and how.
+type ProbeOptions struct {
+	Config       *rest.Config
+	Namespace    string // default "default"
+	RuntimeClass string
+	Image        string // the probe pods' image; default DefaultImage
+	// Measure: find out whether NetworkPolicy is enforced by trying it
+	// (three short-lived pods).
+	Measure bool
+}
+
+// Probe asks the cluster what it enforces.
+func Probe(ctx context.Context, o ProbeOptions) (*ProbeReport, error) {
+	cfg, namespace, runtimeClass := o.Config, o.Namespace, o.RuntimeClass
+	if namespace == "" {
+		namespace = "default"
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	r := &ProbeReport{Server: cfg.Host, Namespace: namespace, RuntimeClass: runtimeClass, NetworkPolicy: "unknown"}
+	var v struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	if err := getJSON(ctx, cfg, "/version", &v); err != nil {
+		return nil, fmt.Errorf("probe the cluster at %s: %w", cfg.Host, err)
+	}
+	r.Version = v.GitVersion
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("probe the cluster: %w", err)
+	}
+	if rcs, err := dyn.Resource(rcGVR).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, rc := range rcs.Items {
+			r.Runtimes = append(r.Runtimes, rc.GetName())
+			if rc.GetName() == runtimeClass {
+				r.RuntimeFound = true
+			}
+		}
+	}
+	if runtimeClass != "" && !r.RuntimeFound {
+		r.Notes = append(r.Notes, fmt.Sprintf("runtime class %q is not in the cluster: pods asking for it will not start", runtimeClass))
+	}
+	if runtimeClass == "" {
+		r.Notes = append(r.Notes, "no runtime class: pods run on the node's default runtime (runc: the node's kernel is the boundary, as for the local backend)")
+	}
+	r.SandboxCRD = hasSandboxCRD(ctx, cfg)
+	if ns, err := dyn.Resource(nsGVR).Get(ctx, namespace, metav1.GetOptions{}); err == nil {
+		r.PodSecurity = ns.GetLabels()["pod-security.kubernetes.io/enforce"]
+	}
+	for _, l := range []struct {
+		resource string
+		into     *[]string
+	}{{"limitranges", &r.LimitRanges}, {"resourcequotas", &r.ResourceQuotas}} {
+		if list, err := dyn.Resource(podGVR.GroupVersion().WithResource(l.resource)).Namespace(namespace).List(ctx, metav1.ListOptions{}); err == nil {
+			for _, i := range list.Items {
+				*l.into = append(*l.into, i.GetName())
+			}
+		}
+	}
+	if nodes, err := dyn.Resource(podGVR.GroupVersion().WithResource("nodes")).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			var cz struct {
+				KubeletConfig struct {
+					PodPidsLimit *int64 `json:"podPidsLimit"`
+				} `json:"kubeletconfig"`
+			}
+			if getJSON(ctx, cfg, "/api/v1/nodes/"+n.GetName()+"/proxy/configz", &cz) == nil && cz.KubeletConfig.PodPidsLimit != nil {
+				if r.PodPidsLimit == nil {
+					r.PodPidsLimit = map[string]int64{}
+				}
+				r.PodPidsLimit[n.GetName()] = *cz.KubeletConfig.PodPidsLimit
+			}
+		}
+	}
+	if o.Measure {
+		enforced, err := measureNetworkPolicy(ctx, dyn, cfg, namespace, o.Image)
+		if err != nil {
+			r.Notes = append(r.Notes, "network policy not measured: "+err.Error())
+		} else if enforced {
+			r.NetworkPolicy = "enforced"
+		} else {
+			r.NetworkPolicy = "not enforced"
+			r.Notes = append(r.Notes, "the CNI does not enforce NetworkPolicy: a fork's pod can reach the pod network and what it routes to")
+		}
+	}
+	return r, nil
+}
+
+// WriteText prints the report for a person.
+func (r *ProbeReport) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "backend: kubernetes %s at %s, namespace %s\n", r.Version, r.Server, r.Namespace)
+	rc := "none (the node's default)"
+	if r.RuntimeClass != "" {
+		rc = r.RuntimeClass + map[bool]string{true: " (present)", false: " (MISSING)"}[r.RuntimeFound]
+	}
+	fmt.Fprintf(w, "runtime class:   %s; cluster has: %s\n", rc, orNone(r.Runtimes))
+	fmt.Fprintf(w, "sandbox CRD:     %v (agents.x-k8s.io Sandbox; forks are %s)\n", r.SandboxCRD, map[bool]string{true: "Sandboxes", false: "plain Pods"}[r.SandboxCRD])
+	fmt.Fprintf(w, "network policy:  %s\n", r.NetworkPolicy)
+	fmt.Fprintf(w, "pod security:    %s\n", orNone([]string{r.PodSecurity}))
+	fmt.Fprintf(w, "limit ranges:    %s; resource quotas: %s\n", orNone(r.LimitRanges), orNone(r.ResourceQuotas))
+	if len(r.PodPidsLimit) == 0 {
+		fmt.Fprintf(w, "pids per pod:    unknown (the kubelets' configz is not readable through the API; a kubelet on loopback never is)\n")
+	}
+	for n, l := range r.PodPidsLimit {
+		fmt.Fprintf(w, "pids per pod:    %d on node %s (-1: none)\n", l, n)
+	}
+	fmt.Fprintf(w, "per pod, requested of the kubelet: no service-account token, non-root, no capabilities, no privilege escalation, seccomp RuntimeDefault, read-only root filesystem, memory and CPU limits, activeDeadlineSeconds\n")
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func orNone(s []string) string {
+	j := strings.TrimSpace(strings.Join(s, ", "))
+	if j == "" {
+		return "none"
+	}
+	return j
+}

@@ -1,0 +1,219 @@
+package kube
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Labels every object forkbomb makes carries, so a probe, a reaper and a
+// test find them without knowing a run.
+const (
+	LabelManaged = "app.kubernetes.io/managed-by"
+	Managed      = "forkbomb"
+	LabelRun     = "forkbomb.dev/run"
+	LabelFork    = "forkbomb.dev/fork"
+	container    = "agent"
+	// uid and gid the agent runs as: not root, and no user of the image
+	// owns a file it could use.
+	agentUID = 65534
+)
+
+var (
+	podGVR     = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	leaseGVR   = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+	netpolGVR  = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
+	sandboxGVR = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1alpha1", Resource: "sandboxes"}
+	rcGVR      = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
+	nsGVR      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// PodOptions are what a fork's pod is made from.
+type PodOptions struct {
+	Name         string
+	Run          string // the run's pid 1 name: the anchor and the labels
+	Image        string
+	RuntimeClass string
+	// Deadline bounds the pod's whole life (activeDeadlineSeconds): the
+	// kubelet kills it then whatever forkbomb does.
+	DeadlineSeconds int64
+	Memory          int64   // bytes; 0: none
+	CPUs            float64 // cores; 0: none
+	Owner           *unstructured.Unstructured
+}
+
+// podSpec is the confinement of every fork, in one place: no service
+// account token, no host namespaces, a non-root user with no capabilities
+// and no way to gain any, the runtime's default seccomp profile, a
+// read-only root filesystem with two emptyDirs (the tree and /tmp), and
+// the race's limits as requests and limits. The pod's own process only
+// sleeps; the agent arrives over exec.
+func podSpec(o PodOptions) map[string]any {
+	resources := map[string]any{}
+	limits := map[string]any{}
+	requests := map[string]any{}
+	if o.Memory > 0 {
+		limits["memory"] = resource.NewQuantity(o.Memory, resource.BinarySI).String()
+		requests["memory"] = limits["memory"]
+	}
+	if o.CPUs > 0 {
+		limits["cpu"] = resource.NewMilliQuantity(int64(o.CPUs*1000), resource.DecimalSI).String()
+		requests["cpu"] = "10m" // a share, not a reservation: 16 forks on 2 cores still schedule
+	}
+	if len(limits) > 0 {
+		resources["limits"] = limits
+		resources["requests"] = requests
+	}
+	spec := map[string]any{
+		"automountServiceAccountToken":  false,
+		"enableServiceLinks":            false,
+		"hostNetwork":                   false,
+		"hostPID":                       false,
+		"hostIPC":                       false,
+		"restartPolicy":                 "Never",
+		"terminationGracePeriodSeconds": int64(0),
+		"activeDeadlineSeconds":         o.DeadlineSeconds,
+		"securityContext": map[string]any{
+			"runAsNonRoot":   true,
+			"runAsUser":      int64(agentUID),
+			"runAsGroup":     int64(agentUID),
+			"fsGroup":        int64(agentUID),
+			"seccompProfile": map[string]any{"type": "RuntimeDefault"},
+		},
+		"containers": []any{map[string]any{
+			"name":            container,
+			"image":           o.Image,
+			"imagePullPolicy": "Never",
+			// The pod's init only waits; its deadline ends it.
+			"command":    []any{"/bin/sleep", "2147483647"},
+			"workingDir": "/work",
+			"env": []any{
+				map[string]any{"name": "HOME", "value": "/tmp/home"},
+			},
+			"resources": resources,
+			"securityContext": map[string]any{
+				"allowPrivilegeEscalation": false,
+				"privileged":               false,
+				"readOnlyRootFilesystem":   true,
+				"runAsNonRoot":             true,
+				"capabilities":             map[string]any{"drop": []any{"ALL"}},
+				"seccompProfile":           map[string]any{"type": "RuntimeDefault"},
+			},
+			"volumeMounts": []any{
+				map[string]any{"name": "work", "mountPath": "/work"},
+				map[string]any{"name": "tmp", "mountPath": "/tmp"},
+			},
+		}},
+		"volumes": []any{
+			map[string]any{"name": "work", "emptyDir": map[string]any{}},
+			map[string]any{"name": "tmp", "emptyDir": map[string]any{}},
+		},
+	}
+	if o.RuntimeClass != "" {
+		spec["runtimeClassName"] = o.RuntimeClass
+	}
+	return spec
+}
+
+func objectMeta(name, run, fork string, owner *unstructured.Unstructured) map[string]any {
+	labels := map[string]any{LabelManaged: Managed, LabelRun: run}
+	if fork != "" {
+		labels[LabelFork] = fork
+	}
+	m := map[string]any{"name": name, "labels": labels}
+	if owner != nil {
+		m["ownerReferences"] = []any{map[string]any{
+			"apiVersion":         owner.GetAPIVersion(),
+			"kind":               owner.GetKind(),
+			"name":               owner.GetName(),
+			"uid":                string(owner.GetUID()),
+			"blockOwnerDeletion": true,
+		}}
+	}
+	return m
+}
+
+// pod is a fork's Pod.
+func pod(o PodOptions) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Pod",
+		"metadata":   objectMeta(o.Name, o.Run, o.Name, o.Owner),
+		"spec":       podSpec(o),
+	}}
+}
+
+// sandboxObject is a fork as an agent-sandbox Sandbox: the same pod template,
+// one replica; the controller makes the pod (named as the Sandbox).
+func sandboxObject(o PodOptions) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": sandboxGVR.GroupVersion().String(),
+		"kind":       "Sandbox",
+		"metadata":   objectMeta(o.Name, o.Run, o.Name, o.Owner),
+		"spec": map[string]any{
+			"podTemplate": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{LabelManaged: Managed, LabelRun: o.Run, LabelFork: o.Name}},
+				"spec":     podSpec(o),
+			},
+		},
+	}}
+}
+
+// lease is a run's anchor: it owns everything else of the run, and its
+// renewals say forkbomb is alive.
+func lease(name, run, holder string, seconds int64, now string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "coordination.k8s.io/v1",
+		"kind":       "Lease",
+		"metadata":   objectMeta(name, run, "", nil),
+		"spec": map[string]any{
+			"holderIdentity":       holder,
+			"leaseDurationSeconds": seconds,
+			"renewTime":            now,
+			"acquireTime":          now,
+		},
+	}}
+}
+
+// networkPolicy lets the run's pods talk to nothing — no ingress, and
+// egress only to the model proxy when one is given. Whether it holds is
+// the CNI's business: Probe reports whether this cluster enforces it.
+func networkPolicy(name, run string, owner *unstructured.Unstructured, proxyCIDR string, proxyPort int) *unstructured.Unstructured {
+	egress := []any{}
+	if proxyCIDR != "" && proxyPort > 0 {
+		egress = append(egress, map[string]any{
+			"to":    []any{map[string]any{"ipBlock": map[string]any{"cidr": proxyCIDR}}},
+			"ports": []any{map[string]any{"protocol": "TCP", "port": int64(proxyPort)}},
+		})
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "networking.k8s.io/v1",
+		"kind":       "NetworkPolicy",
+		"metadata":   objectMeta(name, run, "", owner),
+		"spec": map[string]any{
+			"podSelector": map[string]any{"matchLabels": map[string]any{LabelRun: run}},
+			"policyTypes": []any{"Ingress", "Egress"},
+			"ingress":     []any{},
+			"egress":      egress,
+		},
+	}}
+}
+
+// objectName makes a DNS-1123 name of a workspace name (which
+// home.ValidateID allows letters, digits, '-' and '_' in).
+func objectName(prefix, name string) string {
+	b := []byte(prefix + name)
+	for i, c := range b {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			b[i] = c - 'A' + 'a'
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+		default:
+			b[i] = '-'
+		}
+	}
+	if len(b) > 63 {
+		b = b[:63]
+	}
+	return string(b)
+}

@@ -1,0 +1,301 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// ErrNoFiles: an in-process editor cannot reach a pod's files; engines
+// that run whole inside the fork (command, claude-code) are what this
+// backend races.
+var ErrNoFiles = errors.New("the kubernetes backend has no in-process file access to a fork: use an engine that runs inside the fork (command, claude-code)")
+
+// Options say which cluster and how each fork's pod is made.
+type Options struct {
+	// Local holds the pid 1s and the judge's forks (see the package doc).
+	Local *workspace.Store
+	// Config is the cluster (LoadConfig reads the usual kubeconfig).
+	Config    *rest.Config
+	Namespace string // default "default"
+	Image     string // default DefaultImage; imagePullPolicy is Never
+	// RuntimeClass, when set, is each pod's runtimeClassName (gvisor,
+	// kata, …): a stronger kernel boundary than the node's runc.
+	RuntimeClass string
+	// Deadline bounds each pod's life (activeDeadlineSeconds); default 2h.
+	// Each pod's requests and limits are those of its first command's
+	// policy (the race's sandbox.Limits).
+	Deadline time.Duration
+	// ProxyCIDR and ProxyPort, when set, are the one destination the
+	// run's NetworkPolicy lets pods reach (forkbomb's model proxy).
+	ProxyCIDR string
+	ProxyPort int
+	// UseSandboxCRD: "auto" (default: when the cluster serves
+	// agents.x-k8s.io Sandbox), "always" or "never".
+	UseSandboxCRD string
+	// LeaseDuration is how long a run's anchor stays valid without a
+	// renewal; a later forkbomb deletes a lapsed one. Default 60s.
+	LeaseDuration time.Duration
+}
+
+// DefaultImage is the image scripts/k8s-cluster imports (busybox and git).
+const DefaultImage = "forkbomb.local/agent:v2"
+
+// Store is the Kubernetes fork store; it implements run.Forks.
+type Store struct {
+	o       Options
+	dyn     dynamic.Interface
+	holder  string
+	crd     bool
+	mu      sync.Mutex
+	runs    map[string]*runState  // pid 1 name → its anchor
+	forks   map[string]*forkState // fork name → its pod
+	stopped chan struct{}
+	wg      sync.WaitGroup
+}
+
+type runState struct {
+	anchor *unstructured.Unstructured
+	stop   context.CancelFunc
+}
+
+type forkState struct {
+	pid1   string
+	obj    string // the pod's name
+	anchor *unstructured.Unstructured
+	ready  sync.Once
+	err    error
+	// started: the pod runs and holds the tree (no command, no patch)
+	started atomic.Bool
+}
+
+// Open connects to the cluster, reaps what killed forkbombs left (lapsed
+// anchors), and returns the store.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.Local == nil || o.Config == nil {
+		return nil, errors.New("kube.Open: Local and Config are required")
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	if o.Deadline <= 0 {
+		o.Deadline = 2 * time.Hour
+	}
+	if o.LeaseDuration <= 0 {
+		o.LeaseDuration = 60 * time.Second
+	}
+	quietKlog()
+	cfg := rest.CopyConfig(o.Config)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second // every API call is bounded; exec streams are not API calls
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the cluster: %w", err)
+	}
+	host, _ := os.Hostname()
+	s := &Store{o: o, dyn: dyn, holder: fmt.Sprintf("forkbomb@%s/%d", host, os.Getpid()),
+		runs: map[string]*runState{}, forks: map[string]*forkState{}, stopped: make(chan struct{})}
+	switch o.UseSandboxCRD {
+	case "always":
+		s.crd = true
+	case "never":
+	default:
+		s.crd = hasSandboxCRD(ctx, cfg)
+	}
+	if _, err := s.Reap(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// quietKlog stops client-go's klog lines ("Copying stdout failed" when a
+// loser's pod is deleted under its exec) reaching forkbomb's terminal:
+// forkbomb reports what matters itself, and klog would print the fork's
+// words unredacted. klog is client-go's alone in this process.
+var quietKlog = sync.OnceFunc(func() { klog.SetLogger(logr.Discard()) })
+
+// UsesSandboxCRD reports whether forks are agent-sandbox Sandboxes.
+func (s *Store) UsesSandboxCRD() bool { return s.crd }
+
+// Get, List and Snapshot are the local store's: pid 1s live here.
+func (s *Store) Get(name string) (*workspace.Meta, error) { return s.o.Local.Get(name) }
+func (s *Store) List() ([]*workspace.Meta, error)         { return s.o.Local.List() }
+func (s *Store) Snapshot(name string) (string, error)     { return s.o.Local.Snapshot(name) }
+
+// Files is refused: see ErrNoFiles.
+func (s *Store) Files(name string) (string, workspace.Files, error) { return "", nil, ErrNoFiles }
+
+// New makes a pid 1 locally and the run's anchor, renewed until Remove.
+func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error) {
+	m, err := s.o.Local.New(ctx, name, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.anchor(ctx, name); err != nil {
+		s.o.Local.Remove(name)
+		return nil, err
+	}
+	return m, nil
+}
+
+func (s *Store) anchor(ctx context.Context, run string) error {
+	now := metav1.NewMicroTime(time.Now()).UTC().Format(metav1.RFC3339Micro)
+	secs := int64(s.o.LeaseDuration / time.Second)
+	l, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Create(ctx, lease(objectName("forkbomb-", run), run, s.holder, secs, now), metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create the run's anchor: %w", err)
+	}
+	np := networkPolicy(objectName("forkbomb-", run), run, l, s.o.ProxyCIDR, s.o.ProxyPort)
+	if _, err := s.dyn.Resource(netpolGVR).Namespace(s.o.Namespace).Create(ctx, np, metav1.CreateOptions{}); err != nil {
+		s.deleteAnchor(l.GetName())
+		return fmt.Errorf("create the run's network policy: %w", err)
+	}
+	rctx, stop := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.runs[run] = &runState{anchor: l, stop: stop}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go s.renew(rctx, l.GetName())
+	return nil
+}
+
+// renew keeps the anchor's lease current; a forkbomb killed stops
+// renewing, and the next one to Open reaps the run.
+func (s *Store) renew(ctx context.Context, name string) {
+	defer s.wg.Done()
+	t := time.NewTicker(s.o.LeaseDuration / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		patch := fmt.Sprintf(`{"spec":{"renewTime":%q}}`, metav1.NewMicroTime(time.Now()).UTC().Format(metav1.RFC3339Micro))
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Patch(pctx, name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
+		cancel()
+	}
+}
+
+// Fork makes the fork locally (the judge's view of the race stays
+// whole); its pod is made on the fork's first command, which carries the
+// limits and the deadline, so N forks' pods start at once.
+func (s *Store) Fork(ctx context.Context, src, dst string) (*workspace.Meta, error) {
+	s.mu.Lock()
+	rs := s.runs[src]
+	s.mu.Unlock()
+	if rs == nil {
+		return nil, fmt.Errorf("fork %s: %s is not a pid 1 of this store's runs", dst, src)
+	}
+	m, err := s.o.Local.Fork(ctx, src, dst)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.forks[dst] = &forkState{pid1: src, obj: objectName("fb-", dst), anchor: rs.anchor}
+	s.mu.Unlock()
+	return m, nil
+}
+
+// Remove deletes a fork's pod at once (a loser dies the moment a fork
+// wins), or a run's anchor — and with it, through the garbage collector,
+// everything the run still has in the cluster.
+func (s *Store) Remove(name string) error {
+	s.mu.Lock()
+	fs, rs := s.forks[name], s.runs[name]
+	delete(s.forks, name)
+	delete(s.runs, name)
+	s.mu.Unlock()
+	if fs != nil {
+		s.deleteFork(fs.obj)
+	}
+	if rs != nil {
+		rs.stop()
+		s.deleteAnchor(rs.anchor.GetName())
+	}
+	return s.o.Local.Remove(name)
+}
+
+func (s *Store) deleteFork(obj string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	zero := int64(0)
+	bg := metav1.DeletePropagationBackground
+	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &bg}
+	gvr := podGVR
+	if s.crd {
+		gvr = sandboxGVR
+	}
+	if err := s.dyn.Resource(gvr).Namespace(s.o.Namespace).Delete(ctx, obj, opts); err != nil && !apierrors.IsNotFound(err) {
+		fmt.Fprintf(os.Stderr, "forkbomb: delete %s: %v\n", obj, err)
+	}
+}
+
+func (s *Store) deleteAnchor(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bg := metav1.DeletePropagationBackground
+	if err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
+		fmt.Fprintf(os.Stderr, "forkbomb: delete %s: %v\n", name, err)
+	}
+}
+
+// Close removes what is left of every run of this store and stops the
+// renewals.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	var names []string
+	for n := range s.forks {
+		names = append(names, n)
+	}
+	for n := range s.runs {
+		names = append(names, n)
+	}
+	s.mu.Unlock()
+	for _, n := range names {
+		s.Remove(n)
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// Reap deletes the anchors of runs whose forkbomb stopped renewing them
+// (killed), so the garbage collector deletes their pods and policies; it
+// returns their names.
+func (s *Store) Reap(ctx context.Context) ([]string, error) {
+	list, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed})
+	if err != nil {
+		return nil, fmt.Errorf("list forkbomb's runs in the cluster: %w", err)
+	}
+	var out []string
+	for _, l := range list.Items {
+		renew, _, _ := unstructured.NestedString(l.Object, "spec", "renewTime")
+		secs, _, _ := unstructured.NestedInt64(l.Object, "spec", "leaseDurationSeconds")
+		t, err := time.Parse(metav1.RFC3339Micro, renew)
+		if err == nil && time.Since(t) < time.Duration(secs)*time.Second {
+			continue
+		}
+		s.deleteAnchor(l.GetName())
+		out = append(out, l.GetName())
+	}
+	return out, nil
+}

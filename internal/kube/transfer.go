@@ -1,0 +1,167 @@
+package kube
+
+// What crosses between forkbomb and a fork's pod besides commands: the
+// pid 1's tree, as a tar stream, and output that must arrive whole.
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// writeTar streams a pid 1's tree as tree/… : regular files, folders and
+// symlinks (as links, never followed); anything else is left out. The
+// tree is forkbomb's own snapshot of the repository, whose content is
+// still hostile: every file is opened with O_NOFOLLOW and must be the
+// regular file it was when listed.
+func writeTar(ctx context.Context, w io.Writer, root string) error {
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(filepath.Join("tree", rel))
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755})
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target, Mode: 0o777})
+		case d.Type().IsRegular():
+			return copyFile(tw, p, name, info)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("send %s: %w", root, err)
+	}
+	return tw.Close()
+}
+
+func copyFile(tw *tar.Writer, p, name string, info fs.FileInfo) error {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p, err)
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() || !os.SameFile(st, info) {
+		return fmt.Errorf("%s changed while it was sent", p)
+	}
+	mode := int64(0o644)
+	if st.Mode()&0o111 != 0 {
+		mode = 0o755
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: st.Size(), Mode: mode}); err != nil {
+		return err
+	}
+	_, err = io.CopyN(tw, f, st.Size())
+	return err
+}
+
+// The exec output of a command in a pod can arrive empty: on the test
+// cluster (containerd 1.6 behind kubelet v1.37) about one exec in five
+// delivers none of its stdout, with exit status 0 — SPDY and WebSocket
+// alike, so the loss is the node's, not the client's. What forkbomb reads
+// from a pod and must have whole (a patch) is therefore written to a file
+// in the pod first, then sent with a trailer — its length and SHA-256 —
+// and sent again until the trailer matches. The trailer is computed in
+// the pod, so it proves the transfer, not the pod's honesty: the content
+// is the fork's word either way.
+const (
+	outputFile    = "/tmp/.forkbomb-out"
+	trailerPrefix = "\nFORKBOMB-OUTPUT "
+	outputTries   = 8
+)
+
+// sendOutput prints the output file followed by its trailer.
+const sendOutput = `f=` + outputFile + `; cat "$f" && printf '\nFORKBOMB-OUTPUT %s %s\n' "$(wc -c <"$f")" "$(sha256sum <"$f" | cut -d' ' -f1)"`
+
+// output runs script (with args as $1…) in the pod with its stdout going
+// to the output file, then reads that file back whole (at most max bytes).
+// It returns the script's exit status; a nil error means the bytes are
+// exactly what the file held.
+func (s *Store) output(ctx context.Context, pod, script string, args []string, max int) ([]byte, int, error) {
+	run := append([]string{"/bin/sh", "-c", `(` + script + `) >` + outputFile, "sh"}, args...)
+	var errb limitedBuffer
+	errb.max = 4 << 10
+	code, err := s.stream(ctx, pod, run, nil, nil, &errb)
+	if err != nil {
+		return nil, -1, err
+	}
+	if code != 0 {
+		return nil, code, fmt.Errorf("exit %d: %s", code, strings.TrimSpace(errb.String()))
+	}
+	for try := 0; try < outputTries; try++ {
+		var out limitedBuffer
+		out.max = max + 256
+		rc, err := s.stream(ctx, pod, []string{"/bin/sh", "-c", sendOutput}, nil, &out, nil)
+		if err != nil {
+			return nil, -1, err
+		}
+		if out.over {
+			return nil, 0, fmt.Errorf("%w: over %d bytes", errTooBig, max)
+		}
+		if rc != 0 {
+			continue
+		}
+		if data, ok := checkTrailer(out.Bytes()); ok {
+			if len(data) > max {
+				return nil, 0, fmt.Errorf("%w: over %d bytes", errTooBig, max)
+			}
+			return bytes.Clone(data), 0, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("read %s from %s: incomplete after %d tries", outputFile, pod, outputTries)
+}
+
+var errTooBig = fmt.Errorf("output too big")
+
+// checkTrailer splits data from its trailer and reports whether the
+// length and hash match.
+func checkTrailer(b []byte) ([]byte, bool) {
+	i := bytes.LastIndex(b, []byte(trailerPrefix))
+	if i < 0 {
+		return nil, false
+	}
+	data := b[:i]
+	f := strings.Fields(string(b[i+len(trailerPrefix):]))
+	if len(f) != 2 {
+		return nil, false
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n != len(data) {
+		return nil, false
+	}
+	sum := sha256.Sum256(data)
+	return data, hex.EncodeToString(sum[:]) == f[1]
+}
