@@ -48,7 +48,9 @@ func (r *driveRig) passCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(bin, "--version").Output()
+	ver := exec.Command(bin, "--version")
+	ver.Env = append(os.Environ(), "TMPDIR="+t.TempDir()) // unconfined: nothing left in the host's /tmp
+	out, err := ver.Output()
 	if err != nil {
 		t.Fatal(err)
 	}

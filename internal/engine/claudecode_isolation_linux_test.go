@@ -160,7 +160,9 @@ func TestClaudeCodeUserConfigIgnored(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.c.Bin, "-p", "[persona: nobody] hi")
-	cmd.Dir, cmd.Env = dir, []string{"HOME=" + home, "PATH=/usr/bin:/bin", "ANTHROPIC_BASE_URL=" + r.srv.URL, "ANTHROPIC_API_KEY=" + r.key,
+	// TMPDIR: unconfined, the CLI keeps its sockets and task folders
+	// there; in the test's own temp dir they go with it.
+	cmd.Dir, cmd.Env = dir, []string{"HOME=" + home, "TMPDIR=" + t.TempDir(), "PATH=/usr/bin:/bin", "ANTHROPIC_BASE_URL=" + r.srv.URL, "ANTHROPIC_API_KEY=" + r.key,
 		"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 	ctl, err := cmd.CombinedOutput()
 	if _, serr := os.Stat(filepath.Join(dir, "marker-user-hook")); serr != nil {

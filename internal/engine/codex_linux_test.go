@@ -174,7 +174,7 @@ trust_level = "trusted"
 		cmd := exec.CommandContext(ctx, c.Bin, "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
 			"--dangerously-bypass-hook-trust", "--ephemeral", "--", "[persona: idle] hello")
 		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CODEX_HOME=" + home, "OPENAI_API_KEY=" + realKey}
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + t.TempDir(), "CODEX_HOME=" + home, "OPENAI_API_KEY=" + realKey}
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("codex: %v\n%s", err, out)
