@@ -3,13 +3,12 @@ package bisect
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/lab"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -93,7 +92,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bad %q: %w", o.Bad, err)
 	}
-	pid1 := "bisect-" + newID()
+	pid1 := "bisect-" + lab.NewID()
 	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad}); err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, err)
 	}
@@ -197,7 +196,7 @@ func testCommit(ctx context.Context, o Options, h *workspace.History, pid1, fork
 		ov := *p.Overlay
 		p.Overlay = &ov
 	}
-	var out tail
+	out := lab.Tail{Max: 8 << 10} // enough to say why a diff did not apply
 	r, err := o.Store.Exec(ctx, fork, p, sandbox.Stdio{Stdin: bytes.NewReader(diff), Stdout: &out, Stderr: &out})
 	if err != nil {
 		return "", fmt.Errorf("test %s: %w", commit, err)
@@ -208,7 +207,7 @@ func testCommit(ctx context.Context, o Options, h *workspace.History, pid1, fork
 	case r.Limit != "":
 		return "", fmt.Errorf("%w: the test of %s was killed by the %s limit", ErrAborted, commit, r.Limit)
 	case r.ExitCode == applyFailed && strings.Contains(out.String(), applyMarker):
-		return "", fmt.Errorf("%s: %w: %s", commit, ErrApply, out.lastLine(applyMarker))
+		return "", fmt.Errorf("%s: %w: %s", commit, ErrApply, lab.LastLines(strings.Split(out.String(), applyMarker)[0], 1))
 	case r.ExitCode == 0:
 		return Good, nil
 	case r.ExitCode == 125:
@@ -217,35 +216,4 @@ func testCommit(ctx context.Context, o Options, h *workspace.History, pid1, fork
 		return Bad, nil
 	}
 	return "", fmt.Errorf("%w: the test of %s exited %d (git bisect run stops at 128 and up)", ErrAborted, commit, r.ExitCode)
-}
-
-func newID() string {
-	b := make([]byte, 4)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// tail keeps the last 8 KiB a test printed: enough to say why a diff did
-// not apply, never a fork's whole output in memory.
-type tail struct{ b []byte }
-
-const tailMax = 8 << 10
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > tailMax {
-		t.b = append([]byte(nil), t.b[len(t.b)-tailMax:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string { return string(t.b) }
-
-// lastLine is the last line before marker, cut to one line.
-func (t *tail) lastLine(marker string) string {
-	s := strings.TrimSpace(strings.Split(t.String(), marker)[0])
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.ToValidUTF8(s, "?")
 }

@@ -2,8 +2,6 @@ package mutant
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/lab"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -89,7 +88,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Forks < 1 {
 		o.Forks = 1
 	}
-	pid1 := "mutants-" + newID()
+	pid1 := "mutants-" + lab.NewID()
 	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo}); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
@@ -275,7 +274,7 @@ func (r *runner) baseline(ctx context.Context, goCover bool, module string) (tim
 		r.o.Timeout = 30 * time.Minute
 	}
 	start := time.Now()
-	var out tail
+	var out lab.Tail
 	res, err := r.o.Store.Exec(ctx, fork, r.policy(test, "", true), sandbox.Stdio{Stdout: &out, Stderr: &out})
 	took := time.Since(start)
 	r.o.Timeout = saved
@@ -283,7 +282,7 @@ func (r *runner) baseline(ctx context.Context, goCover bool, module string) (tim
 		return 0, nil, fmt.Errorf("baseline: %w", err)
 	}
 	if res.ExitCode != 0 || res.TimedOut {
-		return 0, nil, fmt.Errorf("%w (exit %d): %s", ErrBaselineFails, res.ExitCode, out.last(5))
+		return 0, nil, fmt.Errorf("%w (exit %d): %s", ErrBaselineFails, res.ExitCode, out.Last(5))
 	}
 	if !goCover {
 		return took, nil, nil
@@ -315,7 +314,7 @@ func (r *runner) mutant(ctx context.Context, m Mutant, src []byte, fork string) 
 		return res, fmt.Errorf("write mutant %s: %w", m.ID, err)
 	}
 	start := time.Now()
-	var out tail
+	var out lab.Tail
 	sr, err := r.o.Store.Exec(ctx, fork, r.policy(r.o.Test, syntaxCheck(m.File), false), sandbox.Stdio{Stdout: &out, Stderr: &out})
 	res.Seconds = time.Since(start).Seconds()
 	if err != nil {
@@ -328,7 +327,7 @@ func (r *runner) mutant(ctx context.Context, m Mutant, src []byte, fork string) 
 	case sr.ExitCode == compileFailed && strings.Contains(o, compileMarker),
 		sr.ExitCode != 0 && (strings.Contains(o, "[build failed]") || strings.Contains(o, "[setup failed]")),
 		sr.ExitCode != 0 && strings.HasSuffix(m.File, ".py") && (strings.Contains(o, "SyntaxError: ") || strings.Contains(o, "IndentationError: ")):
-		res.Status, res.Reason = CompileError, out.last(1)
+		res.Status, res.Reason = CompileError, out.Last(1)
 	case sr.ExitCode == 0:
 		res.Status = Survived
 	case sr.Limit != "":
@@ -372,34 +371,4 @@ func sortedKeys(m map[string][]byte) []string {
 	}
 	sort.Strings(l)
 	return l
-}
-
-func newID() string {
-	b := make([]byte, 4)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// tail keeps the last 64 KiB a test printed (enough for go test's
-// "[build failed]" and the marker), never a mutant's whole output.
-type tail struct{ b []byte }
-
-const tailMax = 64 << 10
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > tailMax {
-		t.b = append([]byte(nil), t.b[len(t.b)-tailMax:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string { return string(t.b) }
-
-func (t *tail) last(n int) string {
-	ls := strings.Split(strings.TrimSpace(t.String()), "\n")
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return strings.ToValidUTF8(strings.Join(ls, "\n"), "?")
 }
