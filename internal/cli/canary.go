@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -148,18 +147,12 @@ func printCanary(w io.Writer, res *canary.Result) {
 }
 
 // credentialValues are the values of the credential-named variables of an
-// environment: what no fork and no stream may ever hold.
+// environment (sandbox.CredentialEnv's reading): what no fork and no
+// stream may ever hold.
 func credentialValues(env []string) []string {
 	var out []string
-	for _, kv := range env {
-		name, val, _ := strings.Cut(kv, "=")
-		up := strings.ToUpper(name)
-		for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSW"} {
-			if strings.Contains(up, w) && len(val) >= 8 {
-				out = append(out, val)
-				break
-			}
-		}
+	for _, c := range sandbox.CredentialEnv(env) {
+		out = append(out, c.Value)
 	}
 	return out
 }
