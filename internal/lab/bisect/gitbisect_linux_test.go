@@ -106,14 +106,7 @@ func newStore(t *testing.T) *workspace.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		filepath.WalkDir(s.Root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() && d.Name() == "work" {
-				os.Chmod(p, 0o700)
-			}
-			return nil
-		})
-	})
+	testutil.OpenOverlayWork(t, s.Root)
 	return s
 }
 

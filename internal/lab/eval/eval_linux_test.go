@@ -3,7 +3,6 @@ package eval_test
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,14 +85,7 @@ func TestEvalRanksKnownSkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		filepath.WalkDir(store.Root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() && d.Name() == "work" {
-				os.Chmod(p, 0o700)
-			}
-			return nil
-		})
-	})
+	testutil.OpenOverlayWork(t, store.Root)
 	runs := filepath.Join(dir, "runs")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
