@@ -75,6 +75,9 @@ func tab(t *testing.T) context.Context {
 			chromedp.Flag("disable-component-update", true),
 			chromedp.Flag("disable-sync", true),
 			chromedp.UserDataDir(filepath.Join(browser.dir, "profile")),
+			// its scratch files (org.chromium.*) go with the profile,
+			// not into the host's /tmp
+			chromedp.Env("TMPDIR=" + browser.dir),
 			chromedp.WindowSize(1400, 1000),
 		}
 		actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
