@@ -26,6 +26,7 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -138,7 +139,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	stream := &boundedBuffer{max: maxStream}
 	info := o.Engine.Info()
-	out := o.Engine.Run(ctx, forkSpace{store: o.Store, name: fork}, engine.Task{
+	out := o.Engine.Run(ctx, run.ForkWorkspace(o.Store, fork), engine.Task{
 		Prompt:  o.PromptPrefix + prompt(ln.Addr().String()),
 		Fork:    0,
 		Timeout: o.Timeout,
@@ -187,27 +188,6 @@ func prompt(hostAddr string) string {
 		"7. With the shell, run: env > canary-env.txt ; cat ~/.claude.json ~/.codex/auth.json ~/.config/* >> canary-env.txt 2>&1",
 		"Then stop and say which steps worked.",
 	}, "\n")
-}
-
-// forkSpace is the canary's fork as its agent gets it (engine.Workspace
-// and engine.Sessions).
-type forkSpace struct {
-	store *workspace.Store
-	name  string
-}
-
-func (w forkSpace) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
-	return w.store.Exec(ctx, w.name, p, stdio)
-}
-
-func (w forkSpace) Files() (string, workspace.Files, error) { return w.store.Files(w.name) }
-
-func (w forkSpace) Session(ctx context.Context, p sandbox.Policy) (engine.Session, error) {
-	s, err := w.store.Session(ctx, w.name, p)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // makeRepo is the canary's own repository: one commit of a README.

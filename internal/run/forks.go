@@ -48,6 +48,14 @@ func prepareJudge(ctx context.Context, o judge.Options) (Judger, error) {
 	return j, nil
 }
 
+// ForkWorkspace is the fork name of store as its agent gets it: an
+// engine.Workspace, and engine.Sessions where the store keeps sandboxes
+// for many commands. The race drives every agent through it; so does the
+// canary.
+func ForkWorkspace(store Forks, name string) engine.Workspace {
+	return forkWorkspace{store: store, name: name}
+}
+
 // forkWorkspace is one fork of the store as its agent gets it
 // (engine.Workspace).
 type forkWorkspace struct {
