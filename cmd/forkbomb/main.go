@@ -1,5 +1,9 @@
 // Command forkbomb hands one coding task to several AI agents at once
 // without trusting any of them. See README.md.
+//
+// This is the core binary, the one that starts sandboxes: world, gateway
+// and --backend kubernetes are in forkbomb-full beside it, which it runs in
+// its own place for them.
 package main
 
 import (
@@ -9,5 +13,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main())
+	os.Exit(cli.Main(cli.Options{}))
 }

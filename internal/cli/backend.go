@@ -1,31 +1,71 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/pflag"
+
+	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // The kubernetes backend links client-go, whose package initialisers cost
-// every forkbomb process about 1.3 ms — twice per sandbox start (forkbomb
-// and its re-executed init). It is in the default build
-// (backend_kube.go); -tags nokube leaves it out (backend_nokube.go) for
-// the leanest start.
+// every process that links it about 1.3 ms: only forkbomb-full does
+// (Options.Cluster, from internal/cli/full); the core hands a command line
+// that needs it to forkbomb-full before doing anything (ready).
+
+// defaultImage is the forks' image unless --image says otherwise; the full
+// build's test checks it is the kubernetes backend's own default.
+const defaultImage = "forkbomb.local/agent:v2"
 
 // backendFlags pick where forks run: this machine (local), or a
 // Kubernetes cluster (kubeconfig from the usual places).
 type backendFlags struct {
-	backend      string
-	namespace    string
-	runtimeClass string
-	image        string
-	kubeContext  string
-	sandboxCRD   string
+	backend string
+	cluster ClusterFlags
+	b       build
 }
 
 func (b *backendFlags) add(f *pflag.FlagSet) {
 	enumVar(f, &b.backend, "backend", "local", "where forks run: local (this machine's sandbox) or kubernetes (one pod per fork; kubeconfig from $KUBECONFIG or ~/.kube/config)", "local", "kubernetes")
-	f.StringVar(&b.namespace, "namespace", "default", "kubernetes: the namespace of the forks' pods")
-	f.StringVar(&b.runtimeClass, "runtime-class", "", "kubernetes: the pods' runtimeClassName (gvisor, kata, …; default: the node's runtime)")
-	f.StringVar(&b.image, "image", defaultImage, "kubernetes: the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill)")
-	f.StringVar(&b.kubeContext, "kube-context", "", "kubernetes: the kubeconfig context (default: the current one)")
-	enumVar(f, &b.sandboxCRD, "sandbox-crd", "auto", "kubernetes: make forks as agent-sandbox Sandboxes: auto (when the cluster serves agents.x-k8s.io), always or never", "auto", "always", "never")
+	f.StringVar(&b.cluster.Namespace, "namespace", "default", "kubernetes: the namespace of the forks' pods")
+	f.StringVar(&b.cluster.RuntimeClass, "runtime-class", "", "kubernetes: the pods' runtimeClassName (gvisor, kata, …; default: the node's runtime)")
+	f.StringVar(&b.cluster.Image, "image", defaultImage, "kubernetes: the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill)")
+	f.StringVar(&b.cluster.Context, "kube-context", "", "kubernetes: the kubeconfig context (default: the current one)")
+	enumVar(f, &b.cluster.SandboxCRD, "sandbox-crd", "auto", "kubernetes: make forks as agent-sandbox Sandboxes: auto (when the cluster serves agents.x-k8s.io), always or never", "auto", "always", "never")
+}
+
+// ready hands the whole command line to forkbomb-full when the cluster is
+// asked for and this build does not link it; code is the verb's status
+// when that cannot be done. Call it before the command does anything.
+func (b *backendFlags) ready(code int) error {
+	if b.backend != "kubernetes" || b.b.Cluster != nil {
+		return nil
+	}
+	return b.b.handoff("--backend kubernetes", code)
+}
+
+// store puts a race's forks on the chosen backend; the judge stays on
+// local. The returned close removes what is left in the cluster.
+func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspace.Store) (func(), error) {
+	o.Store = local
+	if b.backend != "kubernetes" {
+		return func() {}, nil
+	}
+	if err := b.ready(ExitCouldNotRun); err != nil {
+		return nil, err
+	}
+	return b.b.Cluster.Store(ctx, o, local, b.cluster)
+}
+
+// probe reports what the cluster enforces (sandbox --probe --backend
+// kubernetes).
+func (b *backendFlags) probe(ctx context.Context, stdio IO, asJSON bool) error {
+	if err := b.ready(ExitSetup); err != nil {
+		return err
+	}
+	if err := b.b.Cluster.Probe(ctx, b.cluster, stdio.Out, asJSON); err != nil {
+		return &exitError{code: ExitSetup, msg: "probe: " + err.Error(), err: err}
+	}
+	return nil
 }

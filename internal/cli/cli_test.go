@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/forkbomb/forkbomb/internal/cli"
+	"github.com/forkbomb/forkbomb/internal/cli/full"
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/testutil"
@@ -22,7 +23,9 @@ func TestMain(m *testing.M) {
 	if sandbox.IsInit() {
 		sandbox.InitMain()
 	}
-	testscript.Main(m, map[string]func(){"forkbomb": func() { os.Exit(cli.Main()) }})
+	// The full build, so that every script runs (world, gateway,
+	// --backend kubernetes); the core's hand-off is cmd/forkbomb's test.
+	testscript.Main(m, map[string]func(){"forkbomb": func() { os.Exit(cli.Main(full.Options())) }})
 }
 
 // TestScripts runs the whole CLI as a user would, from the scripts in

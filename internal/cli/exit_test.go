@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/cli"
+	"github.com/forkbomb/forkbomb/internal/cli/full"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
@@ -38,7 +39,7 @@ func TestInterruptedIsOneCode(t *testing.T) {
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			var stderr bytes.Buffer
-			code := cli.Run(cancelled, args, cli.IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr})
+			code := cli.Run(cancelled, args, cli.IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr}, full.Options())
 			if code != cli.ExitInterrupted {
 				t.Errorf("%v: status %d, want %d; stderr: %s", args, code, cli.ExitInterrupted, stderr.String())
 			}
@@ -58,7 +59,7 @@ func TestInterruptedIsOneCode(t *testing.T) {
 		var stderr bytes.Buffer
 		go func() {
 			done <- cli.Run(ctx, []string{"sandbox", "--workdir", dir, "--", "sh", "-c", "echo ready; exec sleep 300"},
-				cli.IO{In: strings.NewReader(""), Out: pw, Err: &stderr})
+				cli.IO{In: strings.NewReader(""), Out: pw, Err: &stderr}, cli.Options{})
 			pw.Close()
 		}()
 		line, err := bufio.NewReader(pr).ReadString('\n')

@@ -1,5 +1,10 @@
 // Package cli holds forkbomb's commands, one file per verb, and decides the
 // process's exit status in one place (exit.go).
+//
+// The verbs whose dependencies are heavy (world, gateway, the kubernetes
+// backend) are not in this package: internal/cli/full adds them through
+// Options, and only the forkbomb-full binary links it. The core forkbomb
+// binary hands such a command line to forkbomb-full beside it (sibling.go).
 package cli
 
 import (
@@ -22,19 +27,35 @@ type IO struct {
 	Err io.Writer
 }
 
+// Options are what a binary links beyond the core verbs. The zero value is
+// the core forkbomb: a command needing more is handed to forkbomb-full.
+type Options struct {
+	// Verbs make the top-level commands the core does not link (world,
+	// gateway); each replaces the core's hand-off of the same name.
+	Verbs []Verb
+	// Cluster is the kubernetes backend of run and sandbox --probe.
+	Cluster Cluster
+}
+
 // Main runs forkbomb with os.Args and returns the exit status.
-func Main() int {
+func Main(o Options) int {
 	if sandbox.IsInit() {
 		sandbox.InitMain() // never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	return Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	return runLine(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, build{Options: o, handoff: execFull})
 }
 
-// Run executes one command line and returns its exit status.
-func Run(ctx context.Context, args []string, stdio IO) int {
-	root := newRootCmd(stdio)
+// Run executes one command line and returns its exit status. A command
+// that o does not link fails with a message naming forkbomb-full: only Main
+// replaces the process.
+func Run(ctx context.Context, args []string, stdio IO, o Options) int {
+	return runLine(ctx, args, stdio, build{Options: o, handoff: refuseHandoff})
+}
+
+func runLine(ctx context.Context, args []string, stdio IO, b build) int {
+	root := newRootCmd(stdio, b)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	return exitCode(ctx, usageOrNot(err), stdio.Err)

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newRootCmd(stdio IO) *cobra.Command {
+func newRootCmd(stdio IO, b build) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "forkbomb",
 		Short: "Race untrusted AI agents in kernel-confined forks of a repository",
@@ -29,10 +29,11 @@ gives its other exit statuses.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v (see '%s --help')", errUsage, err, c.CommandPath())
 	})
-	root.AddCommand(newSandboxCmd(stdio), newCanaryCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
-		newRunCmd(stdio), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio),
+	root.AddCommand(newSandboxCmd(stdio, b), newCanaryCmd(stdio), newWorkspaceCmd(stdio), newJudgeCmd(stdio),
+		newRunCmd(stdio, b), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio),
 		newUICmd(stdio), newExportCmd(stdio), newPolicyCmd(stdio), newTaskCmd(stdio),
-		newBisectCmd(stdio), newMutantsCmd(stdio), newEvalCmd(stdio), newWorldCmd(stdio), newGatewayCmd(stdio))
+		newBisectCmd(stdio), newMutantsCmd(stdio), newEvalCmd(stdio))
+	addVerbs(root, stdio, b)
 	documentExits(root)
 	return root
 }

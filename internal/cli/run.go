@@ -17,7 +17,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-func newRunCmd(stdio IO) *cobra.Command {
+func newRunCmd(stdio IO, b build) *cobra.Command {
 	var (
 		o       run.Options
 		eng     string          // the engine's name
@@ -30,7 +30,7 @@ func newRunCmd(stdio IO) *cobra.Command {
 		network string
 		view    uiFlags
 		task    string // --task: a stored task's id or a task file
-		backend backendFlags
+		backend = backendFlags{b: b}
 	)
 	cmd := &cobra.Command{
 		Use:   `run [flags] "TASK" | run --task FILE_OR_ID [flags]`,
@@ -66,6 +66,9 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
 		Args:    runArgs(&task),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := backend.ready(ExitCouldNotRun); err != nil {
+				return err
+			}
 			if task != "" {
 				if err := applyTask(c, task, taskFlags{o: &o, eng: &eng, es: &es, agent: &agent, network: &network, limits: &limits}); err != nil {
 					return withCode(ExitCouldNotRun, err)

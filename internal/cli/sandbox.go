@@ -86,8 +86,8 @@ func (o *sandboxOptions) words(err error) string {
 	return pe.Setting(name).Message()
 }
 
-func newSandboxCmd(stdio IO) *cobra.Command {
-	o := &sandboxOptions{io: stdio, settings: sandboxSettings}
+func newSandboxCmd(stdio IO, b build) *cobra.Command {
+	o := &sandboxOptions{io: stdio, settings: sandboxSettings, backend: backendFlags{b: b}}
 	cmd := &cobra.Command{
 		Use:   "sandbox [flags] -- COMMAND [ARG...]",
 		Short: "Run one command confined by the kernel",

@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/canary"
+	"github.com/forkbomb/forkbomb/internal/cli"
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -65,7 +66,7 @@ func (r *driveRig) passCanary(t *testing.T) {
 func forkbomb(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Run(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errb})
+	code := cli.Run(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb}, Options())
 	return out.String(), errb.String(), code
 }
 

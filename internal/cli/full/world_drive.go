@@ -1,6 +1,7 @@
-package cli
+package full
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,34 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkbomb/forkbomb/internal/cli"
+
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/worldrace"
 )
 
-// claudeForWorld is the claude-code engine as world drive and world race use it: its model
-// through a model proxy holding the key from forkbomb's environment (closed by the returned
-// func), and only once its canary has passed, exactly as in `run`.
-func claudeForWorld(c *cobra.Command, stdio IO, es engine.Settings, maxTurns int, recheck bool) (*engine.ClaudeCode, func(), error) {
-	p, err := startModelProxy("claude-code", es, nil, os.Getenv)
-	if err != nil {
-		return nil, nil, err
-	}
-	es.Proxy = p
-	cc, err := engine.NewClaudeCode(c.Context(), es)
-	if err != nil {
-		p.Close()
-		return nil, nil, err
-	}
-	cc.MaxTurns = maxTurns
-	if err := checkCanary(c.Context(), stdio, "claude-code", es, cc.Info(), recheck); err != nil {
-		p.Close()
-		return nil, nil, &exitError{code: ExitCouldNotRun, err: err}
-	}
-	return cc, func() { p.Close() }, nil
-}
-
-func newWorldDriveCmd(stdio IO) *cobra.Command {
+func newWorldDriveCmd(k cli.Kit) *cobra.Command {
 	var (
 		es       engine.Settings
 		maxTurns int
@@ -60,7 +41,7 @@ CLI ('forkbomb canary --engine claude-code', or --recheck).
 
 Exit status: 0 when the agent stopped by itself; 1 when it crashed, timed out or
 hit a limit; 2 when it could not run.`,
-		Args: exactArgs(2),
+		Args: cli.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			var log io.Writer = io.Discard
 			if logPath != "" {
@@ -71,11 +52,12 @@ hit a limit; 2 when it could not run.`,
 				defer f.Close()
 				log = f
 			}
-			cc, done, err := claudeForWorld(c, stdio, es, maxTurns, recheck)
+			cc, done, err := k.ClaudeCode(c.Context(), es, recheck)
 			if err != nil {
 				return err
 			}
 			defer done()
+			cc.MaxTurns = maxTurns
 			var calls atomic.Int64
 			out, err := worldrace.Drive(c.Context(), worldrace.DriveOptions{File: args[0], Prompt: args[1], Agent: cc,
 				Limits: wl.l, Timeout: timeout, Log: log, Emit: func(k event.Kind, _ map[string]any) {
@@ -86,9 +68,9 @@ hit a limit; 2 when it could not run.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdio.Out, "drive: %s, %d model requests, %d tool calls\n", out.Reason(), out.Usage.Turns, calls.Load())
+			fmt.Fprintf(k.IO.Out, "drive: %s, %d model requests, %d tool calls\n", out.Reason(), out.Usage.Turns, calls.Load())
 			if out.State != event.ForkExited {
-				return &exitError{code: ExitFailed, msg: "world drive: " + out.Reason()}
+				return cli.Exit(cli.ExitFailed, errors.New("world drive: "+out.Reason()))
 			}
 			return nil
 		},

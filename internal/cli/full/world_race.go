@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"errors"
@@ -9,11 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkbomb/forkbomb/internal/cli"
+
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/worldrace"
 )
 
-func newWorldRaceCmd(stdio IO) *cobra.Command {
+func newWorldRaceCmd(k cli.Kit) *cobra.Command {
 	var (
 		forks   int
 		check   string
@@ -43,10 +45,10 @@ held by forkbomb's model proxy, once its canary has passed.
 
 Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 2 for a mistake on the command line; 130 when interrupted.`,
-		Args: exactArgs(2),
+		Args: cli.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if check == "" {
-				return fmt.Errorf("%w: --check is required", errUsage)
+				return cli.Usagef("--check is required")
 			}
 			var agent engine.Agent
 			switch eng {
@@ -65,7 +67,7 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 				if !c.Flags().Changed("model") {
 					es.Model = "" // the CLI's default, not the api engine's
 				}
-				cc, done, err := claudeForWorld(c, stdio, es, 0, recheck)
+				cc, done, err := k.ClaudeCode(c.Context(), es, recheck)
 				if err != nil {
 					return err
 				}
@@ -75,29 +77,29 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 				}
 				agent = cc
 			default:
-				return fmt.Errorf("%w: --engine %q: worlds race with api or claude-code", errUsage, eng)
+				return cli.Usagef("--engine %q: worlds race with api or claude-code", eng)
 			}
 			variants, err := readPromptVariants(prompts)
 			if err != nil {
 				return err
 			}
-			dir, err := runsDirOr(runsDir)
+			dir, err := k.RunsDir(runsDir)
 			if err != nil {
 				return err
 			}
 			res, err := worldrace.Run(c.Context(), worldrace.Options{Trunk: args[0], Forks: forks, Check: check,
 				Prompt: args[1], Prompts: variants, Agent: agent, RunsDir: dir, Limits: wl.l, Timeout: timeout, Confined: eng == "claude-code"})
 			if res.RunID != "" {
-				fmt.Fprintf(stdio.Out, "run %s\n", res.RunID)
+				fmt.Fprintf(k.IO.Out, "run %s\n", res.RunID)
 			}
 			if errors.Is(err, worldrace.ErrNoWinner) {
-				fmt.Fprintln(stdio.Out, "no branch passed the check")
-				return &exitError{code: ExitNoWinner}
+				fmt.Fprintln(k.IO.Out, "no branch passed the check")
+				return cli.Exit(cli.ExitNoWinner, nil)
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdio.Out, "winner: branch %d, kept as %s\n", res.Winner, res.File)
+			fmt.Fprintf(k.IO.Out, "winner: branch %d, kept as %s\n", res.Winner, res.File)
 			return nil
 		},
 	}

@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"context"
@@ -12,11 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkbomb/forkbomb/internal/cli"
+
 	"github.com/forkbomb/forkbomb/internal/gateway"
 	"github.com/forkbomb/forkbomb/internal/home"
 )
 
-func newGatewayCmd(stdio IO) *cobra.Command {
+func newGatewayCmd(k cli.Kit) *cobra.Command {
 	var db, secretFile string
 	cmd := &cobra.Command{
 		Use:   "gateway",
@@ -56,13 +58,13 @@ database.`,
 		d, err := gateway.Open(ctx, db)
 		return d, s, err
 	}
-	cmd.AddCommand(newGatewayServeCmd(stdio, open), newGatewayGrantCmd(stdio, open), newGatewayReviewCmd(stdio, open))
+	cmd.AddCommand(newGatewayServeCmd(k, open), newGatewayGrantCmd(k, open), newGatewayReviewCmd(k, open))
 	return cmd
 }
 
 type openFunc func(context.Context) (*gateway.DB, gateway.Secrets, error)
 
-func newGatewayServeCmd(stdio IO, open openFunc) *cobra.Command {
+func newGatewayServeCmd(k cli.Kit, open openFunc) *cobra.Command {
 	var (
 		listen, anthropicURL, openaiURL, rpc, mint, jupiter, dex, capUSD string
 		prices, proxies                                                  []string
@@ -79,7 +81,7 @@ the process list. Until --mint and --solana-rpc are set, POST /v1/burns
 answers 503 not_configured and credit comes only from 'forkbomb gateway grant'.`,
 		Example: `  forkbomb gateway serve
   forkbomb gateway serve --db postgres://gw@db.internal/gateway --listen 0.0.0.0:8787 --trusted-proxy 10.0.0.0/8`,
-		Args: exactArgs(0),
+		Args: cli.ExactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx := c.Context()
 			o := gateway.Options{
@@ -87,7 +89,7 @@ answers 503 not_configured and credit comes only from 'forkbomb gateway grant'.`
 				OpenAI:    gateway.Upstream{URL: openaiURL, Key: os.Getenv("FORKBOMB_GATEWAY_OPENAI_KEY")},
 				Prices:    map[string]gateway.Price{},
 				Burns:     gateway.BurnOptions{RPC: rpc, Mint: mint},
-				Log:       log.New(stdio.Err, "gateway: ", log.LstdFlags),
+				Log:       log.New(k.IO.Err, "gateway: ", log.LstdFlags),
 			}
 			for _, p := range prices {
 				name, rest, ok := strings.Cut(p, "=")
@@ -95,21 +97,21 @@ answers 503 not_configured and credit comes only from 'forkbomb gateway grant'.`
 				pin, err1 := gateway.ParseUSD(in)
 				pout, err2 := gateway.ParseUSD(out)
 				if !ok || !ok2 || err1 != nil || err2 != nil {
-					return fmt.Errorf("%w: --price %q: MODEL=IN,OUT in dollars per million tokens", errUsage, p)
+					return cli.Usagef("--price %q: MODEL=IN,OUT in dollars per million tokens", p)
 				}
 				o.Prices[name] = gateway.Price{In: pin, Out: pout}
 			}
 			for _, p := range proxies {
 				_, n, err := net.ParseCIDR(p)
 				if err != nil {
-					return fmt.Errorf("%w: --trusted-proxy %q: %v", errUsage, p, err)
+					return cli.Usagef("--trusted-proxy %q: %v", p, err)
 				}
 				o.TrustedProxies = append(o.TrustedProxies, n)
 			}
 			if capUSD != "" {
 				v, err := gateway.ParseUSD(capUSD)
 				if err != nil {
-					return fmt.Errorf("%w: --burn-cap: %v", errUsage, err)
+					return cli.Usagef("--burn-cap: %v", err)
 				}
 				o.Burns.CapMicroUSD = v
 			}
@@ -130,7 +132,7 @@ answers 503 not_configured and credit comes only from 'forkbomb gateway grant'.`
 			if mint != "" {
 				go g.SampleLoop(ctx, []gateway.Feed{gateway.Jupiter(jupiter), gateway.DexScreener(dex)}, sampleEvery)
 			}
-			fmt.Fprintf(stdio.Out, "listening on http://%s\n", ln.Addr())
+			fmt.Fprintf(k.IO.Out, "listening on http://%s\n", ln.Addr())
 			return g.Serve(ctx, ln)
 		},
 	}
@@ -149,19 +151,19 @@ answers 503 not_configured and credit comes only from 'forkbomb gateway grant'.`
 	return cmd
 }
 
-func newGatewayGrantCmd(stdio IO, open openFunc) *cobra.Command {
+func newGatewayGrantCmd(k cli.Kit, open openFunc) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
 		Use:   "grant WORKSPACE DOLLARS --reason TEXT",
 		Short: "Credit a workspace (recorded in its ledger with the reason)",
-		Args:  exactArgs(2),
+		Args:  cli.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			amount, err := gateway.ParseUSD(args[1])
 			if err != nil || amount <= 0 {
-				return fmt.Errorf("%w: DOLLARS %q: a positive amount, at most six decimals", errUsage, args[1])
+				return cli.Usagef("DOLLARS %q: a positive amount, at most six decimals", args[1])
 			}
 			if strings.TrimSpace(reason) == "" {
-				return fmt.Errorf("%w: --reason is required", errUsage)
+				return cli.Usagef("--reason is required")
 			}
 			db, secrets, err := open(c.Context())
 			if err != nil {
@@ -176,7 +178,7 @@ func newGatewayGrantCmd(stdio IO, open openFunc) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdio.Out, "granted %s micro-dollars to %s (%s)\n", fmt.Sprint(amount), args[0], ref)
+			fmt.Fprintf(k.IO.Out, "granted %s micro-dollars to %s (%s)\n", fmt.Sprint(amount), args[0], ref)
 			return nil
 		},
 	}
@@ -184,11 +186,11 @@ func newGatewayGrantCmd(stdio IO, open openFunc) *cobra.Command {
 	return cmd
 }
 
-func newGatewayReviewCmd(stdio IO, open openFunc) *cobra.Command {
+func newGatewayReviewCmd(k cli.Kit, open openFunc) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "review [approve SIGNATURE DOLLARS | reject SIGNATURE]",
 		Short: "List burns waiting for a person, or decide one",
-		Args:  rangeArgs(0, 3),
+		Args:  cli.RangeArgs(0, 3),
 		RunE: func(c *cobra.Command, args []string) error {
 			db, secrets, err := open(c.Context())
 			if err != nil {
@@ -206,20 +208,20 @@ func newGatewayReviewCmd(stdio IO, open openFunc) *cobra.Command {
 					return err
 				}
 				for _, b := range bs {
-					fmt.Fprintf(stdio.Out, "%s\t%s\t%s base units (%d decimals)\t%d micro-dollars at the recorded price\t%s\n",
+					fmt.Fprintf(k.IO.Out, "%s\t%s\t%s base units (%d decimals)\t%d micro-dollars at the recorded price\t%s\n",
 						b.Signature, b.Workspace, b.AmountRaw, b.Decimals, b.Credit, b.Reason)
 				}
 				return nil
 			case len(args) == 3 && args[0] == "approve":
 				amount, err := gateway.ParseUSD(args[2])
 				if err != nil || amount <= 0 {
-					return fmt.Errorf("%w: DOLLARS %q", errUsage, args[2])
+					return cli.Usagef("DOLLARS %q", args[2])
 				}
 				return g.Decide(c.Context(), args[1], true, amount)
 			case len(args) == 2 && args[0] == "reject":
 				return g.Decide(c.Context(), args[1], false, 0)
 			}
-			return fmt.Errorf("%w: review, review approve SIGNATURE DOLLARS, or review reject SIGNATURE", errUsage)
+			return cli.Usagef("review, review approve SIGNATURE DOLLARS, or review reject SIGNATURE")
 		},
 	}
 	return cmd

@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"encoding/json"
@@ -11,16 +11,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/forkbomb/forkbomb/internal/cli"
+
 	"github.com/forkbomb/forkbomb/internal/world"
 )
 
-func newWorldMCPCmd(stdio IO) *cobra.Command {
+func newWorldMCPCmd(k cli.Kit) *cobra.Command {
 	var wl worldLimits
 	var logPath string
 	cmd := &cobra.Command{
 		Use:   "mcp WORLD [--log PATH]",
 		Short: "MCP stdio server exposing one tool, \"shell\", bound to WORLD",
-		Args:  exactArgs(1),
+		Args:  cli.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, err := world.Load(args[0], 0); err != nil {
 				return err
@@ -35,7 +37,7 @@ func newWorldMCPCmd(stdio IO) *cobra.Command {
 				log = f
 			}
 			s := world.NewMCPServer(args[0], wl.l, log)
-			t := &mcp.IOTransport{Reader: nopReadCloser{stdio.In}, Writer: nopWriteCloser{stdio.Out}}
+			t := &mcp.IOTransport{Reader: nopReadCloser{k.IO.In}, Writer: nopWriteCloser{k.IO.Out}}
 			if err := s.Run(c.Context(), t); err != nil && c.Context().Err() == nil {
 				return fmt.Errorf("mcp server: %w", err)
 			}
@@ -55,12 +57,12 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-func newWorldMCPConfigCmd(stdio IO) *cobra.Command {
+func newWorldMCPConfigCmd(k cli.Kit) *cobra.Command {
 	var logPath string
 	cmd := &cobra.Command{
 		Use:   "mcp-config WORLD [--log PATH]",
 		Short: "Print the MCP config a client needs for the world's server",
-		Args:  exactArgs(1),
+		Args:  cli.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			exe, err := os.Executable()
 			if err != nil {
@@ -79,7 +81,7 @@ func newWorldMCPConfigCmd(stdio IO) *cobra.Command {
 				cmdArgs = append(cmdArgs, "--log", lp)
 			}
 			server := map[string]any{"type": "stdio", "command": exe, "args": cmdArgs}
-			enc := json.NewEncoder(stdio.Out)
+			enc := json.NewEncoder(k.IO.Out)
 			enc.SetIndent("", "  ")
 			return enc.Encode(map[string]any{"mcpServers": map[string]any{"world": server}})
 		},

@@ -1,8 +1,9 @@
-package cli
+package full
 
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"sort"
@@ -10,10 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkbomb/forkbomb/internal/cli"
+
 	"github.com/forkbomb/forkbomb/internal/world"
 )
 
-func newWorldCmd(stdio IO) *cobra.Command {
+func newWorldCmd(k cli.Kit) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "world",
 		Short: "A whole agent workspace in one file, run by a shell with no access to the host",
@@ -24,24 +27,24 @@ routed to the world and every command written in Go: no host file, host binary o
 socket is reachable from it. A fork is a copy of the file. WORLD is a file path.
 The format is described in docs/WORLDS.md.`,
 	}
-	cmd.AddCommand(newWorldInitCmd(stdio), newWorldForkCmd(stdio), newWorldExecCmd(stdio),
-		newWorldCatCmd(stdio), newWorldInfoCmd(stdio), newWorldExportCmd(stdio), newWorldImportCmd(stdio),
-		newWorldMCPCmd(stdio), newWorldMCPConfigCmd(stdio), newWorldRaceCmd(stdio), newWorldDriveCmd(stdio))
+	cmd.AddCommand(newWorldInitCmd(k), newWorldForkCmd(k), newWorldExecCmd(k),
+		newWorldCatCmd(k), newWorldInfoCmd(k), newWorldExportCmd(k), newWorldImportCmd(k),
+		newWorldMCPCmd(k), newWorldMCPConfigCmd(k), newWorldRaceCmd(k), newWorldDriveCmd(k))
 	return cmd
 }
 
-func newWorldInitCmd(stdio IO) *cobra.Command {
+func newWorldInitCmd(k cli.Kit) *cobra.Command {
 	var seeds []string
 	cmd := &cobra.Command{
 		Use:   "init WORLD [--seed HOSTFILE:GUESTPATH]...",
 		Short: "Make a new world; seeds copy host files in (the only way in)",
-		Args:  exactArgs(1),
+		Args:  cli.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			w := world.New()
 			for _, s := range seeds {
 				host, guest, ok := strings.Cut(s, ":")
 				if !ok || host == "" || guest == "" {
-					return fmt.Errorf("%w: --seed %q is not HOSTFILE:GUESTPATH", errUsage, s)
+					return cli.Usagef("--seed %q is not HOSTFILE:GUESTPATH", s)
 				}
 				if err := seed(w, host, guest); err != nil {
 					return err
@@ -53,7 +56,7 @@ func newWorldInitCmd(stdio IO) *cobra.Command {
 			if err := w.Save(args[0]); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdio.Out, "%s: new world\n", args[0])
+			fmt.Fprintf(k.IO.Out, "%s: new world\n", args[0])
 			return nil
 		},
 	}
@@ -89,11 +92,11 @@ func seed(w *world.World, host, guest string) error {
 	return nil
 }
 
-func newWorldForkCmd(stdio IO) *cobra.Command {
+func newWorldForkCmd(k cli.Kit) *cobra.Command {
 	return &cobra.Command{
 		Use:   "fork SRC DST",
 		Short: "Copy a world; SRC is never opened for writing",
-		Args:  exactArgs(2),
+		Args:  cli.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			unlock, err := world.Lock(c.Context(), args[0])
 			if err != nil {
@@ -103,7 +106,7 @@ func newWorldForkCmd(stdio IO) *cobra.Command {
 			if err := world.Fork(args[0], args[1]); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdio.Out, "%s: fork of %s\n", args[1], args[0])
+			fmt.Fprintf(k.IO.Out, "%s: fork of %s\n", args[1], args[0])
 			return nil
 		},
 	}
@@ -120,7 +123,7 @@ func (wl *worldLimits) register(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&wl.l.MaxSize, "max-size", d.MaxSize, "bytes of file data in the world")
 }
 
-func newWorldExecCmd(stdio IO) *cobra.Command {
+func newWorldExecCmd(k cli.Kit) *cobra.Command {
 	var wl worldLimits
 	cmd := &cobra.Command{
 		Use:   "exec WORLD COMMAND...",
@@ -136,19 +139,19 @@ Exit status: the script's; 124 when a limit ended it; 1 when the world could not
 be read or saved; 130 when interrupted.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return fmt.Errorf("%w: exec takes WORLD and a command (see '%s --help')", errUsage, c.CommandPath())
+				return cli.Usagef("exec takes WORLD and a command (see '%s --help')", c.CommandPath())
 			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			res, err := execWorld(c, args[0], strings.Join(args[1:], " "), stdio, wl.l)
+			res, err := execWorld(c, args[0], strings.Join(args[1:], " "), k.IO.In, wl.l)
 			if err != nil {
 				return err
 			}
-			stdio.Out.Write(res.Stdout)
-			stdio.Err.Write(res.Stderr)
+			k.IO.Out.Write(res.Stdout)
+			k.IO.Err.Write(res.Stderr)
 			if res.Status != 0 {
-				return &exitError{code: res.Status}
+				return cli.Exit(res.Status, nil)
 			}
 			return nil
 		},
@@ -160,7 +163,7 @@ be read or saved; 130 when interrupted.`,
 
 // execWorld runs one script under the world's lock and saves what it left, unless a limit
 // ended it.
-func execWorld(c *cobra.Command, file, script string, stdio IO, l world.Limits) (world.Result, error) {
+func execWorld(c *cobra.Command, file, script string, stdin io.Reader, l world.Limits) (world.Result, error) {
 	unlock, err := world.Lock(c.Context(), file)
 	if err != nil {
 		return world.Result{}, err
@@ -170,7 +173,7 @@ func execWorld(c *cobra.Command, file, script string, stdio IO, l world.Limits) 
 	if err != nil {
 		return world.Result{}, err
 	}
-	res, err := w.Exec(c.Context(), script, stdio.In, l)
+	res, err := w.Exec(c.Context(), script, stdin, l)
 	if err != nil {
 		return res, err
 	}
@@ -182,11 +185,11 @@ func execWorld(c *cobra.Command, file, script string, stdio IO, l world.Limits) 
 	return res, nil
 }
 
-func newWorldCatCmd(stdio IO) *cobra.Command {
+func newWorldCatCmd(k cli.Kit) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cat WORLD GUESTPATH",
 		Short: "Print a file of the world (binary-safe)",
-		Args:  exactArgs(2),
+		Args:  cli.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			w, err := world.Load(args[0], 0)
 			if err != nil {
@@ -200,7 +203,7 @@ func newWorldCatCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("cat: %w", err)
 			}
-			_, err = stdio.Out.Write(b)
+			_, err = k.IO.Out.Write(b)
 			return err
 		},
 	}
@@ -223,12 +226,12 @@ type worldInfo struct {
 	Options   []string          `json:"options_on"`
 }
 
-func newWorldInfoCmd(stdio IO) *cobra.Command {
+func newWorldInfoCmd(k cli.Kit) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "info WORLD [--json]",
 		Short: "Files, bytes, cwd, variables, functions, turns, format version",
-		Args:  exactArgs(1),
+		Args:  cli.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			w, err := world.Load(args[0], 0)
 			if err != nil {
@@ -255,11 +258,11 @@ func newWorldInfoCmd(stdio IO) *cobra.Command {
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdio.Out)
+				enc := json.NewEncoder(k.IO.Out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(in)
 			}
-			fmt.Fprintf(stdio.Out, "format:    %s v%d\nfiles:     %d (%d bytes), %d dirs, %d symlinks\ncwd:       %s\nturns:     %d\n",
+			fmt.Fprintf(k.IO.Out, "format:    %s v%d\nfiles:     %d (%d bytes), %d dirs, %d symlinks\ncwd:       %s\nturns:     %d\n",
 				in.Format, in.Version, in.Files, in.Bytes, in.Dirs, in.Symlinks, in.Cwd, in.Turns)
 			names := make([]string, 0, len(in.Variables))
 			for n := range in.Variables {
@@ -267,9 +270,9 @@ func newWorldInfoCmd(stdio IO) *cobra.Command {
 			}
 			sort.Strings(names)
 			for _, n := range names {
-				fmt.Fprintf(stdio.Out, "var:       %s=%q\n", n, in.Variables[n])
+				fmt.Fprintf(k.IO.Out, "var:       %s=%q\n", n, in.Variables[n])
 			}
-			fmt.Fprintf(stdio.Out, "exported:  %s\nfunctions: %s\naliases:   %s\noptions:   %s\n",
+			fmt.Fprintf(k.IO.Out, "exported:  %s\nfunctions: %s\naliases:   %s\noptions:   %s\n",
 				strings.Join(in.Exported, " "), strings.Join(in.Functions, " "), strings.Join(in.Aliases, "; "), strings.Join(in.Options, " "))
 			return nil
 		},
@@ -278,11 +281,11 @@ func newWorldInfoCmd(stdio IO) *cobra.Command {
 	return cmd
 }
 
-func newWorldExportCmd(stdio IO) *cobra.Command {
+func newWorldExportCmd(k cli.Kit) *cobra.Command {
 	return &cobra.Command{
 		Use:   "export WORLD DIR",
 		Short: "Write the world's /work into a new or empty directory",
-		Args:  exactArgs(2),
+		Args:  cli.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			w, err := world.Load(args[0], 0)
 			if err != nil {
@@ -291,17 +294,17 @@ func newWorldExportCmd(stdio IO) *cobra.Command {
 			if err := w.Export(args[1]); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdio.Out, "%s: exported to %s\n", args[0], args[1])
+			fmt.Fprintf(k.IO.Out, "%s: exported to %s\n", args[0], args[1])
 			return nil
 		},
 	}
 }
 
-func newWorldImportCmd(stdio IO) *cobra.Command {
+func newWorldImportCmd(k cli.Kit) *cobra.Command {
 	return &cobra.Command{
 		Use:   "import DIR WORLD",
 		Short: "Make a world from a directory (refusing links that point out of it)",
-		Args:  exactArgs(2),
+		Args:  cli.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, err := os.Lstat(args[1]); err == nil {
 				return fmt.Errorf("import: %s exists", args[1])
@@ -314,7 +317,7 @@ func newWorldImportCmd(stdio IO) *cobra.Command {
 			if err := w.Save(args[1]); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdio.Out, "%s: imported from %s\n", args[1], args[0])
+			fmt.Fprintf(k.IO.Out, "%s: imported from %s\n", args[1], args[0])
 			return nil
 		},
 	}

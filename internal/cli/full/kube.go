@@ -1,28 +1,24 @@
-//go:build !nokube
-
-package cli
+package full
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/cli"
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/kube"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-const defaultImage = kube.DefaultImage
+// cluster is the kubernetes backend (cli.Cluster).
+type cluster struct{}
 
-// store puts a race's forks on the chosen backend; the judge stays on
-// local. The returned close removes what is left in the cluster.
-func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspace.Store) (func(), error) {
-	o.Store = local
-	if b.backend != "kubernetes" {
-		return func() {}, nil
-	}
+// Store puts a race's forks on the cluster; the judge stays on local.
+func (cluster) Store(ctx context.Context, o *run.Options, local *workspace.Store, f cli.ClusterFlags) (func(), error) {
 	// What a pod cannot do yet is refused, never run weaker: the model
 	// proxy does not reach pods (so no claude-code, codex or api engine:
 	// the api engine's editor also needs the fork's files here), nor does
@@ -33,7 +29,7 @@ func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspa
 	if len(o.Allow) > 0 {
 		return nil, fmt.Errorf("--backend kubernetes: --network allow is not supported (pods get a deny-all NetworkPolicy)")
 	}
-	cfg, err := kube.LoadConfig(b.kubeContext)
+	cfg, err := kube.LoadConfig(f.Context)
 	if err != nil {
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
 	}
@@ -41,8 +37,8 @@ func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspa
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
 	}
-	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: b.namespace, Image: b.image,
-		RuntimeClass: b.runtimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: b.sandboxCRD})
+	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: f.Namespace, Image: f.Image,
+		RuntimeClass: f.RuntimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: f.SandboxCRD})
 	if err != nil {
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
 	}
@@ -50,22 +46,21 @@ func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspa
 	return func() { ks.Close() }, nil
 }
 
-// probe reports what the cluster enforces (sandbox --probe --backend
-// kubernetes).
-func (b *backendFlags) probe(ctx context.Context, stdio IO, asJSON bool) error {
-	cfg, err := kube.LoadConfig(b.kubeContext)
+// Probe reports what the cluster enforces.
+func (cluster) Probe(ctx context.Context, f cli.ClusterFlags, out io.Writer, asJSON bool) error {
+	cfg, err := kube.LoadConfig(f.Context)
 	if err != nil {
-		return &exitError{code: ExitSetup, msg: "probe: " + err.Error(), err: err}
+		return err
 	}
-	rep, err := kube.Probe(ctx, kube.ProbeOptions{Config: cfg, Namespace: b.namespace, RuntimeClass: b.runtimeClass, Image: b.image, Measure: true})
+	rep, err := kube.Probe(ctx, kube.ProbeOptions{Config: cfg, Namespace: f.Namespace, RuntimeClass: f.RuntimeClass, Image: f.Image, Measure: true})
 	if err != nil {
-		return &exitError{code: ExitSetup, msg: "probe: " + err.Error(), err: err}
+		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdio.Out)
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	rep.WriteText(stdio.Out)
+	rep.WriteText(out)
 	return nil
 }
