@@ -18,7 +18,7 @@ trap '[ -n "${KEEP:-}" ] || { chmod -R u+rwX "$tmp" 2>/dev/null; rm -rf "$tmp"; 
 export FORKBOMB_HOME="$tmp/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
 
 echo "building forkbomb" >&2
-(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/forkbomb" ./cmd/forkbomb)
+(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)  # forkbomb and forkbomb-full
 
 T=$(( $(od -An -N2 -tu2 /dev/urandom) % (N - 2) + 2 ))
 echo "generating $N commits; the test turns bad at commit $T" >&2

@@ -47,7 +47,7 @@ if [[ -n "${FORKBOMB:-}" ]]; then
 else
 	FB="$T/bin/forkbomb"
 	log "building forkbomb -> $FB"
-	(cd "$src" && CGO_ENABLED=0 go build -o "$FB" ./cmd/forkbomb)
+	(cd "$src" && CGO_ENABLED=0 go build -o "$(dirname "$FB")/" ./cmd/...)  # forkbomb and forkbomb-full
 fi
 VARIANTS=(after)
 if [[ -n "${BEFORE:-}" ]]; then

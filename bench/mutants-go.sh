@@ -20,7 +20,7 @@ trap '[ -n "${KEEP:-}" ] || { chmod -R u+rwX "$tmp" 2>/dev/null; rm -rf "$tmp"; 
 export FORKBOMB_HOME="$tmp/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
 
 echo "building forkbomb and gremlins" >&2
-(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/forkbomb" ./cmd/forkbomb)
+(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)  # forkbomb and forkbomb-full
 (cd "$tmp" && GOFLAGS= GOBIN="$tmp/bin" go install "$GREMLINS")
 dir=$(cd "$tmp" && GOFLAGS= go mod download -json github.com/google/go-cmp@v0.6.0 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
 for v in fb gr; do

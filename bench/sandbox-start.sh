@@ -59,8 +59,8 @@ trap cleanup EXIT
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 
 FB="$T/bin/forkbomb"
-echo "building forkbomb -> $FB" >&2
-CGO_ENABLED=0 go build -o "$FB" ./cmd/forkbomb
+echo "building forkbomb and forkbomb-full -> $T/bin" >&2
+CGO_ENABLED=0 go build -o "$T/bin/" ./cmd/...  # forkbomb and forkbomb-full beside it
 # Compile startbench once up front so the first `go run` does not time it.
 go build -o /dev/null ./bench/cmd/startbench
 
