@@ -124,7 +124,7 @@ func sameBuild(mine, theirs *debug.BuildInfo) error {
 		return fmt.Errorf("it is %s, not %s", theirs.Path, want)
 	}
 	if mine.GoVersion != theirs.GoVersion {
-		return fmt.Errorf("Go %s, this one Go %s", theirs.GoVersion, mine.GoVersion)
+		return fmt.Errorf("built by %s, this one by %s", theirs.GoVersion, mine.GoVersion)
 	}
 	if m, t := mine.Main, theirs.Main; m.Path != t.Path || m.Version != t.Version || m.Sum != t.Sum {
 		return fmt.Errorf("module %s %s, this one %s %s", theirs.Main.Path, theirs.Main.Version, mine.Main.Path, mine.Main.Version)

@@ -52,7 +52,7 @@ func TestSameBuild(t *testing.T) {
 	}{
 		{"same build", func(*debug.BuildInfo) {}, ""},
 		{"not the sibling program", func(b *debug.BuildInfo) { b.Path = "github.com/forkbomb/forkbomb/cmd/forkbomb" }, "not github.com/forkbomb/forkbomb/cmd/forkbomb-full"},
-		{"another Go", func(b *debug.BuildInfo) { b.GoVersion = "go1.26.7" }, "Go go1.26.7"},
+		{"another Go", func(b *debug.BuildInfo) { b.GoVersion = "go1.26.7" }, "built by go1.26.7"},
 		{"another module", func(b *debug.BuildInfo) { b.Main.Path = "example.com/fork" }, "module example.com/fork"},
 		{"another version", func(b *debug.BuildInfo) { b.Main.Version = "v1.0.0" }, "v1.0.0"},
 		{"another commit", setting("vcs.revision", "0123456789ab"), "vcs.revision"},
