@@ -2,12 +2,17 @@ package sandbox
 
 // The parent/child protocol.
 //
-// The parent (runWithMode in sandbox_linux.go) starts /proc/self/exe again
-// as "forkbomb-init" with argv[1] == initArg, in a new session, with the
+// The parent (runWithMode in sandbox_linux.go) starts an init — the
+// standalone forkbomb-init (cmd/forkbomb-init) when one of the same build
+// is beside it, else /proc/self/exe again; see initbin_linux.go — as
+// "forkbomb-init" with argv[1] == initArg, in a new session, with the
 // command's environment (the allowlist, nothing else), cwd "/" and two
 // extra descriptors; in namespace mode also in new user, mount, pid, IPC,
 // UTS and cgroup namespaces (and a network namespace when offline), its
-// uid and gid mapped to themselves:
+// uid and gid mapped to themselves. A standalone init gets argv[2], the
+// parent's build Fingerprint (fingerprint.go), and one more descriptor
+// after the protocol's: its own file, which the parent executes as
+// /proc/self/fd/N, so that the file it checked is the file that runs.
 //
 //	fd 3  config: one JSON initConfig, then EOF. The init reads it before
 //	      doing anything else, and the parent writes it only after putting
@@ -18,7 +23,10 @@ package sandbox
 //	fd 4  status: one JSON initStatus, then EOF: {error, kind} if
 //	      the init fails before the command starts (kind "ns" — namespaces
 //	      refused — is the only failure that lets ModeAuto fall back to
-//	      Landlock), {probe} when probing, or {started: true} once the
+//	      Landlock; kind "stale" — argv[2] is not the init's own
+//	      fingerprint, decided before the configuration is decoded, so
+//	      inits of every later build keep to it — makes the parent start
+//	      the same sandbox again with /proc/self/exe), {probe} when probing, or {started: true} once the
 //	      command is forked — followed, when the command has exited and
 //	      every other process of the sandbox is dead and reaped, by a
 //	      second record {exited: true}, on which the parent removes the
@@ -58,6 +66,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -69,6 +78,10 @@ import (
 )
 
 const initArg = "__forkbomb_sandbox_init"
+
+// maxInitConfig bounds the configuration the init reads (a few kB in
+// practice; 512 .git binds at most).
+const maxInitConfig = 16 << 20
 
 func init() {
 	// Keep the init's main goroutine on the main thread, so the thread that
@@ -183,10 +196,20 @@ func InitMain() {
 }
 
 func initMain() int {
+	for _, fd := range []int{3, 4} {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "forkbomb-init: the sandbox init of forkbomb is started by forkbomb, not by hand")
+			return ExitSetup
+		}
+	}
 	cfgFile, status := os.NewFile(3, "config"), os.NewFile(4, "status")
-	if cfgFile == nil || status == nil {
-		fmt.Fprintln(os.Stderr, "forkbomb: the sandbox init is started by forkbomb, not by hand")
-		return ExitSetup
+	// A standalone init is told the parent's build fingerprint. Its own is
+	// computed now, while the parent still prepares the configuration.
+	var stale error
+	if len(os.Args) > 2 {
+		if own := fingerprint(); os.Args[2] != own {
+			stale = fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %.12s, forkbomb's %.12s)", InitName, own, os.Args[2])
+		}
 	}
 	// Every descriptor the init inherited beyond stdio — its two pipes, and
 	// whatever forkbomb's own caller left open (a directory descriptor
@@ -200,11 +223,20 @@ func initMain() int {
 		_ = json.NewEncoder(status).Encode(initStatus{Error: err.Error(), Kind: kind})
 		return ExitSetup
 	}
+	// Read whole before it is decoded: an init of another build refuses
+	// on its fingerprint alone, whatever the configuration's format.
+	data, err := io.ReadAll(io.LimitReader(cfgFile, maxInitConfig))
+	cfgFile.Close()
+	if stale != nil {
+		return fail("stale", stale)
+	}
 	var cfg initConfig
-	if err := json.NewDecoder(cfgFile).Decode(&cfg); err != nil {
+	if err == nil {
+		err = json.Unmarshal(data, &cfg)
+	}
+	if err != nil {
 		return fail("setup", fmt.Errorf("read config: %w", err))
 	}
-	cfgFile.Close()
 	tr := tracer{}
 	if cfg.Trace {
 		tr.w = os.Stderr
