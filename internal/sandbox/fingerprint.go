@@ -124,10 +124,11 @@ func fingerprintOf(src embed.FS, deps []*debug.Module) string {
 // (initbin_linux.go) — and whoever can write it can write forkbomb.
 type twoCRCs struct{ c, i uint32 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 func (h *twoCRCs) write(p []byte) {
-	h.c = crc32.Update(h.c, castagnoli, p)
+	// MakeTable returns the package's own table for Castagnoli, built
+	// once; here rather than at package initialisation, which every
+	// forkbomb process pays.
+	h.c = crc32.Update(h.c, crc32.MakeTable(crc32.Castagnoli), p)
 	h.i = crc32.Update(h.i, crc32.IEEETable, p)
 }
 

@@ -206,10 +206,12 @@ func initMain() int {
 	// A standalone init is told the parent's build fingerprint. Its own is
 	// computed now, while the parent still prepares the configuration.
 	var stale error
+	started, fingerprinted := monotonic(), int64(0)
 	if len(os.Args) > 2 {
 		if own := fingerprint(); os.Args[2] != own {
-			stale = fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %.12s, forkbomb's %.12s)", InitName, own, os.Args[2])
+			stale = fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %s, forkbomb's %.16s)", InitName, own, os.Args[2])
 		}
+		fingerprinted = monotonic()
 	}
 	// Every descriptor the init inherited beyond stdio — its two pipes, and
 	// whatever forkbomb's own caller left open (a directory descriptor
@@ -240,6 +242,10 @@ func initMain() int {
 	tr := tracer{}
 	if cfg.Trace {
 		tr.w = os.Stderr
+	}
+	tr.markAt("init.main", started)
+	if fingerprinted != 0 {
+		tr.markAt("init.fingerprinted", fingerprinted)
 	}
 	tr.mark("init.config-read")
 	if cfg.Proxy != nil {

@@ -26,24 +26,24 @@ const sessionKillGrace = 30 * time.Second
 // session is the Linux side of a Session: the init (see the protocol in
 // session_init_linux.go) and what the parent keeps for it.
 type session struct {
-	mu   sync.Mutex // one Run at a time; guards the fields below
-	mode Mode
-	r    *resolved
+	mu     sync.Mutex // one Run at a time; guards the fields below
+	mode   Mode
+	r      *resolved
+	init   *exec.Cmd
+	ctrl   *os.File // the parent's end of the control socket
+	msgs   chan sessionMsg
+	cg     *cgroup
+	priv   string
+	pidsNS string // the init's pid namespace, for the pids watch without a cgroup
+	warn   []string
+	closed bool
+	done   chan struct{}  // closed by teardown: stops the reader
+	exited chan struct{}  // the init was reaped
+	unpin  chan struct{}  // releases the thread that started the init
+	kill   func()         // ends the init (and so the session) from outside
+	wait   sync.WaitGroup // the reader of ctrl
 	// initPath is the init serving the session (Result.Init).
 	initPath string
-	init     *exec.Cmd
-	ctrl     *os.File // the parent's end of the control socket
-	msgs     chan sessionMsg
-	cg       *cgroup
-	priv     string
-	pidsNS   string // the init's pid namespace, for the pids watch without a cgroup
-	warn     []string
-	closed   bool
-	done     chan struct{}  // closed by teardown: stops the reader
-	exited   chan struct{}  // the init was reaped
-	unpin    chan struct{}  // releases the thread that started the init
-	kill     func()         // ends the init (and so the session) from outside
-	wait     sync.WaitGroup // the reader of ctrl
 }
 
 // Start builds a sandbox for p and keeps it for Session.Run. p.Command,
