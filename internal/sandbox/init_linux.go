@@ -208,8 +208,8 @@ func initMain() int {
 	var stale error
 	started, fingerprinted := monotonic(), int64(0)
 	if len(os.Args) > 2 {
-		if own := fingerprint(); os.Args[2] != own {
-			stale = fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %s, forkbomb's %.16s)", InitName, own, os.Args[2])
+		if own := fingerprint(); !sameBuild(os.Args[2], own) {
+			stale = fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %s, forkbomb's %.40s)", InitName, own, os.Args[2])
 		}
 		fingerprinted = monotonic()
 	}
