@@ -83,8 +83,9 @@ func TestInitSelection(t *testing.T) {
 	exe := attackerExe(t)
 	var staleOnce sync.Once
 	var stale string
+	staleDir := t.TempDir() // the subtests' share, kept until the last ends
 	getStale := func(t *testing.T) string {
-		staleOnce.Do(func() { stale = staleInit(t, good) })
+		staleOnce.Do(func() { stale = staleInit(t, good, staleDir) })
 		if stale == "" {
 			t.Fatal("no stale init (its build failed in another subtest)")
 		}

@@ -99,9 +99,8 @@ func buildInit(root, dir string) (string, error) {
 // copy of the module with one sandbox source changed (a comment added).
 // Away from the source, where nothing can be built, the same change is
 // made to the copy of that source embedded in the slim init.
-func staleInit(t *testing.T, good string) string {
+func staleInit(t *testing.T, good, dir string) string {
 	t.Helper()
-	dir := t.TempDir()
 	if slimInit.root == "" {
 		data, err := os.ReadFile(good)
 		if err != nil {
