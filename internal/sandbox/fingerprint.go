@@ -22,15 +22,15 @@ package sandbox
 //     cannot leave them out) but not hashed: they are not in either
 //     binary's code.
 //
-// Cost: about 190 kB of source summed (twoCRCs: 40 µs in all, warm),
-// once per process and only when a standalone init is in play; see the
-// measurements in bench/README.md.
+// Cost: about 190 kB of source hashed (see sum), once per process and
+// only when a standalone init is in play: about 0.3 ms of a fresh init's
+// start, 0.05 ms warm (BenchmarkFingerprint); see bench/README.md.
 
 import (
+	"crypto/sha256"
 	"embed"
-	"encoding/binary"
 	"encoding/hex"
-	"hash/crc32"
+	"hash"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -72,7 +72,7 @@ var fingerprint = sync.OnceValue(func() string {
 // "unknown" for a binary that carries no module list — a test binary: go
 // test stamps none — which so vouches for its sources and toolchain only.
 func fingerprintOf(src embed.FS, deps []*debug.Module) string {
-	var h twoCRCs
+	h := newSum()
 	field := func(s string) {
 		h.write([]byte(strconv.Itoa(len(s)) + ":"))
 		h.write([]byte(s))
@@ -111,14 +111,14 @@ func fingerprintOf(src embed.FS, deps []*debug.Module) string {
 	}
 	mods := "unknown"
 	if len(deps) > 0 {
-		var m twoCRCs
+		m := newSum()
 		for _, path := range linkedModules {
 			v := path + " " + moduleVersion(deps, path) + "\n"
 			m.write([]byte(v))
 		}
-		mods = m.sum()
+		mods = m.hex()
 	}
-	return h.sum() + "-" + mods
+	return h.hex() + "-" + mods
 }
 
 // sameBuild compares the parent's fingerprint with the init's own. A
@@ -130,31 +130,19 @@ func sameBuild(parent, own string) bool {
 	return ok1 && ok2 && ps == ownS && (pm == ownM || pm == "unknown")
 }
 
-// twoCRCs is CRC-32C and CRC-32 (IEEE) of one stream: 64 bits, both
-// computed by the CPU's own instructions (SSE 4.2 and PCLMULQDQ on amd64,
-// the CRC32 instructions on arm64) at some 20 bytes a nanosecond, where
-// SHA-256 manages under 2 (measured: 8 µs against 113 µs for the sources,
-// paid by every init). It detects accidents — a stale build — which is
-// all it is for: it is not a cryptographic hash, and nothing relies on
-// one. Who could forge a colliding init could not place it, since the
-// file must be owned by root or the caller and writable by no one else
-// (initbin_linux.go) — and whoever can write it can write forkbomb.
-type twoCRCs struct{ c, i uint32 }
+// sum is the fingerprint's hash. SHA-256, hardware-assisted on current
+// amd64 and arm64, costs a fresh init process 0.1–0.15 ms for the
+// sources; CRC-32C, many times faster on a warm table, was measured
+// slower here, since building its table is most of a first use (0.2 ms),
+// and a weaker sum would only save what no one would notice.
+type sum struct{ h hash.Hash }
 
-func (h *twoCRCs) write(p []byte) {
-	// MakeTable returns the package's own table for Castagnoli, built
-	// once; here rather than at package initialisation, which every
-	// forkbomb process pays.
-	h.c = crc32.Update(h.c, crc32.MakeTable(crc32.Castagnoli), p)
-	h.i = crc32.Update(h.i, crc32.IEEETable, p)
-}
+func newSum() *sum { return &sum{sha256.New()} }
 
-func (h *twoCRCs) sum() string {
-	var b [8]byte
-	binary.BigEndian.PutUint32(b[:4], h.c)
-	binary.BigEndian.PutUint32(b[4:], h.i)
-	return hex.EncodeToString(b[:])
-}
+func (s *sum) write(p []byte) { s.h.Write(p) }
+
+// hex is the first 128 bits, in hex.
+func (s *sum) hex() string { return hex.EncodeToString(s.h.Sum(nil)[:16]) }
 
 // moduleVersion is path's version and checksum as linked, after any
 // replacement; "none" when the binary carries no build information for it.
