@@ -9,12 +9,14 @@ package sandbox
 // command's environment (the allowlist, nothing else), cwd "/" and two
 // extra descriptors; in namespace mode also in new user, mount, pid, IPC,
 // UTS and cgroup namespaces (and a network namespace when offline), its
-// uid and gid mapped to themselves. A standalone init gets argv[2], the
-// parent's build Fingerprint (fingerprint.go), and one more descriptor
-// after the protocol's: its own file, which the parent executes as
-// /proc/self/fd/N, so that the file it checked is the file that runs.
+// uid and gid mapped to themselves. A standalone init gets argv[2] ==
+// standaloneArg and one more descriptor after the protocol's: its own
+// file, which the parent executes as /proc/self/fd/N, so that the file it
+// checked is the file that runs.
 //
-//	fd 3  config: one JSON initConfig, then EOF. The init reads it before
+//	fd 3  config: for a standalone init, first the parent's build
+//	      Fingerprint (fingerprint.go) and a newline; then one JSON
+//	      initConfig, then EOF. The init reads it before
 //	      doing anything else, and the parent writes it only after putting
 //	      the init in its cgroup, finding the .git entries the init must
 //	      protect and starting the pids watcher (which reads the init's
@@ -23,10 +25,11 @@ package sandbox
 //	fd 4  status: one JSON initStatus, then EOF: {error, kind} if
 //	      the init fails before the command starts (kind "ns" — namespaces
 //	      refused — is the only failure that lets ModeAuto fall back to
-//	      Landlock; kind "stale" — argv[2] is not the init's own
-//	      fingerprint, decided before the configuration is decoded, so
-//	      inits of every later build keep to it — makes the parent start
-//	      the same sandbox again with /proc/self/exe), {probe} when probing, or {started: true} once the
+//	      Landlock; kind "stale" — the parent's fingerprint is not the
+//	      init's own, which wins over any complaint about the
+//	      configuration, so inits of every later build keep to it — makes
+//	      the parent start the same sandbox again with /proc/self/exe),
+//	      {probe} when probing, or {started: true} once the
 //	      command is forked — followed, when the command has exited and
 //	      every other process of the sandbox is dead and reaped, by a
 //	      second record {exited: true}, on which the parent removes the
@@ -63,6 +66,7 @@ package sandbox
 // and exits, and SIGKILLs it only if it has not exited two minutes later.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,6 +82,10 @@ import (
 )
 
 const initArg = "__forkbomb_sandbox_init"
+
+// standaloneArg, argv[2], tells a standalone init that the parent's
+// fingerprint precedes its configuration.
+const standaloneArg = "standalone"
 
 // maxInitConfig bounds the configuration the init reads (a few kB in
 // practice; 512 .git binds at most).
@@ -203,15 +211,18 @@ func initMain() int {
 		}
 	}
 	cfgFile, status := os.NewFile(3, "config"), os.NewFile(4, "status")
-	// A standalone init is told the parent's build fingerprint. Its own is
-	// computed now, while the parent still prepares the configuration.
-	var stale error
-	started, fingerprinted := monotonic(), int64(0)
-	if len(os.Args) > 2 {
-		if own := fingerprint(); !sameBuild(os.Args[2], own) {
-			stale = fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %s, forkbomb's %.40s)", InitName, own, os.Args[2])
-		}
-		fingerprinted = monotonic()
+	started := monotonic()
+	// A standalone init is sent the parent's build fingerprint ahead of its
+	// configuration, and compares it with its own before it decodes the
+	// configuration. Its own is computed first, on this thread: the
+	// configuration is usually waiting by now, and a goroutine computing
+	// it meanwhile was measured slower on a busy machine (a second thread
+	// to start, a second core to find).
+	standalone := len(os.Args) > 2 && os.Args[2] == standaloneArg
+	var ownFP string
+	var fingerprinted int64
+	if standalone {
+		ownFP, fingerprinted = fingerprint(), monotonic()
 	}
 	// Every descriptor the init inherited beyond stdio — its two pipes, and
 	// whatever forkbomb's own caller left open (a directory descriptor
@@ -225,12 +236,16 @@ func initMain() int {
 		_ = json.NewEncoder(status).Encode(initStatus{Error: err.Error(), Kind: kind})
 		return ExitSetup
 	}
-	// Read whole before it is decoded: an init of another build refuses
-	// on its fingerprint alone, whatever the configuration's format.
 	data, err := io.ReadAll(io.LimitReader(cfgFile, maxInitConfig))
 	cfgFile.Close()
-	if stale != nil {
-		return fail("stale", stale)
+	if standalone {
+		var parentFP []byte
+		parentFP, data, _ = bytes.Cut(data, []byte("\n"))
+		// Before any complaint about the configuration: an init of
+		// another build may not understand it, and must say why.
+		if err == nil && !sameBuild(string(parentFP), ownFP) {
+			return fail("stale", fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %s, forkbomb's %.40q)", InitName, ownFP, parentFP))
+		}
 	}
 	var cfg initConfig
 	if err == nil {

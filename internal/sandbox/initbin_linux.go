@@ -18,9 +18,10 @@ package sandbox
 //   - it is executed through that same descriptor (/proc/self/fd/N in the
 //     child), so the file checked is the file run, whatever is at the
 //     path by then.
-//   - it is from the same build: the parent passes its Fingerprint
-//     (fingerprint.go) and the init refuses to start when its own differs,
-//     with a status record of kind "stale" (init_linux.go).
+//   - it is from the same build: the parent sends its Fingerprint
+//     (fingerprint.go) ahead of the configuration and the init refuses to
+//     start when its own differs, with a status record of kind "stale"
+//     (init_linux.go).
 //
 // Anything else — no such file, a refused one, a stale one, one that
 // cannot be executed or that ends without a word — makes the parent start
@@ -28,8 +29,11 @@ package sandbox
 // for the rest of the process, and say so once on stderr with the fix.
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,27 +193,46 @@ func checkInit(fd int, path string) error {
 	return nil
 }
 
+// In one start, b is the standalone init to use, or nil for the running
+// binary: decided once (startWithFallback), since another start may refuse
+// b meanwhile.
+
 // initCommand is the command that starts an init with the protocol's
 // descriptors extra (fd 3 onwards): the standalone init b, executed
 // through its descriptor passed right after them, or else the running
 // binary.
 func initCommand(b *initBinary, extra []*os.File) *exec.Cmd {
-	if !b.usable() {
+	if b == nil {
 		cmd := exec.Command(selfInit, initArg)
 		cmd.Args[0] = InitName
 		cmd.ExtraFiles = extra
 		return cmd
 	}
 	fd := 3 + len(extra)
-	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(fd), initArg, fingerprint())
+	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(fd), initArg, standaloneArg)
 	cmd.Args[0] = InitName
 	cmd.ExtraFiles = append(append([]*os.File{}, extra...), b.file)
 	return cmd
 }
 
+// writeConfig sends cfg to the init b, after the parent's fingerprint
+// when b is a standalone init (the protocol in init_linux.go), in one
+// write.
+func writeConfig(w io.Writer, b *initBinary, cfg *initConfig) error {
+	var buf bytes.Buffer
+	if b != nil {
+		buf.WriteString(fingerprint() + "\n")
+	}
+	if err := json.NewEncoder(&buf).Encode(cfg); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
 // initUsed is what Result.Init says of b.
 func initUsed(b *initBinary) string {
-	if b.usable() {
+	if b != nil {
 		return b.path
 	}
 	return selfInit
@@ -221,7 +244,7 @@ func initUsed(b *initBinary) string {
 // held against b (namespaces refused fail both).
 func startWithFallback[T any](b *initBinary, start func(*initBinary) (T, error)) (T, error) {
 	if !b.usable() {
-		return start(b)
+		return start(nil)
 	}
 	v, err := start(b)
 	if !errors.Is(err, errInitRefused) && !errors.Is(err, errInitStart) {

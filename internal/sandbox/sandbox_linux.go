@@ -255,7 +255,7 @@ func runWithInit(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	// pid namespace while the init is still dumpable.
 	pw := watchPids(cg, init.Pid, r.Pids, mode, kill)
 	tr.mark("parent.config-ready") // before the write: the init may read it at once
-	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+	if err := writeConfig(cfgW, b, cfg); err != nil {
 		_ = init.Kill()
 	}
 	cfgW.Close()
@@ -311,7 +311,7 @@ func runWithInit(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if errors.Is(statusErr, errNoStart) && (timedOut || interrupted || limiter.exceeded()) {
 		statusErr, status = nil, &initStatus{} // we killed it: report why
 	}
-	if errors.Is(statusErr, errNoStart) && b.usable() {
+	if errors.Is(statusErr, errNoStart) && b != nil {
 		statusErr = fmt.Errorf("%w: %w", errInitRefused, statusErr) // not our init, or a broken one
 	}
 	if statusErr != nil {

@@ -221,7 +221,7 @@ func startSessionWith(ctx context.Context, r *resolved, mode Mode, b *initBinary
 		// config yet), for the per-command pids watch.
 		s.pidsNS, _ = os.Readlink("/proc/" + strconv.Itoa(initProc.Pid) + "/ns/pid")
 	}
-	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+	if err := writeConfig(cfgW, b, cfg); err != nil {
 		return nil, fmt.Errorf("%w: send config: %v", ErrSetup, err)
 	}
 	cfgW.Close()
@@ -232,7 +232,7 @@ func startSessionWith(ctx context.Context, r *resolved, mode Mode, b *initBinary
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if errors.Is(err, errNoStart) && b.usable() {
+	if errors.Is(err, errNoStart) && b != nil {
 		err = fmt.Errorf("%w: %w", errInitRefused, err) // not our init, or a broken one
 	}
 	if err != nil {
