@@ -72,13 +72,13 @@ var initBinaries struct {
 }
 
 // defaultInitPath is forkbomb-init beside the running executable.
-func defaultInitPath() (string, error) {
+var defaultInitPath = sync.OnceValues(func() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("find the running executable: %w", err)
 	}
 	return filepath.Join(filepath.Dir(exe), InitName), nil
-}
+})
 
 // lookupInit returns the candidate for explicit (Policy.Init), or for the
 // default path when explicit is empty. It opens and checks the file on
