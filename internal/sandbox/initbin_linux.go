@@ -38,6 +38,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -61,6 +62,8 @@ var errInitStart = errors.New("cannot start the sandbox init")
 type initBinary struct {
 	path string
 	file *os.File // O_PATH, held for the life of the process; nil when unusable
+	// absent: there is no such file (no warning: `go run`, tests).
+	absent bool
 	// refusal, once set, is why it is not used (it never is again).
 	refusal atomic.Pointer[string]
 	warn    sync.Once
@@ -102,8 +105,9 @@ func lookupInit(explicit string) *initBinary {
 	b := &initBinary{path: path}
 	f, err := openInit(path)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		b.refusal.Store(ptr("none at " + path)) // the normal case of `go run`: no warning
+	case errors.Is(err, unix.ENOENT):
+		b.absent = true // the normal case of `go run`: no warning
+		b.refusal.Store(ptr("none at " + path))
 	case err != nil:
 		b.refuse(err.Error())
 		b.warnOnce()
@@ -135,8 +139,8 @@ func (b *initBinary) warnOnce() {
 		if r := b.refusal.Load(); r != nil {
 			why = *r
 		}
-		fmt.Fprintf(os.Stderr, "forkbomb: warning: sandbox init not used: %s; forkbomb serves as its own init, which starts slower. "+
-			"Rebuild both from one tree (CGO_ENABLED=0 go build -o bin/ ./cmd/...) and keep %s a plain file, mode 0755, beside forkbomb\n", why, InitName)
+		fmt.Fprintf(os.Stderr, "forkbomb: warning: sandbox init %s not used: %s; forkbomb serves as its own init, which starts slower. "+
+			"Rebuild both from one tree (CGO_ENABLED=0 go build -o bin/ ./cmd/...) and keep %s a plain file, mode 0755, beside forkbomb\n", b.path, why, InitName)
 	})
 }
 
@@ -149,6 +153,9 @@ func (b *initBinary) describe() *InitReport {
 	if r := b.refusal.Load(); r != nil {
 		why = *r
 	}
+	if !b.absent && b.path != "" {
+		why = b.path + " not used: " + why
+	}
 	return &InitReport{Path: selfInit, Reason: why}
 }
 
@@ -157,38 +164,38 @@ func (b *initBinary) describe() *InitReport {
 func openInit(path string) (*os.File, error) {
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
-	if err := checkInit(fd, path); err != nil {
+	if err := checkInit(fd); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-func checkInit(fd int, path string) error {
+func checkInit(fd int) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
 	uid := uint32(os.Getuid())
 	switch {
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return fmt.Errorf("%s is a symbolic link (not followed)", path)
+		return errors.New("it is a symbolic link (not followed)")
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return fmt.Errorf("%s is not a regular file", path)
+		return errors.New("it is not a regular file")
 	case st.Mode&0o022 != 0:
-		return fmt.Errorf("%s is writable by group or others (mode %#o)", path, st.Mode&0o7777)
+		return fmt.Errorf("it is writable by group or others (mode %#o)", st.Mode&0o7777)
 	case st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0:
-		return fmt.Errorf("%s is set-user-id or set-group-id", path)
+		return errors.New("it is set-user-id or set-group-id")
 	case st.Uid != 0 && st.Uid != uid:
-		return fmt.Errorf("%s is owned by uid %d, neither root nor you", path, st.Uid)
+		return fmt.Errorf("it is owned by uid %d, neither root nor you", st.Uid)
 	case st.Mode&0o111 == 0:
-		return fmt.Errorf("%s is not executable", path)
+		return errors.New("it is not executable")
 	}
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(fd, &fs); err == nil && fs.Flags&unix.ST_NOEXEC != 0 {
-		return fmt.Errorf("%s is on a noexec mount", path)
+		return errors.New("it is on a noexec mount")
 	}
 	return nil
 }
@@ -240,8 +247,8 @@ func initUsed(b *initBinary) string {
 
 // startWithFallback runs start with the standalone init b and, when that
 // fails because of b, again with the running binary — and b is not used
-// again by this process. A failure to start either init at all is not
-// held against b (namespaces refused fail both).
+// again by this process. A failure both inits share (namespaces refused,
+// an init killed before a word) is not held against b.
 func startWithFallback[T any](b *initBinary, start func(*initBinary) (T, error)) (T, error) {
 	if !b.usable() {
 		return start(nil)
@@ -251,10 +258,13 @@ func startWithFallback[T any](b *initBinary, start func(*initBinary) (T, error))
 		return v, err
 	}
 	v2, err2 := start(nil)
-	if errors.Is(err, errInitStart) && errors.Is(err2, errInitStart) {
-		return v2, err2
+	for _, both := range []error{errInitStart, errNoStart} {
+		if errors.Is(err, both) && errors.Is(err2, both) {
+			return v2, err2 // the same failure either way: not b's
+		}
 	}
-	b.refuse(err.Error())
+	why := strings.TrimPrefix(err.Error(), ErrSetup.Error()+": ")
+	b.refuse(strings.TrimPrefix(why, errInitRefused.Error()+": "))
 	b.warnOnce()
 	return v2, err2
 }

@@ -132,7 +132,7 @@ func TestInitSelection(t *testing.T) {
 		{name: "another build", refused: "from another build", make: func(t *testing.T, dir string) (string, string) {
 			return getStale(t), ""
 		}},
-		{name: "symbolic link", refused: "is a symbolic link", make: func(t *testing.T, dir string) (string, string) {
+		{name: "symbolic link", refused: "a symbolic link", make: func(t *testing.T, dir string) (string, string) {
 			p := filepath.Join(dir, sandbox.InitName)
 			if err := os.Symlink(good, p); err != nil {
 				t.Fatal(err)
@@ -192,7 +192,7 @@ func TestInitSelection(t *testing.T) {
 			if got := readFile(t, filepath.Join(wd, "ran")); got != "ran\nran\nran\n" {
 				t.Errorf("the three commands left %q: a refused init's start must run nothing, the fallback everything once", got)
 			}
-			warnings := strings.Count(errb.String(), "sandbox init not used")
+			warnings := strings.Count(errb.String(), "forkbomb: warning: sandbox init ")
 			switch {
 			case c.refused == "" && warnings != 0:
 				t.Errorf("a warning where the slim init served: %s", errb.String())
