@@ -244,7 +244,7 @@ func initMain() int {
 		// Before any complaint about the configuration: an init of
 		// another build may not understand it, and must say why.
 		if err == nil && !sameBuild(string(parentFP), ownFP) {
-			return fail("stale", fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %s, forkbomb's %.40q)", InitName, ownFP, parentFP))
+			return fail("stale", fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %s, forkbomb's %.80q)", InitName, ownFP, parentFP))
 		}
 	}
 	var cfg initConfig
