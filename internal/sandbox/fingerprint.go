@@ -14,7 +14,7 @@ package sandbox
 //   - A hash made by `go generate` goes stale the moment someone forgets
 //     to run it, silently: the very failure it is meant to catch.
 //   - What decides the init's behaviour is the source of this package (it
-//     imports no other package of the module; fingerprint_linux_test.go
+//     imports no other package of the module; fingerprint_test.go
 //     checks that), the toolchain that compiled it and the versions of the
 //     modules it links. Embedding the package's own sources makes the
 //     compiler put them in both binaries, from the same files, with no
@@ -24,7 +24,8 @@ package sandbox
 //
 // Cost: about 190 kB of source hashed (see sum), once per process and
 // only when a standalone init is in play: about 0.3 ms of a fresh init's
-// start, 0.05 ms warm (BenchmarkFingerprint); see bench/README.md.
+// start, 0.2 ms warm in a test binary (BenchmarkFingerprint); see
+// bench/README.md.
 
 import (
 	"crypto/sha256"
