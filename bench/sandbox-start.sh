@@ -7,8 +7,9 @@
 #   MODE   env: tiny, gosrc or both (default both)
 #   FB_BEFORE  env: path of another forkbomb binary (an older build), timed
 #          in the same rounds as forkbomb-before, for a before/after figure
+#          (it uses the forkbomb-init beside it, if any, as forkbomb does)
 #
-# Builds forkbomb (CGO_ENABLED=0) into a temp dir, then runs
+# Builds forkbomb and forkbomb-init (CGO_ENABLED=0) into a temp dir, then runs
 # bench/cmd/startbench, which times the three variants round-robin, for
 #   1. a tiny (empty) workdir, and
 #   2. a workdir that is a git repository holding a copy of the Go
@@ -59,8 +60,10 @@ trap cleanup EXIT
 q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 
 FB="$T/bin/forkbomb"
-echo "building forkbomb and forkbomb-full -> $T/bin" >&2
-CGO_ENABLED=0 go build -o "$T/bin/" ./cmd/...  # forkbomb and forkbomb-full beside it
+# All binaries, as the README builds them: forkbomb starts the slim
+# forkbomb-init beside it as its sandbox init (internal/sandbox/initbin_linux.go).
+echo "building forkbomb, forkbomb-init and forkbomb-full -> $T/bin" >&2
+CGO_ENABLED=0 go build -o "$T/bin/" ./cmd/...
 # Compile startbench once up front so the first `go run` does not time it.
 go build -o /dev/null ./bench/cmd/startbench
 

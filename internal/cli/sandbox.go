@@ -126,7 +126,7 @@ forkbomb never falls back to running unconfined unless --no-sandbox is given.
 	f.SetInterspersed(false)
 	f.StringVar(&o.workdir, "workdir", "", "the only place the command may write besides its temp dir, and its cwd (default: current directory)")
 	o.addFlags(f)
-	f.BoolVar(&o.probe, "probe", false, "report which layers work on this machine, and exit")
+	f.BoolVar(&o.probe, "probe", false, "report which layers work on this machine and which init serves, and exit")
 	f.BoolVar(&o.json, "json", false, "with --probe: print the report as JSON")
 	o.backend.add(f)
 	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run UNCONFINED (development only; warns loudly)")

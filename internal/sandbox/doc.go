@@ -8,7 +8,9 @@
 // its resource limits. Run turns the policy into kernel
 // mechanisms on the best backend the machine offers:
 //
-//   - namespaces: the forkbomb binary re-executes itself as a small init
+//   - namespaces: an init — the slim forkbomb-init beside forkbomb when it
+//     is a checked file of the same build (initbin_linux.go,
+//     fingerprint.go), else the forkbomb binary re-executed — runs
 //     inside new user, mount, pid, network, IPC, UTS and cgroup namespaces,
 //     builds a read-only view of the host with credential folders hidden,
 //     then applies Landlock and a seccomp filter to the thread that starts

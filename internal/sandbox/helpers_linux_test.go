@@ -89,15 +89,30 @@ func (o outcome) code() int {
 	return o.res.ExitCode
 }
 
+// runPolicy runs p — with the slim init, as forkbomb does, unless p names
+// another — and checks that the init asked for is the one that ran.
 func runPolicy(t *testing.T, p sandbox.Policy) outcome {
 	t.Helper()
+	if p.Init == "" && !p.NoSandbox {
+		p.Init = testInit(t)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
 	res, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdout: &out, Stderr: &errb})
 	o := outcome{res: res, err: err, out: out.String(), err2: errb.String()}
 	t.Logf("%v → code %d err %v\n%s", p.Command, o.code(), err, indent(o.all()))
+	checkInitUsed(t, p, res)
 	return o
+}
+
+// checkInitUsed fails a test whose sandbox fell back from the slim init
+// it was given: it would attack the fallback, not what forkbomb runs.
+func checkInitUsed(t *testing.T, p sandbox.Policy, res *sandbox.Result) {
+	t.Helper()
+	if res != nil && p.Init != "" && !p.NoSandbox && res.Init != p.Init {
+		t.Errorf("the sandbox ran with init %s, not the slim init %s", res.Init, p.Init)
+	}
 }
 
 func indent(s string) string {
@@ -108,7 +123,7 @@ func indent(s string) string {
 	return "    | " + strings.ReplaceAll(s, "\n", "\n    | ")
 }
 
-func attackerExe(t *testing.T) string {
+func attackerExe(t testing.TB) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -123,13 +138,14 @@ func attackerExe(t *testing.T) string {
 
 // attackPolicy runs the attacker (this test binary) with args, confined by
 // mode, with the binary's folder readable.
-func attackPolicy(t *testing.T, mode sandbox.Mode, workdir string, args ...string) sandbox.Policy {
+func attackPolicy(t testing.TB, mode sandbox.Mode, workdir string, args ...string) sandbox.Policy {
 	exe := attackerExe(t)
 	p := sandbox.Policy{
 		Command:  append([]string{exe, attackArg}, args...),
 		Workdir:  workdir,
 		ReadOnly: []string{filepath.Dir(exe)},
 		Mode:     mode,
+		Init:     testInit(t),
 	}
 	if mode != sandbox.ModeLandlock {
 		p.User = attackUser

@@ -2,14 +2,21 @@ package sandbox
 
 // The parent/child protocol.
 //
-// The parent (runWithMode in sandbox_linux.go) starts /proc/self/exe again
-// as "forkbomb-init" with argv[1] == initArg, in a new session, with the
+// The parent (runWithMode in sandbox_linux.go) starts an init — the
+// standalone forkbomb-init (cmd/forkbomb-init) when one of the same build
+// is beside it, else /proc/self/exe again; see initbin_linux.go — as
+// "forkbomb-init" with argv[1] == initArg, in a new session, with the
 // command's environment (the allowlist, nothing else), cwd "/" and two
 // extra descriptors; in namespace mode also in new user, mount, pid, IPC,
 // UTS and cgroup namespaces (and a network namespace when offline), its
-// uid and gid mapped to themselves:
+// uid and gid mapped to themselves. A standalone init gets argv[2] ==
+// standaloneArg and one more descriptor after the protocol's: its own
+// file, which the parent executes as /proc/self/fd/N, so that the file it
+// checked is the file that runs.
 //
-//	fd 3  config: one JSON initConfig, then EOF. The init reads it before
+//	fd 3  config: for a standalone init, first the parent's build
+//	      Fingerprint (fingerprint.go) and a newline; then one JSON
+//	      initConfig, then EOF. The init reads it before
 //	      doing anything else, and the parent writes it only after putting
 //	      the init in its cgroup, finding the .git entries the init must
 //	      protect and starting the pids watcher (which reads the init's
@@ -18,7 +25,11 @@ package sandbox
 //	fd 4  status: one JSON initStatus, then EOF: {error, kind} if
 //	      the init fails before the command starts (kind "ns" — namespaces
 //	      refused — is the only failure that lets ModeAuto fall back to
-//	      Landlock), {probe} when probing, or {started: true} once the
+//	      Landlock; kind "stale" — the parent's fingerprint is not the
+//	      init's own, which wins over any complaint about the
+//	      configuration, so inits of every later build keep to it — makes
+//	      the parent start the same sandbox again with /proc/self/exe),
+//	      {probe} when probing, or {started: true} once the
 //	      command is forked — followed, when the command has exited and
 //	      every other process of the sandbox is dead and reaped, by a
 //	      second record {exited: true}, on which the parent removes the
@@ -55,9 +66,11 @@ package sandbox
 // and exits, and SIGKILLs it only if it has not exited two minutes later.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -69,6 +82,14 @@ import (
 )
 
 const initArg = "__forkbomb_sandbox_init"
+
+// standaloneArg, argv[2], tells a standalone init that the parent's
+// fingerprint precedes its configuration.
+const standaloneArg = "standalone"
+
+// maxInitConfig bounds the configuration the init reads (a few kB in
+// practice; 512 .git binds at most).
+const maxInitConfig = 16 << 20
 
 func init() {
 	// Keep the init's main goroutine on the main thread, so the thread that
@@ -183,10 +204,25 @@ func InitMain() {
 }
 
 func initMain() int {
+	for _, fd := range []int{3, 4} {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "forkbomb-init: the sandbox init of forkbomb is started by forkbomb, not by hand")
+			return ExitSetup
+		}
+	}
 	cfgFile, status := os.NewFile(3, "config"), os.NewFile(4, "status")
-	if cfgFile == nil || status == nil {
-		fmt.Fprintln(os.Stderr, "forkbomb: the sandbox init is started by forkbomb, not by hand")
-		return ExitSetup
+	started := monotonic()
+	// A standalone init is sent the parent's build fingerprint ahead of its
+	// configuration, and compares it with its own before it decodes the
+	// configuration. Its own is computed first, on this thread: the
+	// configuration is usually waiting by now, and a goroutine computing
+	// it meanwhile was measured slower on a busy machine (a second thread
+	// to start, a second core to find).
+	standalone := len(os.Args) > 2 && os.Args[2] == standaloneArg
+	var ownFP string
+	var fingerprinted int64
+	if standalone {
+		ownFP, fingerprinted = fingerprint(), monotonic()
 	}
 	// Every descriptor the init inherited beyond stdio — its two pipes, and
 	// whatever forkbomb's own caller left open (a directory descriptor
@@ -200,14 +236,31 @@ func initMain() int {
 		_ = json.NewEncoder(status).Encode(initStatus{Error: err.Error(), Kind: kind})
 		return ExitSetup
 	}
+	data, err := io.ReadAll(io.LimitReader(cfgFile, maxInitConfig))
+	cfgFile.Close()
+	if standalone {
+		var parentFP []byte
+		parentFP, data, _ = bytes.Cut(data, []byte("\n"))
+		// Before any complaint about the configuration: an init of
+		// another build may not understand it, and must say why.
+		if err == nil && !sameBuild(string(parentFP), ownFP) {
+			return fail("stale", fmt.Errorf("this %s is from another build than the forkbomb that started it (fingerprint %s, forkbomb's %.80q)", InitName, ownFP, parentFP))
+		}
+	}
 	var cfg initConfig
-	if err := json.NewDecoder(cfgFile).Decode(&cfg); err != nil {
+	if err == nil {
+		err = json.Unmarshal(data, &cfg)
+	}
+	if err != nil {
 		return fail("setup", fmt.Errorf("read config: %w", err))
 	}
-	cfgFile.Close()
 	tr := tracer{}
 	if cfg.Trace {
 		tr.w = os.Stderr
+	}
+	tr.markAt("init.main", started)
+	if fingerprinted != 0 {
+		tr.markAt("init.fingerprinted", fingerprinted)
 	}
 	tr.mark("init.config-read")
 	if cfg.Proxy != nil {

@@ -7,8 +7,10 @@ import (
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
-// TestMain lets the test binary serve as the sandbox init (Run re-executes
-// os.Executable()) and as the attacker program run inside the sandbox.
+// TestMain lets the test binary serve as the sandbox init (where no slim
+// init is given: Run re-executes /proc/self/exe), as the attacker program
+// run inside the sandbox, and as a forkbomb process of its own for
+// TestInitSelection; it removes the slim init built for the tests.
 func TestMain(m *testing.M) {
 	if sandbox.IsInit() {
 		sandbox.InitMain()
@@ -16,5 +18,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == attackArg {
 		os.Exit(attackMain(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	if len(os.Args) > 1 && os.Args[1] == initRunsArg {
+		os.Exit(initRunsMain(os.Args[2:]))
+	}
+	code := m.Run()
+	if slimInit.dir != "" {
+		os.RemoveAll(slimInit.dir)
+	}
+	os.Exit(code)
 }

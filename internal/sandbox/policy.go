@@ -102,6 +102,13 @@ type Policy struct {
 	// execute right on every exec; see programs.go for what that covers.
 	AllowPrograms []string
 	DenyPrograms  []string
+	// Init is the standalone sandbox init (cmd/forkbomb-init) to start
+	// instead of the forkbomb-init beside the running executable: checked,
+	// held open and compared by build fingerprint the same way, and passed
+	// over for the running binary itself when refused (initbin_linux.go).
+	// For tests and for installs that keep it elsewhere; empty means the
+	// default.
+	Init string
 	// NoSandbox runs the command unconfined. Only for development.
 	NoSandbox bool
 }
@@ -170,6 +177,9 @@ func (p Policy) resolve() (*resolved, error) {
 		if l.negative {
 			return nil, policyErr(l.field, fmt.Sprint(l.value), "limits must not be negative")
 		}
+	}
+	if p.Init != "" && !filepath.IsAbs(p.Init) {
+		return nil, policyErr("Init", p.Init, "not an absolute path")
 	}
 	for _, name := range p.Env {
 		if err := checkEnvName("Env", name); err != nil {

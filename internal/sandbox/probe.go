@@ -23,6 +23,23 @@ type ProbeReport struct {
 	Kernel string  `json:"kernel"`
 	UID    int     `json:"uid"`
 	Layers []Layer `json:"layers"`
+	// Init is the program that serves as the sandbox's init here.
+	Init *InitReport `json:"init,omitempty"`
+}
+
+// ProbeOptions change what Probe probes.
+type ProbeOptions struct {
+	// Init is Policy.Init for the probe's sandboxes.
+	Init string
+}
+
+// InitReport says which init confined starts use, and why.
+type InitReport struct {
+	// Path is the standalone forkbomb-init used, or /proc/self/exe when
+	// forkbomb serves as its own init.
+	Path       string `json:"path"`
+	Standalone bool   `json:"standalone"`
+	Reason     string `json:"reason"`
 }
 
 func (r *ProbeReport) add(name string, ok bool, detail string) {
@@ -46,7 +63,11 @@ func (r *ProbeReport) Layer(name string) *Layer {
 // WriteText prints the report for a person.
 func (r *ProbeReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "forkbomb sandbox probe — kernel %s, uid %d\n", r.Kernel, r.UID)
-	fmt.Fprintf(w, "backend: %s\n\n", r.Mode)
+	fmt.Fprintf(w, "backend: %s\n", r.Mode)
+	if r.Init != nil {
+		fmt.Fprintf(w, "init: %s (%s)\n", r.Init.Path, r.Init.Reason)
+	}
+	fmt.Fprintln(w)
 	width := 0
 	for _, l := range r.Layers {
 		width = max(width, len(l.Name))

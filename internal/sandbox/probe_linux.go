@@ -13,6 +13,11 @@ import (
 // Probe reports which layers work on this machine, by building a real
 // sandbox with each backend and inspecting it from inside.
 func Probe(ctx context.Context) (*ProbeReport, error) {
+	return ProbeWith(ctx, ProbeOptions{})
+}
+
+// ProbeWith is Probe with options.
+func ProbeWith(ctx context.Context, o ProbeOptions) (*ProbeReport, error) {
 	rep := &ProbeReport{UID: os.Getuid(), Mode: ModeNone}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -24,14 +29,14 @@ func Probe(ctx context.Context) (*ProbeReport, error) {
 	}
 	defer RemoveAll(dir)
 
-	nsRep, nsErr := probeMode(ctx, ModeNamespaces, dir)
+	nsRep, nsErr := probeMode(ctx, ModeNamespaces, dir, o.Init)
 	if nsErr != nil {
 		rep.add("user namespace", false, nsErr.Error())
 	} else {
 		rep.Mode = ModeNamespaces
 		rep.Layers = append(rep.Layers, nsRep.Layers...)
 	}
-	llRep, llErr := probeMode(ctx, ModeLandlock, dir)
+	llRep, llErr := probeMode(ctx, ModeLandlock, dir, o.Init)
 	switch {
 	case llErr != nil:
 		rep.add("landlock-only fallback", false, llErr.Error())
@@ -54,11 +59,13 @@ func Probe(ctx context.Context) (*ProbeReport, error) {
 	}
 	cg.remove()
 	rep.add("rlimits", true, "core dumps off; RLIMIT_DATA / RLIMIT_NPROC stand in for a missing cgroup")
+	// After the probes: a stale init has been found out by now.
+	rep.Init = lookupInit(o.Init).describe()
 	return rep, nil
 }
 
-func probeMode(ctx context.Context, mode Mode, dir string) (*ProbeReport, error) {
-	r, err := Policy{Command: []string{"true"}, Workdir: dir, Mode: mode}.resolve()
+func probeMode(ctx context.Context, mode Mode, dir, init string) (*ProbeReport, error) {
+	r, err := Policy{Command: []string{"true"}, Workdir: dir, Mode: mode, Init: init}.resolve()
 	if err != nil {
 		return nil, err
 	}

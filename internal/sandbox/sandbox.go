@@ -41,6 +41,9 @@ type Result struct {
 	TimedOut bool     // the timeout expired
 	Limit    string   // "memory", "pids" or "output" when a limit killed it (see LimitReason)
 	Warnings []string // limits that could not be enforced, fallbacks taken
+	// Init is the program that served as the sandbox's init: the path of
+	// a standalone forkbomb-init, or /proc/self/exe (initbin_linux.go).
+	Init string
 
 	probe *ProbeReport
 }

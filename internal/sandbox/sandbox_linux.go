@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -68,6 +67,13 @@ func runProbe(ctx context.Context, r *resolved, mode Mode) (*ProbeReport, error)
 }
 
 func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe bool) (*Result, error) {
+	return startWithFallback(lookupInit(r.Init), func(b *initBinary) (*Result, error) {
+		return runWithInit(ctx, r, mode, stdio, probe, b)
+	})
+}
+
+// runWithInit is one confined start with the init b (initbin_linux.go).
+func runWithInit(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe bool, b *initBinary) (*Result, error) {
 	if mode == ModeLandlock && r.Network == NetworkProxy {
 		return nil, fmt.Errorf("%w: %w (the landlock backend has none)", ErrSetup, ErrProxyNeedsNetns)
 	}
@@ -108,7 +114,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	}()
 
 	tr.mark("parent.tempdirs")
-	res := &Result{Mode: mode}
+	res := &Result{Mode: mode, Init: initUsed(b)}
 	cg, cgWarn := newCgroup(r.Memory, r.Pids, r.CPUs)
 	if cgWarn != "" {
 		res.Warnings = append(res.Warnings, cgWarn)
@@ -121,21 +127,13 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	cfg := r.initConfig(mode, privTmp, privHome, cg == nil)
 	cfg.Probe = probe
 	cfg.Trace = stdio.Trace != nil
-	// /proc/self/exe, not a path: the very binary that is running, even if
-	// the file at its path was since replaced (perhaps by a command that
-	// could write there). The other half of CVE-2019-5736, where a
-	// container overwrote runc through /proc/PID/exe, runc answers with a
-	// sealed copy of itself; here the init is not dumpable (initMain), so
-	// the command cannot open its /proc/PID/exe at all.
-	cmd := exec.Command("/proc/self/exe", initArg)
-	cmd.Args[0] = "forkbomb-init"
-	// The init's environment is already the command's: nothing else the
-	// caller holds (an API key, a token) is ever in a process the command can
-	// read.
-	cmd.Env = cfg.Env
-	cmd.Dir = "/"
-	cmd.SysProcAttr = initSysProcAttr(cfg)
-
+	// /proc/self/exe or the descriptor of a checked forkbomb-init, never a
+	// path: the very file that was checked, even if the one at its path
+	// was since replaced (perhaps by a command that could write there).
+	// The other half of CVE-2019-5736, where a container overwrote runc
+	// through /proc/PID/exe, runc answers with a sealed copy of itself;
+	// here the init is not dumpable (initMain), so the command cannot open
+	// its /proc/PID/exe at all.
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
@@ -144,7 +142,13 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
 	}
-	cmd.ExtraFiles = []*os.File{cfgR, statW}
+	cmd := initCommand(b, []*os.File{cfgR, statW})
+	// The init's environment is already the command's: nothing else the
+	// caller holds (an API key, a token) is ever in a process the command can
+	// read.
+	cmd.Env = cfg.Env
+	cmd.Dir = "/"
+	cmd.SysProcAttr = initSysProcAttr(cfg)
 
 	var copies sync.WaitGroup
 	var killFn atomic.Pointer[func()]
@@ -192,10 +196,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 		cfgW.Close()
 		statR.Close()
 		copies.Wait()
-		if mode == ModeNamespaces && isUsernsRefusal(err) {
-			return nil, fmt.Errorf("%w: %w: cannot create namespaces: %v", ErrSetup, errNamespacesRefused, err)
-		}
-		return nil, fmt.Errorf("%w: start init: %v", ErrSetup, err)
+		return nil, initStartError(mode, err)
 	}
 	for _, c := range closeAfterStart {
 		c.Close()
@@ -254,7 +255,7 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	// pid namespace while the init is still dumpable.
 	pw := watchPids(cg, init.Pid, r.Pids, mode, kill)
 	tr.mark("parent.config-ready") // before the write: the init may read it at once
-	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+	if err := writeConfig(cfgW, b, cfg); err != nil {
 		_ = init.Kill()
 	}
 	cfgW.Close()
@@ -309,6 +310,9 @@ func runWithMode(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	defer mu.Unlock()
 	if errors.Is(statusErr, errNoStart) && (timedOut || interrupted || limiter.exceeded()) {
 		statusErr, status = nil, &initStatus{} // we killed it: report why
+	}
+	if errors.Is(statusErr, errNoStart) && b != nil {
+		statusErr = fmt.Errorf("%w: %w", errInitRefused, statusErr) // not our init, or a broken one
 	}
 	if statusErr != nil {
 		return nil, statusErr
@@ -367,7 +371,7 @@ type initStatus struct {
 	Started bool         `json:"started,omitempty"`
 	Exited  bool         `json:"exited,omitempty"` // the second record (init_linux.go)
 	Error   string       `json:"error,omitempty"`
-	Kind    string       `json:"kind,omitempty"` // setup, notfound, notexec
+	Kind    string       `json:"kind,omitempty"` // setup, ns, stale, notfound, notexec
 	Probe   *ProbeReport `json:"probe,omitempty"`
 }
 
@@ -379,6 +383,8 @@ func (s *initStatus) err() error {
 		return fmt.Errorf("%w: %s", ErrCommandNotExecutable, s.Error)
 	case "ns":
 		return fmt.Errorf("%w: %w: %s", ErrSetup, errNamespacesRefused, s.Error)
+	case "stale":
+		return fmt.Errorf("%w: %w: %s", ErrSetup, errInitRefused, s.Error)
 	}
 	return fmt.Errorf("%w: %s", ErrSetup, s.Error)
 }
@@ -409,6 +415,15 @@ func readStatus(r io.Reader) (*initStatus, error) {
 		st.Exited = true
 	}
 	return st, nil
+}
+
+// initStartError words a failure to start the init process: a refusal of
+// the namespaces (which lets ModeAuto fall back), or another.
+func initStartError(mode Mode, err error) error {
+	if mode == ModeNamespaces && isUsernsRefusal(err) {
+		return fmt.Errorf("%w: %w: %w: cannot create namespaces: %v", ErrSetup, errInitStart, errNamespacesRefused, err)
+	}
+	return fmt.Errorf("%w: %w: %v", ErrSetup, errInitStart, err)
 }
 
 func isUsernsRefusal(err error) bool {

@@ -21,6 +21,9 @@ func Probe(ctx context.Context) (*ProbeReport, error) {
 	return r, nil
 }
 
+// ProbeWith is Probe: there is nothing to choose here.
+func ProbeWith(ctx context.Context, o ProbeOptions) (*ProbeReport, error) { return Probe(ctx) }
+
 // IsInit is always false where there is no init.
 func IsInit() bool { return false }
 

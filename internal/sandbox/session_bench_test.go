@@ -62,7 +62,7 @@ func BenchmarkTurn30(b *testing.B) {
 		}
 	}
 	b.Run("run", func(b *testing.B) {
-		p := sandbox.Policy{Command: turnArgv, Workdir: wd, Timeout: time.Minute, MaxOutput: 64 << 10}
+		p := sandbox.Policy{Command: turnArgv, Workdir: wd, Timeout: time.Minute, MaxOutput: 64 << 10, Init: testInit(b)}
 		turnBench(b, func() {
 			for i := 0; i < turnCommands; i++ {
 				var out bytes.Buffer
@@ -72,7 +72,7 @@ func BenchmarkTurn30(b *testing.B) {
 	})
 	b.Run("session", func(b *testing.B) {
 		turnBench(b, func() {
-			s, err := sandbox.Start(ctx, sandbox.Policy{Workdir: wd})
+			s, err := sandbox.Start(ctx, sandbox.Policy{Workdir: wd, Init: testInit(b)})
 			if err != nil {
 				b.Fatal(err)
 			}

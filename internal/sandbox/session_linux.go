@@ -42,6 +42,8 @@ type session struct {
 	unpin  chan struct{}  // releases the thread that started the init
 	kill   func()         // ends the init (and so the session) from outside
 	wait   sync.WaitGroup // the reader of ctrl
+	// initPath is the init serving the session (Result.Init).
+	initPath string
 }
 
 // Start builds a sandbox for p and keeps it for Session.Run. p.Command,
@@ -60,6 +62,10 @@ func Start(ctx context.Context, p Policy) (*Session, error) {
 		return nil, err
 	}
 	mode := r.Mode
+	b := lookupInit(r.Init)
+	startSession := func(ctx context.Context, r *resolved, mode Mode) (*session, error) {
+		return startWithFallback(b, func(b *initBinary) (*session, error) { return startSessionWith(ctx, r, mode, b) })
+	}
 	if mode == ModeAuto || mode == ModeNamespaces {
 		s, err := startSession(ctx, r, ModeNamespaces)
 		if err == nil || mode == ModeNamespaces || !errors.Is(err, errNamespacesRefused) {
@@ -90,7 +96,8 @@ func wrapSession(s *session, err error) (*Session, error) {
 // Mode is the backend that confines the session's commands.
 func (s *Session) Mode() Mode { return s.s.mode }
 
-func startSession(ctx context.Context, r *resolved, mode Mode) (_ *session, err error) {
+// startSessionWith starts a session's init, b (initbin_linux.go).
+func startSessionWith(ctx context.Context, r *resolved, mode Mode, b *initBinary) (_ *session, err error) {
 	if mode == ModeLandlock && r.Network == NetworkProxy {
 		return nil, fmt.Errorf("%w: %w (the landlock backend has none)", ErrSetup, ErrProxyNeedsNetns)
 	}
@@ -100,7 +107,7 @@ func startSession(ctx context.Context, r *resolved, mode Mode) (_ *session, err 
 	if mode == ModeLandlock && landlockABI() < 1 {
 		return nil, fmt.Errorf("%w: neither user namespaces nor Landlock are available; refusing to run unconfined (--no-sandbox accepts that)", ErrSetup)
 	}
-	s := &session{mode: mode, r: r, exited: make(chan struct{}), done: make(chan struct{}), unpin: make(chan struct{}), msgs: make(chan sessionMsg)}
+	s := &session{mode: mode, r: r, initPath: initUsed(b), exited: make(chan struct{}), done: make(chan struct{}), unpin: make(chan struct{}), msgs: make(chan sessionMsg)}
 	defer func() {
 		if err != nil {
 			s.teardown()
@@ -157,11 +164,9 @@ func startSession(ctx context.Context, r *resolved, mode Mode) (_ *session, err 
 
 	// As in runWithMode: the running binary itself, the command's
 	// environment only, stdio /dev/null (each command gets its own).
-	cmd := exec.Command("/proc/self/exe", initArg)
-	cmd.Args[0] = "forkbomb-init"
+	cmd := initCommand(b, []*os.File{cfgR, statW, child})
 	cmd.Env, cmd.Dir = cfg.Env, "/"
 	cmd.SysProcAttr = initSysProcAttr(cfg)
-	cmd.ExtraFiles = []*os.File{cfgR, statW, child}
 	s.init = cmd
 	started := make(chan error, 1)
 	go func() {
@@ -181,10 +186,7 @@ func startSession(ctx context.Context, r *resolved, mode Mode) (_ *session, err 
 	cfgR.Close()
 	statW.Close()
 	if err != nil {
-		if mode == ModeNamespaces && isUsernsRefusal(err) {
-			return nil, fmt.Errorf("%w: %w: cannot create namespaces: %v", ErrSetup, errNamespacesRefused, err)
-		}
-		return nil, fmt.Errorf("%w: start init: %v", ErrSetup, err)
+		return nil, initStartError(mode, err)
 	}
 	initProc := cmd.Process
 	s.kill = func() {
@@ -219,7 +221,7 @@ func startSession(ctx context.Context, r *resolved, mode Mode) (_ *session, err 
 		// config yet), for the per-command pids watch.
 		s.pidsNS, _ = os.Readlink("/proc/" + strconv.Itoa(initProc.Pid) + "/ns/pid")
 	}
-	if err := json.NewEncoder(cfgW).Encode(cfg); err != nil {
+	if err := writeConfig(cfgW, b, cfg); err != nil {
 		return nil, fmt.Errorf("%w: send config: %v", ErrSetup, err)
 	}
 	cfgW.Close()
@@ -229,6 +231,9 @@ func startSession(ctx context.Context, r *resolved, mode Mode) (_ *session, err 
 	stop()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if errors.Is(err, errNoStart) && b != nil {
+		err = fmt.Errorf("%w: %w", errInitRefused, err) // not our init, or a broken one
 	}
 	if err != nil {
 		return nil, err

@@ -21,6 +21,9 @@ import (
 
 func startSession(t *testing.T, p sandbox.Policy) *sandbox.Session {
 	t.Helper()
+	if p.Init == "" {
+		p.Init = testInit(t)
+	}
 	s, err := sandbox.Start(context.Background(), p)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -52,11 +55,16 @@ func sh(script string) sandbox.Cmd {
 // command of a session, not only the first.
 func viaSession(t *testing.T, p sandbox.Policy) outcome {
 	t.Helper()
+	if p.Init == "" {
+		p.Init = testInit(t)
+	}
 	s := startSession(t, p)
 	if o := inSession(t, s, sh("true")); o.err != nil || o.code() != 0 {
 		t.Fatalf("first command: %v code %d", o.err, o.code())
 	}
-	return inSession(t, s, sandbox.Cmd{Argv: p.Command})
+	o := inSession(t, s, sandbox.Cmd{Argv: p.Command})
+	checkInitUsed(t, p, o.res)
+	return o
 }
 
 func TestSessionCommands(t *testing.T) {

@@ -39,7 +39,7 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := &Result{Mode: s.mode, Warnings: append([]string(nil), s.warn...)}
+	res := &Result{Mode: s.mode, Init: s.initPath, Warnings: append([]string(nil), s.warn...)}
 
 	// The command's three streams: files handed over as they are, as Run
 	// does, else pipes this side copies (through the output cap).

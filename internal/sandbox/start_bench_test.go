@@ -63,7 +63,8 @@ func BenchmarkStartBare(b *testing.B) {
 
 func BenchmarkStartSandbox(b *testing.B) {
 	ctx := context.Background()
-	p := sandbox.Policy{Command: []string{startBenchTrue}, Workdir: b.TempDir()}
+	// With the slim init, as forkbomb runs it.
+	p := sandbox.Policy{Command: []string{startBenchTrue}, Workdir: b.TempDir(), Init: testInit(b)}
 	// An *os.File is handed to the command as is, as the CLI does with its
 	// own streams ("devnull"); any other io.Writer, io.Discard included,
 	// costs a pipe and a copying goroutine per stream ("discard").

@@ -25,9 +25,22 @@ func (t tracer) mark(phase string) {
 	if t.w == nil {
 		return
 	}
+	t.markAt(phase, monotonic())
+}
+
+// markAt writes a phase that ended at ns, read earlier with monotonic:
+// the init's first phases end before it knows whether to trace.
+func (t tracer) markAt(phase string, ns int64) {
+	if t.w == nil {
+		return
+	}
+	line := "forkbomb-trace " + strconv.Itoa(os.Getpid()) + " " + phase + " " +
+		strconv.FormatInt(ns, 10) + "\n"
+	_, _ = io.WriteString(t.w, line)
+}
+
+func monotonic() int64 {
 	var ts unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	line := "forkbomb-trace " + strconv.Itoa(os.Getpid()) + " " + phase + " " +
-		strconv.FormatInt(ts.Sec*1e9+ts.Nsec, 10) + "\n"
-	_, _ = io.WriteString(t.w, line)
+	return ts.Sec*1e9 + ts.Nsec
 }
