@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/kube"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -23,15 +22,8 @@ func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspa
 	if b.backend != "kubernetes" {
 		return func() {}, nil
 	}
-	// What a pod cannot do yet is refused, never run weaker: the model
-	// proxy does not reach pods (so no claude-code, codex or api engine:
-	// the api engine's editor also needs the fork's files here), nor does
-	// --network allow.
-	if _, ok := o.Engine.(engine.Command); !ok {
-		return nil, fmt.Errorf("--backend kubernetes races the command engine only (--engine command --agent ...); %s is not supported on it yet", o.Engine.Info().Name)
-	}
-	if len(o.Allow) > 0 {
-		return nil, fmt.Errorf("--backend kubernetes: --network allow is not supported (pods get a deny-all NetworkPolicy)")
+	if err := b.refuse(o.Engine.Info().Name, o.Allow); err != nil {
+		return nil, err
 	}
 	cfg, err := kube.LoadConfig(b.kubeContext)
 	if err != nil {

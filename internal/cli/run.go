@@ -62,6 +62,13 @@ and its reason names the limit ("memory limit (512 MiB) reached"); the
 other forks go on. The limits are enforced by a cgroup where one can be made
 ('forkbomb sandbox --probe'), else by rlimits per process.
 
+With --backend kubernetes each fork is a pod (its memory and CPUs the
+pod's limits); the pid 1 and the judge stay here. It races the command
+engine (the agent whole in the pod) and the api and hosted engines (their
+loop and key here; each shell command and editor call goes to the pod).
+claude-code, codex and --network allow are refused on it, before anything
+runs.
+
 ` + exitHelp("run"),
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
 		Args:    runArgs(&task),
@@ -142,6 +149,9 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 		return nil, "", err
 	}
 	if eng, err = pickEngine(eng, c.Flags().Changed("engine"), agent, es.AgentBin); err != nil {
+		return nil, "", err
+	}
+	if err := backend.refuse(eng, o.Allow); err != nil {
 		return nil, "", err
 	}
 	if eng == "api" {

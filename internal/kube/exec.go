@@ -78,10 +78,7 @@ func (s *Store) stream(ctx context.Context, pod string, argv []string, stdin io.
 // ready makes the fork's pod from its first command's policy, waits for
 // it to run, and sends it the pid 1's tree.
 func (s *Store) ready(ctx context.Context, name string, fs *forkState, p sandbox.Policy) error {
-	fs.ready.Do(func() {
-		fs.err = s.start(ctx, name, fs, p)
-		fs.started.Store(fs.err == nil)
-	})
+	fs.ready.Do(func() { fs.err = s.start(ctx, name, fs, p) })
 	return fs.err
 }
 
@@ -126,6 +123,12 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	if code != 0 {
 		return fmt.Errorf("send the tree to %s: tar exited %d: %s", name, code, errb.String())
 	}
+	fs.filesMu.Lock()
+	defer fs.filesMu.Unlock()
+	if err := s.replay(ctx, name, fs); err != nil {
+		return err
+	}
+	fs.started.Store(true)
 	return nil
 }
 
