@@ -335,7 +335,7 @@ func (s *Store) writePod(ctx context.Context, pod, rel string, data []byte, mode
 		case 1:
 			return fmt.Errorf("write %s: %s", rel, strings.TrimSpace(errb.String()))
 		}
-		return codeErr(rel, code, nil)
+		return codeErr(rel, code, []string{"hard", "link"}) // the one kind write refuses
 	}
 	return fmt.Errorf("write %s: the bytes that reached the pod were not those sent, %d times", rel, writeTries)
 }
