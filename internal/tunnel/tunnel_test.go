@@ -119,7 +119,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // hostile writes frames as a hostile pod would, and returns Serve's
 // error; dials counts what Serve dialled.
-func hostile(t *testing.T, o Options, frames ...frame) (error, int) {
+func hostile(t *testing.T, o Options, frames ...frame) (int, error) {
 	t.Helper()
 	var dials atomic.Int32
 	if o.Dial == nil {
@@ -148,10 +148,12 @@ func hostile(t *testing.T, o Options, frames ...frame) (error, int) {
 	}()
 	t.Cleanup(func() { w.Close() })
 	err := Serve(context.Background(), r, io.Discard, o)
-	return err, int(dials.Load())
+	return int(dials.Load()), err
 }
 
-func putU32(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v) }
+func putU32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+}
 
 // TestServeHostileStream: whatever the pod's stream says or fails to say,
 // Serve returns ErrLost — it never hangs on it — and never holds more
@@ -183,7 +185,7 @@ func TestServeHostileStream(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			err, dials := hostile(t, short, c.frames...)
+			dials, err := hostile(t, short, c.frames...)
 			if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), c.why) {
 				t.Errorf("Serve returned %v, want ErrLost: %s", err, c.why)
 			}
