@@ -42,6 +42,11 @@ type Options struct {
 	// UseSandboxCRD: "auto" (default: when the cluster serves
 	// agents.x-k8s.io Sandbox), "always" or "never".
 	UseSandboxCRD string
+	// ForwarderBin is the binary sent to a pod to run the tunnel of a
+	// command with a proxy network (tunnel.go): forkbomb's own (default:
+	// os.Executable), which must run in the image — statically linked,
+	// or the image holds its libc.
+	ForwarderBin string
 	// LeaseDuration is how long a run's anchor stays valid without a
 	// renewal; a later forkbomb deletes a lapsed one. Default 60s.
 	LeaseDuration time.Duration
@@ -81,6 +86,9 @@ type forkState struct {
 	// to the pod after the tree.
 	filesMu sync.Mutex
 	pending []string
+	// fwdOnce sends forkbomb's binary for the tunnel (tunnel.go)
+	fwdOnce sync.Once
+	fwdErr  error
 }
 
 // Open connects to the cluster, reaps what killed forkbombs left (lapsed
