@@ -25,10 +25,10 @@ type backendFlags struct {
 }
 
 func (b *backendFlags) add(f *pflag.FlagSet) {
-	enumVar(f, &b.backend, "backend", "local", "where forks run: local (this machine's sandbox) or kubernetes (one pod per fork; engines command, api and hosted, no --network allow; kubeconfig from $KUBECONFIG or ~/.kube/config)", "local", "kubernetes")
+	enumVar(f, &b.backend, "backend", "local", "where forks run: local (this machine's sandbox) or kubernetes (one pod per fork; engines command, api and hosted; kubeconfig from $KUBECONFIG or ~/.kube/config)", "local", "kubernetes")
 	f.StringVar(&b.namespace, "namespace", "default", "kubernetes: the namespace of the forks' pods")
 	f.StringVar(&b.runtimeClass, "runtime-class", "", "kubernetes: the pods' runtimeClassName (gvisor, kata, …; default: the node's runtime)")
-	f.StringVar(&b.image, "image", defaultImage, "kubernetes: the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill)")
+	f.StringVar(&b.image, "image", defaultImage, "kubernetes: the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill, sha256sum; with --network allow it runs forkbomb's own binary, sent into the pod: a static forkbomb, or the image holds its libc)")
 	f.StringVar(&b.kubeContext, "kube-context", "", "kubernetes: the kubeconfig context (default: the current one)")
 	enumVar(f, &b.sandboxCRD, "sandbox-crd", "auto", "kubernetes: make forks as agent-sandbox Sandboxes: auto (when the cluster serves agents.x-k8s.io), always or never", "auto", "always", "never")
 }
@@ -36,21 +36,16 @@ func (b *backendFlags) add(f *pflag.FlagSet) {
 // kubeEngines are the engines a pod can run: the command engine's agent
 // runs whole in the pod; the api and hosted engines' loops run here (the
 // key with them) and send each shell command and each editor call to the
-// pod. claude-code and codex need node in the fork's image and their
-// model proxy reachable from the pod, which it is not yet.
+// pod. claude-code and codex need node in the fork's image, which the
+// default one lacks (their model proxy would reach the pod through the
+// same tunnel as --network allow).
 var kubeEngines = []string{"command", "api", "hosted"}
 
 // refuse says what the chosen backend cannot do, before anything runs:
 // never run weaker.
-func (b *backendFlags) refuse(eng string, allow []string) error {
-	if b.backend != "kubernetes" {
-		return nil
-	}
-	if !slices.Contains(kubeEngines, eng) {
-		return fmt.Errorf("--backend kubernetes races the command, api and hosted engines; %s is not supported on it yet (its CLI needs node in the pod's image and the model proxy reachable from the pod)", eng)
-	}
-	if len(allow) > 0 {
-		return fmt.Errorf("--backend kubernetes: --network allow is not supported (pods get a deny-all NetworkPolicy; forkbomb's proxy does not reach them yet)")
+func (b *backendFlags) refuse(eng string) error {
+	if b.backend == "kubernetes" && !slices.Contains(kubeEngines, eng) {
+		return fmt.Errorf("--backend kubernetes races the command, api and hosted engines; %s is not supported on it yet (its CLI needs node in the pod's image)", eng)
 	}
 	return nil
 }

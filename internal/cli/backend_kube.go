@@ -22,7 +22,7 @@ func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspa
 	if b.backend != "kubernetes" {
 		return func() {}, nil
 	}
-	if err := b.refuse(o.Engine.Info().Name, o.Allow); err != nil {
+	if err := b.refuse(o.Engine.Info().Name); err != nil {
 		return nil, err
 	}
 	cfg, err := kube.LoadConfig(b.kubeContext)

@@ -66,8 +66,10 @@ With --backend kubernetes each fork is a pod (its memory and CPUs the
 pod's limits); the pid 1 and the judge stay here. It races the command
 engine (the agent whole in the pod) and the api and hosted engines (their
 loop and key here; each shell command and editor call goes to the pod).
-claude-code, codex and --network allow are refused on it, before anything
-runs.
+--network allow reaches a pod through a tunnel over the Kubernetes API
+(forkbomb's binary, sent into the pod, forwards its 127.0.0.1 port), so
+the pod needs no route to this machine. claude-code and codex are refused
+on it, before anything runs (their CLIs need node in the image).
 
 ` + exitHelp("run"),
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
@@ -151,7 +153,7 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 	if eng, err = pickEngine(eng, c.Flags().Changed("engine"), agent, es.AgentBin); err != nil {
 		return nil, "", err
 	}
-	if err := backend.refuse(eng, o.Allow); err != nil {
+	if err := backend.refuse(eng); err != nil {
 		return nil, "", err
 	}
 	if eng == "api" {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
+	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
@@ -158,4 +161,52 @@ func startProxy(t *testing.T, srv *http.Server) *modelproxy.Proxy {
 	}
 	t.Cleanup(func() { p.Close() })
 	return p
+}
+
+// TestClusterNetworkAllow: --network allow on the cluster — the race's
+// proxy for allowed hosts reaches the fork's pod through the same tunnel.
+// The allowed host is a server on this machine's loopback (allowed by its
+// address, as modelproxy requires for one): the agent in the pod fetches
+// the fix from it through forkbomb's proxy, and the fix wins; a name not
+// allowed is refused by the proxy. Both requests are net_connect events
+// in the record.
+func TestClusterNetworkAllow(t *testing.T) {
+	cfg, ns := cluster(t)
+	s := openStore(t, cfg, Options{Namespace: ns})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("2\n")) })}
+	go host.Serve(ln)
+	defer host.Close()
+	addr := ln.Addr().String()
+	agent := `wget -q -O value.new http://` + addr + `/value && mv value.new value; echo "allowed: $?"; wget -q -O- http://example.invalid/; echo "other: $?"`
+	o := raceOptions(t, s, fixture(t), agent, 1)
+	if o.Allow, err = modelproxy.ParseAllow(addr); err != nil {
+		t.Fatal(err)
+	}
+	r, dir, err := run.Race(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "forks", "0", "agent.log"))
+	if r.Status != "won" {
+		t.Fatalf("status %s: %+v\nagent.log:\n%s", r.Status, r.Fork, log)
+	}
+	var allowed, other bool
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.Contains(line, `"type":"net_connect"`) {
+			continue
+		}
+		allowed = allowed || (strings.Contains(line, `"host":"127.0.0.1"`) && strings.Contains(line, `"allowed":true`))
+		other = other || (strings.Contains(line, `"host":"example.invalid"`) && strings.Contains(line, `"allowed":false`))
+	}
+	if !allowed || !other {
+		t.Errorf("the proxy's net_connect events (allowed host %v, other name %v) are not in the record:\n%s\nagent.log:\n%s", allowed, other, data, log)
+	}
 }
