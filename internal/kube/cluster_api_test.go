@@ -68,6 +68,7 @@ func apiScripts() map[string][]engine.Step {
 // worked), and in no file of the record; each fork's model calls are in
 // events.jsonl as on the local backend.
 func TestClusterAPIRace(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
 	s := openStore(t, cfg, Options{Namespace: ns})
 	key := "sk-kube-scripted-" + strings.Repeat("k", 24)

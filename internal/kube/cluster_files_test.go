@@ -20,6 +20,7 @@ import (
 // round-tripped exactly. The fork's tree is made hostile by a command in
 // the pod first.
 func TestPodFiles(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
 	s := openStore(t, cfg, Options{Namespace: ns})
 	fork := newRun(t, s, "run-files")

@@ -54,6 +54,7 @@ const messages = `wget -q -O- --header 'content-type: application/json' --header
 // ErrTunnelLost, and nothing waits on the dead tunnel (the test's own
 // deadline is the bound).
 func TestClusterTunnel(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
 	s := openStore(t, cfg, Options{Namespace: ns})
 	fork := newRun(t, s, "run-tunnel")
@@ -171,6 +172,7 @@ func startProxy(t *testing.T, srv *http.Server) *modelproxy.Proxy {
 // allowed is refused by the proxy. Both requests are net_connect events
 // in the record.
 func TestClusterNetworkAllow(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
 	s := openStore(t, cfg, Options{Namespace: ns})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
