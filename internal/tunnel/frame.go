@@ -47,8 +47,9 @@ const (
 	MaxPayload = 32 << 10
 	MaxConns   = 64
 	// queueFrames bound what one connection may have waiting to be
-	// written (frames of at most MaxPayload).
-	queueFrames = 64
+	// written (frames of at most MaxPayload): 512 KiB, so a hostile pod
+	// holds at most 32 MiB of forkbomb's memory per tunnel.
+	queueFrames = 16
 	PingEvery   = time.Second
 )
 

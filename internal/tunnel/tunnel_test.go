@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -241,5 +242,73 @@ func TestTunnelLost(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(time.Minute))
 	if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the pod's connection was not cut: %v", err)
+	}
+}
+
+// TestTunnelSlowReader: a host socket that never reads fills its
+// connection's bounded queue; that connection is cut, and the stream —
+// with every other connection on it — goes on.
+func TestTunnelSlowReader(t *testing.T) {
+	t.Parallel()
+	stuck := filepath.Join(t.TempDir(), "stuck")
+	ln, err := net.Listen("unix", stuck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 8)
+	defer func() {
+		ln.Close()
+		for {
+			select {
+			case c := <-held:
+				c.Close()
+			default:
+				return
+			}
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // never read
+		}
+	}()
+	echo := echoSocket(t)
+	var n atomic.Int32
+	port, stop := pair(t, Options{Dial: func(ctx context.Context) (net.Conn, error) {
+		if n.Add(1) == 1 {
+			return dialUnix(stuck)(ctx)
+		}
+		return dialUnix(echo)(ctx)
+	}})
+	defer stop()
+	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute)) // a hang guard
+	big := make([]byte, 64<<20)
+	_, werr := c.Write(big)
+	_, rerr := c.Read(make([]byte, 1))
+	if errors.Is(werr, os.ErrDeadlineExceeded) || errors.Is(rerr, os.ErrDeadlineExceeded) ||
+		(werr == nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, syscall.ECONNRESET)) {
+		t.Fatalf("the stuck connection was not cut: write %v, read %v", werr, rerr)
+	}
+	// control and the point: the next connection still works
+	c2, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	c2.SetDeadline(time.Now().Add(time.Minute))
+	c2.Write([]byte("still here"))
+	c2.(*net.TCPConn).CloseWrite()
+	if got, err := io.ReadAll(c2); string(got) != "still here" {
+		t.Fatalf("the next connection: %q %v", got, err)
 	}
 }
