@@ -18,6 +18,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // events collects a fork's proxy events.
@@ -211,4 +212,73 @@ func TestClusterNetworkAllow(t *testing.T) {
 	if !allowed || !other {
 		t.Errorf("the proxy's net_connect events (allowed host %v, other name %v) are not in the record:\n%s\nagent.log:\n%s", allowed, other, data, log)
 	}
+}
+
+// BenchmarkPodTunnel measures what the tunnel costs a command in a pod:
+// a command with no network, the same with the proxy network (the
+// forwarder's start and hello, its end), and a model call through it.
+//
+//	go test -run '^$' -bench PodTunnel -benchtime 10x ./internal/kube
+func BenchmarkPodTunnel(b *testing.B) {
+	cfg, ns := cluster(b)
+	local, err := workspace.Open(filepath.Join(b.TempDir(), "state"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	top, base, err := workspace.ResolveBase(ctx, fixture(b), "HEAD")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.New(ctx, "run-bench", workspace.NewOptions{Repo: top, Rev: base}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Fork(ctx, "run-bench", "run-bench-f0"); err != nil {
+		b.Fatal(err)
+	}
+	key := "sk-bench-real-" + strings.Repeat("r", 24)
+	srv, err := engine.StartScripted(key, map[string][]engine.Step{"hi": {{Text: "hello through the tunnel"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	proxy, err := modelproxy.Start(modelproxy.Options{Upstreams: []modelproxy.Upstream{{Kind: modelproxy.Anthropic, BaseURL: srv.URL, APIKey: key}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer proxy.Close()
+	ep, err := proxy.Fork(0, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ep.Close()
+	run := func(command string, net bool) time.Duration {
+		p := sandbox.Policy{Command: []string{"/bin/sh", "-c", command}, Timeout: time.Minute}
+		if net {
+			p.Network, p.Proxy, p.SetEnv = sandbox.NetworkProxy, &sandbox.Proxy{Socket: ep.Socket, Port: ep.Port}, ep.Env(modelproxy.Anthropic)
+		}
+		t0 := time.Now()
+		res, err := s.Exec(ctx, "run-bench-f0", p, sandbox.Stdio{})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("%s: %v %+v", command, err, res)
+		}
+		return time.Since(t0)
+	}
+	run(messages, true) // the pod, its tree and the forwarder's binary: once per fork
+	var plain, tun, call time.Duration
+	for i := 0; i < b.N; i++ {
+		plain += run("true", false)
+		tun += run("true", true)
+		call += run(messages, true)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(b.N) }
+	b.ReportMetric(ms(plain), "ms/command")
+	b.ReportMetric(ms(tun), "ms/command-with-tunnel")
+	b.ReportMetric(ms(call), "ms/model-call-through-tunnel")
+	b.ReportMetric(ms(tun)/ms(plain), "tunnel-command-ratio")
 }
