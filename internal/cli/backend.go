@@ -36,16 +36,16 @@ func (b *backendFlags) add(f *pflag.FlagSet) {
 // kubeEngines are the engines a pod can run: the command engine's agent
 // runs whole in the pod; the api and hosted engines' loops run here (the
 // key with them) and send each shell command and each editor call to the
-// pod. claude-code and codex need node in the fork's image, which the
-// default one lacks (their model proxy would reach the pod through the
-// same tunnel as --network allow).
+// pod. claude-code and codex need their CLI in the fork's image (codex
+// also node), which the default one lacks (their model proxy would reach
+// the pod through the same tunnel as --network allow).
 var kubeEngines = []string{"command", "api", "hosted"}
 
 // refuse says what the chosen backend cannot do, before anything runs:
 // never run weaker.
 func (b *backendFlags) refuse(eng string) error {
 	if b.backend == "kubernetes" && !slices.Contains(kubeEngines, eng) {
-		return fmt.Errorf("--backend kubernetes races the command, api and hosted engines; %s is not supported on it yet (its CLI needs node in the pod's image)", eng)
+		return fmt.Errorf("--backend kubernetes races the command, api and hosted engines; %s is not supported on it yet (its CLI is not in the pod's image)", eng)
 	}
 	return nil
 }

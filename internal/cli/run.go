@@ -69,7 +69,7 @@ loop and key here; each shell command and editor call goes to the pod).
 --network allow reaches a pod through a tunnel over the Kubernetes API
 (forkbomb's binary, sent into the pod, forwards its 127.0.0.1 port), so
 the pod needs no route to this machine. claude-code and codex are refused
-on it, before anything runs (their CLIs need node in the image).
+on it, before anything runs (their CLIs are not in the image).
 
 ` + exitHelp("run"),
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,

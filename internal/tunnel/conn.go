@@ -6,8 +6,6 @@ import (
 	"time"
 )
 
-func newTicker() *time.Ticker { return time.NewTicker(PingEvery) }
-
 // conn is one carried connection on either side: the local socket, what
 // the other side sent for it waiting to be written (bounded), and the two
 // directions' ends. It is forgotten when both directions ended, or cut.

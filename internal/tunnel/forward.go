@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -65,8 +66,10 @@ func Forward(port int, in io.Reader, out io.Writer) error {
 	return err
 }
 
+// ping says the stream is alive every PingEvery: Serve takes silence as
+// a lost tunnel.
 func ping(m *mux, done chan struct{}) {
-	t := newTicker()
+	t := time.NewTicker(PingEvery)
 	defer t.Stop()
 	for {
 		select {
