@@ -13,10 +13,13 @@
 // 32-bit big-endian), then at most MaxPayload bytes.
 //
 // The stream is the pod's word: a process of the fork's can write into
-// it. Serve therefore trusts nothing in it — every frame is bounded, a
-// connection's queue is bounded (a connection that overflows it is cut,
-// never the stream blocked), at most MaxConns connections are open, and
-// whatever a frame says, Serve dials only the one socket it was given.
+// it. Serve therefore trusts nothing in it — every frame is bounded; each
+// connection's bytes flow by credit (window frames, as in HTTP/2), so a
+// slow reader stalls only its own connection, never the stream, and a side
+// that sends past the credit it was given, or gives back more than it
+// was sent, has that connection cut; at most MaxConns connections are
+// open; and whatever a frame says, Serve dials only the one socket it was
+// given.
 // The stream can also die or go silent (on the test cluster about one
 // exec in five loses its stdout): the forwarder says hello first and
 // pings every PingEvery, and Serve fails closed (ErrLost) when the hello
@@ -33,12 +36,13 @@ import (
 
 // Frame types.
 const (
-	frameHello = 'H' // pod → host, first: the protocol's name
-	frameOpen  = 'O' // pod → host: a new connection
-	frameData  = 'D' // either way: bytes of a connection
-	frameClose = 'C' // either way: no more bytes this way (EOF; the other way goes on)
-	frameReset = 'R' // either way: the connection is cut both ways
-	framePing  = 'P' // pod → host: the stream is alive
+	frameHello  = 'H' // pod → host, first: the protocol's name
+	frameOpen   = 'O' // pod → host: a new connection
+	frameData   = 'D' // either way: bytes of a connection
+	frameClose  = 'C' // either way: no more bytes this way (EOF; the other way goes on)
+	frameReset  = 'R' // either way: the connection is cut both ways
+	frameWindow = 'W' // either way: credit for this many more bytes (4 bytes, big-endian)
+	framePing   = 'P' // pod → host: the stream is alive
 )
 
 // Bounds of the protocol.
@@ -46,11 +50,11 @@ const (
 	hello      = "forkbomb-tunnel/1"
 	MaxPayload = 32 << 10
 	MaxConns   = 64
-	// queueFrames bound what one connection may have waiting to be
-	// written (frames of at most MaxPayload): 512 KiB, so a hostile pod
-	// holds at most 32 MiB of forkbomb's memory per tunnel.
-	queueFrames = 16
-	PingEvery   = time.Second
+	// Window is a connection's credit each way: what one side may send
+	// before the other has written it on. 512 KiB, so a hostile pod holds
+	// at most 32 MiB of forkbomb's memory per tunnel.
+	Window    = 512 << 10
+	PingEvery = time.Second
 )
 
 // ErrLost: the tunnel's stream ended, broke its protocol or went silent
@@ -86,7 +90,7 @@ func readFrame(r io.Reader) (frame, error) {
 	f := frame{typ: h[0], id: binary.BigEndian.Uint32(h[1:5])}
 	n := binary.BigEndian.Uint32(h[5:9])
 	switch f.typ {
-	case frameHello, frameOpen, frameData, frameClose, frameReset, framePing:
+	case frameHello, frameOpen, frameData, frameClose, frameReset, frameWindow, framePing:
 	default:
 		return frame{}, fmt.Errorf("%w: unknown frame type %q", ErrLost, f.typ)
 	}

@@ -2,6 +2,7 @@ package tunnel
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"io"
 	"sync"
@@ -89,8 +90,12 @@ func (m *mux) start(c *conn) {
 	m.wg.Add(2)
 	go func() {
 		defer m.wg.Done()
-		if !c.writeLoop() {
-			m.reset(c)
+		if !c.writeLoop(func(n int) error { return m.send(windowFrame(c.id, n)) }) {
+			select {
+			case <-c.done: // cut here already: nothing to tell
+			default:
+				m.reset(c)
+			}
 			return
 		}
 		if c.wroteEOF() && c.halfDone(false) {
@@ -103,11 +108,17 @@ func (m *mux) start(c *conn) {
 	}()
 }
 
-// pump sends what the local socket sends, then its EOF.
+// pump sends what the local socket sends, while it holds credit for it,
+// then its EOF.
 func (m *mux) pump(c *conn) {
 	buf := make([]byte, MaxPayload)
 	for {
-		n, err := c.nc.Read(buf)
+		want, ok := c.take(MaxPayload)
+		if !ok {
+			return
+		}
+		n, err := c.nc.Read(buf[:want])
+		c.used(want, n)
 		if n > 0 {
 			if m.send(frame{typ: frameData, id: c.id, data: append([]byte(nil), buf[:n]...)}) != nil {
 				m.forget(c)
@@ -141,6 +152,10 @@ func (m *mux) apply(fr frame) {
 	switch fr.typ {
 	case frameData:
 		if !c.queue(fr.data) {
+			m.reset(c)
+		}
+	case frameWindow:
+		if len(fr.data) != 4 || !c.grant(int(binary.BigEndian.Uint32(fr.data))) {
 			m.reset(c)
 		}
 	case frameClose:
