@@ -171,7 +171,8 @@ func startProxy(t *testing.T, srv *http.Server) *modelproxy.Proxy {
 // address, as modelproxy requires for one): the agent in the pod fetches
 // the fix from it through forkbomb's proxy, and the fix wins; a name not
 // allowed is refused by the proxy. Both requests are net_connect events
-// in the record.
+// in the record. Then a fork's agent kills its own forwarder mid-request:
+// that fork crashes naming the lost tunnel, and nothing waits.
 func TestClusterNetworkAllow(t *testing.T) {
 	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
@@ -180,7 +181,18 @@ func TestClusterNetworkAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("2\n")) })}
+	stall := make(chan struct{})
+	defer close(stall)
+	host := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" { // holds the request until the test ends
+			select {
+			case <-stall:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Write([]byte("2\n"))
+	})}
 	go host.Serve(ln)
 	defer host.Close()
 	addr := ln.Addr().String()
@@ -211,6 +223,24 @@ func TestClusterNetworkAllow(t *testing.T) {
 	}
 	if !allowed || !other {
 		t.Errorf("the proxy's net_connect events (allowed host %v, other name %v) are not in the record:\n%s\nagent.log:\n%s", allowed, other, data, log)
+	}
+
+	// The fork's agent kills its forwarder while a request to the allowed
+	// host is held there: the fork crashes at once naming the lost tunnel
+	// (its agent would sleep 10 minutes; the race's timeout is 2, so a
+	// tunnel that did not stop it would read timed-out).
+	kill := `wget -q -O- http://` + addr + `/slow >/dev/null 2>&1 & sleep 3
+for p in /proc/[0-9]*; do case "$(tr '\0' ' ' <$p/cmdline)" in "` + forwarderPath + ` __forkbomb""_tunnel "*) kill -9 ${p#/proc/};; esac; done
+sleep 600`
+	o = raceOptions(t, s, fixture(t), kill, 1)
+	o.Allow = []string{addr}
+	r, dir, err = run.Race(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ = os.ReadFile(filepath.Join(dir, "forks", "0", "agent.log"))
+	if r.Fork[0].State != "crashed" || !strings.Contains(string(log), "model tunnel") {
+		t.Errorf("a fork whose tunnel was lost: state %s, agent.log:\n%s", r.Fork[0].State, log)
 	}
 }
 
