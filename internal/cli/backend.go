@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -27,10 +29,10 @@ type backendFlags struct {
 }
 
 func (b *backendFlags) add(f *pflag.FlagSet) {
-	enumVar(f, &b.backend, "backend", "local", "where forks run: local (this machine's sandbox) or kubernetes (one pod per fork; kubeconfig from $KUBECONFIG or ~/.kube/config)", "local", "kubernetes")
+	enumVar(f, &b.backend, "backend", "local", "where forks run: local (this machine's sandbox) or kubernetes (one pod per fork; engines command, api and hosted; kubeconfig from $KUBECONFIG or ~/.kube/config)", "local", "kubernetes")
 	f.StringVar(&b.cluster.Namespace, "namespace", "default", "kubernetes: the namespace of the forks' pods")
 	f.StringVar(&b.cluster.RuntimeClass, "runtime-class", "", "kubernetes: the pods' runtimeClassName (gvisor, kata, …; default: the node's runtime)")
-	f.StringVar(&b.cluster.Image, "image", defaultImage, "kubernetes: the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill)")
+	f.StringVar(&b.cluster.Image, "image", defaultImage, "kubernetes: the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill, sha256sum; with --network allow it runs forkbomb's own binary, sent into the pod: a static forkbomb, or the image holds its libc)")
 	f.StringVar(&b.cluster.Context, "kube-context", "", "kubernetes: the kubeconfig context (default: the current one)")
 	enumVar(f, &b.cluster.SandboxCRD, "sandbox-crd", "auto", "kubernetes: make forks as agent-sandbox Sandboxes: auto (when the cluster serves agents.x-k8s.io), always or never", "auto", "always", "never")
 }
@@ -55,6 +57,9 @@ func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspa
 	if err := b.ready(ExitCouldNotRun); err != nil {
 		return nil, err
 	}
+	if err := b.refuse(o.Engine.Info().Name); err != nil {
+		return nil, err
+	}
 	return b.b.Cluster.Store(ctx, o, local, b.cluster)
 }
 
@@ -66,6 +71,23 @@ func (b *backendFlags) probe(ctx context.Context, stdio IO, asJSON bool) error {
 	}
 	if err := b.b.Cluster.Probe(ctx, b.cluster, stdio.Out, asJSON); err != nil {
 		return &exitError{code: ExitSetup, msg: "probe: " + err.Error(), err: err}
+	}
+	return nil
+}
+
+// kubeEngines are the engines a pod can run: the command engine's agent
+// runs whole in the pod; the api and hosted engines' loops run here (the
+// key with them) and send each shell command and each editor call to the
+// pod. claude-code and codex need their CLI in the fork's image (codex
+// also node), which the default one lacks (their model proxy would reach
+// the pod through the same tunnel as --network allow).
+var kubeEngines = []string{"command", "api", "hosted"}
+
+// refuse says what the chosen backend cannot do, before anything runs:
+// never run weaker.
+func (b *backendFlags) refuse(eng string) error {
+	if b.backend == "kubernetes" && !slices.Contains(kubeEngines, eng) {
+		return fmt.Errorf("--backend kubernetes races the command, api and hosted engines; %s is not supported on it yet (its CLI is not in the pod's image)", eng)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/tunnel"
 )
 
 // IO are the streams a command reads and writes; tests pass buffers.
@@ -41,6 +42,9 @@ type Options struct {
 func Main(o Options) int {
 	if sandbox.IsInit() {
 		sandbox.InitMain() // never returns
+	}
+	if tunnel.IsForwarder() { // in a Kubernetes pod: internal/kube's tunnel
+		tunnel.ForwarderMain() // never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()

@@ -62,6 +62,15 @@ and its reason names the limit ("memory limit (512 MiB) reached"); the
 other forks go on. The limits are enforced by a cgroup where one can be made
 ('forkbomb sandbox --probe'), else by rlimits per process.
 
+With --backend kubernetes each fork is a pod (its memory and CPUs the
+pod's limits); the pid 1 and the judge stay here. It races the command
+engine (the agent whole in the pod) and the api and hosted engines (their
+loop and key here; each shell command and editor call goes to the pod).
+--network allow reaches a pod through a tunnel over the Kubernetes API
+(forkbomb's binary, sent into the pod, forwards its 127.0.0.1 port), so
+the pod needs no route to this machine. claude-code and codex are refused
+on it, before anything runs (their CLIs are not in the image).
+
 ` + exitHelp("run"),
 		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
 		Args:    runArgs(&task),
@@ -145,6 +154,9 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es eng
 		return nil, "", err
 	}
 	if eng, err = pickEngine(eng, c.Flags().Changed("engine"), agent, es.AgentBin); err != nil {
+		return nil, "", err
+	}
+	if err := backend.refuse(eng); err != nil {
 		return nil, "", err
 	}
 	if eng == "api" {

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -22,6 +24,36 @@ import (
 //
 //	go test -run '^$' -bench Backends -benchtime 3x ./internal/kube
 func BenchmarkBackends(b *testing.B) {
+	benchBackends(b, func(*run.Options) {})
+}
+
+// BenchmarkBackendsAPI is BenchmarkBackends with the api engine: each
+// fork's model (the scripted server, on loopback) runs a command, edits
+// the value with the editor and stops — its loop here on both backends,
+// its command and edit in the fork's sandbox or its pod.
+//
+//	go test -run '^$' -bench BackendsAPI -benchtime 3x ./internal/kube
+func BenchmarkBackendsAPI(b *testing.B) {
+	key := "sk-bench-" + strings.Repeat("b", 24)
+	srv, err := engine.StartScripted(key, map[string][]engine.Step{"": {
+		{Tools: []engine.ToolCall{{Name: "shell", Input: map[string]any{"command": "cat value"}}}},
+		{Tools: []engine.ToolCall{{Name: "editor", Input: map[string]any{"command": "str_replace", "path": "value", "old_str": "1", "new_str": "2"}}}},
+		{Text: "Fixed."},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	eng, err := engine.New("api", engine.Settings{Provider: "anthropic", Model: "scripted", APIKey: key, BaseURL: srv.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchBackends(b, func(o *run.Options) { o.Engine = eng })
+}
+
+// benchBackends races the fixture on both backends, setup changing the
+// race's options (its engine), and reports the rates and ratios.
+func benchBackends(b *testing.B, setup func(*run.Options)) {
 	cfg, ns := cluster(b)
 	repo := fixture(b)
 	const forks = 4
@@ -33,6 +65,7 @@ func BenchmarkBackends(b *testing.B) {
 			b.Fatal(err)
 		}
 		o := benchOptions(b, local, repo, agent, forks)
+		setup(&o)
 		f, v := measure(b, o)
 		lf, lv = lf+f, lv+v
 		ks, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns})

@@ -40,7 +40,15 @@ func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Di
 		return nil, fmt.Errorf("diff %s: %w", name, workspace.ErrNotFound)
 	}
 	if !fs.started.Load() {
-		return &workspace.Diff{}, nil // no command ever ran in it: no change
+		// No command ever ran in it: its changes, if any, are the
+		// editor's, made in the local fork (files.go).
+		fs.filesMu.Lock()
+		edited := len(fs.pending) > 0
+		fs.filesMu.Unlock()
+		if edited {
+			return s.o.Local.Diff(ctx, name, stat)
+		}
+		return &workspace.Diff{}, nil
 	}
 	pid1, err := s.o.Local.Get(fs.pid1)
 	if err != nil {

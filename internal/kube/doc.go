@@ -12,6 +12,11 @@
 //     the API's exec on the fork's first command; its agent runs there;
 //     its patch comes back as text (git diff in the pod, bounded) and is
 //     never trusted more than any fork's patch is.
+//   - An in-process editor (the api engine's) reads and writes the fork's
+//     files in its pod over exec (files.go); a command with the proxy
+//     network (--network allow) reaches forkbomb's proxy through a tunnel
+//     over the API (tunnel.go, internal/tunnel), so no pod needs a route
+//     to this machine.
 //   - One anchor object per run (a coordination.k8s.io Lease) owns every
 //     Pod and NetworkPolicy of the run, so deleting it — forkbomb does on
 //     exit, any later forkbomb does for a run whose lease lapsed (a kill

@@ -78,10 +78,7 @@ func (s *Store) stream(ctx context.Context, pod string, argv []string, stdin io.
 // ready makes the fork's pod from its first command's policy, waits for
 // it to run, and sends it the pid 1's tree.
 func (s *Store) ready(ctx context.Context, name string, fs *forkState, p sandbox.Policy) error {
-	fs.ready.Do(func() {
-		fs.err = s.start(ctx, name, fs, p)
-		fs.started.Store(fs.err == nil)
-	})
+	fs.ready.Do(func() { fs.err = s.start(ctx, name, fs, p) })
 	return fs.err
 }
 
@@ -126,6 +123,12 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	if code != 0 {
 		return fmt.Errorf("send the tree to %s: tar exited %d: %s", name, code, errb.String())
 	}
+	fs.filesMu.Lock()
+	defer fs.filesMu.Unlock()
+	if err := s.replay(ctx, name, fs); err != nil {
+		return err
+	}
+	fs.started.Store(true)
 	return nil
 }
 
@@ -190,6 +193,14 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	if err := s.ready(ctx, name, fs, p); err != nil {
 		return nil, err
 	}
+	var tun *podTunnel
+	if p.Network == sandbox.NetworkProxy {
+		var err error
+		if tun, err = s.openTunnel(ctx, name, fs, p.Proxy); err != nil {
+			return nil, err
+		}
+		defer tun.stop()
+	}
 	argv := []string{"/bin/sh", "-c", `cd /work/tree && exec "$@"`, "sh", "/bin/env", "-i",
 		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "TMPDIR=/tmp", "LANG=C.UTF-8"}
 	for _, kv := range p.SetEnv {
@@ -217,9 +228,20 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	}
 	cctx, cancelOut := context.WithCancel(cctx)
 	defer cancelOut()
+	if tun != nil {
+		var cancelTun context.CancelFunc
+		cctx, cancelTun = tun.bind(cctx) // a lost tunnel stops the command
+		defer cancelTun()
+	}
 	capw := &capWriter{max: p.MaxOutput, cancel: cancelOut}
 	start := time.Now()
 	code, err := s.stream(cctx, fs.obj, argv, stdio.Stdin, capw.wrap(out), capw.wrap(errw))
+	if tun != nil {
+		if lost := tun.stop(); lost != nil && ctx.Err() == nil { // a caller's cancel is a kill, below
+			s.killAll(fs.obj)
+			return nil, fmt.Errorf("exec in %s: %w", name, lost)
+		}
+	}
 	s.killAll(fs.obj)
 	switch {
 	case capw.over:

@@ -5,11 +5,15 @@ import (
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/tunnel"
 )
 
 func TestMain(m *testing.M) {
 	if sandbox.IsInit() { // the judge's test runs re-execute this binary
 		sandbox.InitMain()
+	}
+	if tunnel.IsForwarder() { // TestClusterTunnel's pods run this binary as their forwarder
+		tunnel.ForwarderMain()
 	}
 	if args := os.Getenv("FORKBOMB_KUBE_CHILD"); args != "" { // TestClusterKill9's forkbomb
 		os.Exit(kubeChild(args))

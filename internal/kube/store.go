@@ -20,11 +20,6 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-// ErrNoFiles: an in-process editor cannot reach a pod's files; engines
-// that run whole inside the fork (command, claude-code) are what this
-// backend races.
-var ErrNoFiles = errors.New("the kubernetes backend has no in-process file access to a fork: use an engine that runs inside the fork (command, claude-code)")
-
 // Options say which cluster and how each fork's pod is made.
 type Options struct {
 	// Local holds the pid 1s and the judge's forks (see the package doc).
@@ -47,6 +42,11 @@ type Options struct {
 	// UseSandboxCRD: "auto" (default: when the cluster serves
 	// agents.x-k8s.io Sandbox), "always" or "never".
 	UseSandboxCRD string
+	// ForwarderBin is the binary sent to a pod to run the tunnel of a
+	// command with a proxy network (tunnel.go): forkbomb's own (default:
+	// os.Executable), which must run in the image — statically linked,
+	// or the image holds its libc.
+	ForwarderBin string
 	// LeaseDuration is how long a run's anchor stays valid without a
 	// renewal; a later forkbomb deletes a lapsed one. Default 60s.
 	LeaseDuration time.Duration
@@ -81,6 +81,14 @@ type forkState struct {
 	err    error
 	// started: the pod runs and holds the tree (no command, no patch)
 	started atomic.Bool
+	// filesMu orders the editor's calls (files.go) with the pod's start:
+	// pending are the paths it wrote to the local fork before then, sent
+	// to the pod after the tree.
+	filesMu sync.Mutex
+	pending []string
+	// fwdOnce sends forkbomb's binary for the tunnel (tunnel.go)
+	fwdOnce sync.Once
+	fwdErr  error
 }
 
 // Open connects to the cluster, reaps what killed forkbombs left (lapsed
@@ -139,9 +147,6 @@ func (s *Store) UsesSandboxCRD() bool { return s.crd }
 func (s *Store) Get(name string) (*workspace.Meta, error) { return s.o.Local.Get(name) }
 func (s *Store) List() ([]*workspace.Meta, error)         { return s.o.Local.List() }
 func (s *Store) Snapshot(name string) (string, error)     { return s.o.Local.Snapshot(name) }
-
-// Files is refused: see ErrNoFiles.
-func (s *Store) Files(name string) (string, workspace.Files, error) { return "", nil, ErrNoFiles }
 
 // New makes a pid 1 locally and the run's anchor, renewed until Remove.
 func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error) {

@@ -109,29 +109,25 @@ const sendOutput = `f=` + outputFile + `; cat "$f" && printf '\nFORKBOMB-OUTPUT 
 // output runs script (with args as $1…) in the pod with its stdout going
 // to the output file, then reads that file back whole (at most max bytes).
 // It returns the script's exit status; a nil error means the bytes are
-// exactly what the file held.
+// exactly what the file held. The first exec both runs the script and
+// sends the file (one exec where nothing is lost); only a lost or cut
+// send is asked for again, never the script.
 func (s *Store) output(ctx context.Context, pod, script string, args []string, max int) ([]byte, int, error) {
-	run := append([]string{"/bin/sh", "-c", `(` + script + `) >` + outputFile, "sh"}, args...)
-	var errb limitedBuffer
-	errb.max = 4 << 10
-	code, err := s.stream(ctx, pod, run, nil, nil, &errb)
-	if err != nil {
-		return nil, -1, err
-	}
-	if code != 0 {
-		return nil, code, fmt.Errorf("exit %d: %s", code, strings.TrimSpace(errb.String()))
-	}
-	for try := 0; try < outputTries; try++ {
-		var out limitedBuffer
-		out.max = max + 256
-		rc, err := s.stream(ctx, pod, []string{"/bin/sh", "-c", sendOutput}, nil, &out, nil)
+	run := append([]string{"/bin/sh", "-c", `(` + script + `) >` + outputFile + ` || exit $?; ` + sendOutput, "sh"}, args...)
+	for try := 0; try <= outputTries; try++ {
+		var out, errb limitedBuffer
+		out.max, errb.max = max+256, 4<<10
+		code, err := s.stream(ctx, pod, run, nil, &out, &errb)
 		if err != nil {
 			return nil, -1, err
+		}
+		if try == 0 && code != 0 {
+			return nil, code, fmt.Errorf("exit %d: %s", code, strings.TrimSpace(errb.String()))
 		}
 		if out.over {
 			return nil, 0, fmt.Errorf("%w: over %d bytes", errTooBig, max)
 		}
-		if rc != 0 {
+		if code != 0 {
 			continue
 		}
 		if data, ok := checkTrailer(out.Bytes()); ok {
@@ -140,6 +136,7 @@ func (s *Store) output(ctx context.Context, pod, script string, args []string, m
 			}
 			return bytes.Clone(data), 0, nil
 		}
+		run = []string{"/bin/sh", "-c", sendOutput}
 	}
 	return nil, 0, fmt.Errorf("read %s from %s: incomplete after %d tries", outputFile, pod, outputTries)
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/cli"
-	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/kube"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -18,17 +17,9 @@ import (
 type cluster struct{}
 
 // Store puts a race's forks on the cluster; the judge stays on local.
+// What a pod cannot run (claude-code, codex) was refused by the core
+// before anything started.
 func (cluster) Store(ctx context.Context, o *run.Options, local *workspace.Store, f cli.ClusterFlags) (func(), error) {
-	// What a pod cannot do yet is refused, never run weaker: the model
-	// proxy does not reach pods (so no claude-code, codex or api engine:
-	// the api engine's editor also needs the fork's files here), nor does
-	// --network allow.
-	if _, ok := o.Engine.(engine.Command); !ok {
-		return nil, fmt.Errorf("--backend kubernetes races the command engine only (--engine command --agent ...); %s is not supported on it yet", o.Engine.Info().Name)
-	}
-	if len(o.Allow) > 0 {
-		return nil, fmt.Errorf("--backend kubernetes: --network allow is not supported (pods get a deny-all NetworkPolicy)")
-	}
 	cfg, err := kube.LoadConfig(f.Context)
 	if err != nil {
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
