@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/cli"
@@ -29,12 +31,28 @@ func (cluster) Store(ctx context.Context, o *run.Options, local *workspace.Store
 		timeout = 30 * time.Minute
 	}
 	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: f.Namespace, Image: f.Image,
-		RuntimeClass: f.RuntimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: f.SandboxCRD})
+		RuntimeClass: f.RuntimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: f.SandboxCRD,
+		ForwarderBin: coreBeside()})
 	if err != nil {
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
 	}
 	o.Store, o.JudgeStore = ks, local
 	return func() { ks.Close() }, nil
+}
+
+// coreBeside is the core forkbomb beside this binary when there is one: it
+// runs the pod's tunnel as well as forkbomb-full does, at a third of the
+// bytes sent to each pod. Empty (kube's default: this binary) otherwise.
+func coreBeside() string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	core := filepath.Join(filepath.Dir(self), "forkbomb")
+	if fi, err := os.Lstat(core); err != nil || !fi.Mode().IsRegular() || core == self {
+		return ""
+	}
+	return core
 }
 
 // Probe reports what the cluster enforces.
