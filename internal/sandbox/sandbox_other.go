@@ -32,3 +32,7 @@ func InitMain() {}
 
 // FindGitDirs has nothing to protect where there is no sandbox.
 func FindGitDirs(root string) ([]string, error) { return nil, nil }
+
+// Loaders: no program lists are enforced here (runConfined refuses), so
+// there are no dynamic loaders to allow with them.
+func Loaders() []string { return nil }

@@ -9,8 +9,6 @@ import (
 	"os"
 	"strconv"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // forwarderArg is argv[1] of forkbomb re-executed as the pod's forwarder.
@@ -46,7 +44,9 @@ func ForwarderMain() {
 // user) cannot take its descriptors through /proc — though what it could
 // do with them is only what it may do through the port.
 func Forward(port int, in io.Reader, out io.Writer) error {
-	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	if err := notDumpable(); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return err
