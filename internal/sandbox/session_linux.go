@@ -159,7 +159,7 @@ func startSession(ctx context.Context, r *resolved, mode Mode) (_ *session, err 
 	// environment only, stdio /dev/null (each command gets its own).
 	cmd := exec.Command("/proc/self/exe", initArg)
 	cmd.Args[0] = "forkbomb-init"
-	cmd.Env, cmd.Dir = cfg.Env, "/"
+	cmd.Env, cmd.Dir = initEnv(cfg.Env), "/"
 	cmd.SysProcAttr = initSysProcAttr(cfg)
 	cmd.ExtraFiles = []*os.File{cfgR, statW, child}
 	s.init = cmd
