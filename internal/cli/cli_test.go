@@ -58,6 +58,7 @@ func TestScripts(t *testing.T) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir+"/home")
+			noExitSleep(env)
 			// the judge reuses the Go build cache, as it would a user's
 			if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
 				env.Setenv("GOCACHE", strings.TrimSpace(string(out)))

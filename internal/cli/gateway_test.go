@@ -108,6 +108,7 @@ func TestGatewayScripts(t *testing.T) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir+"/home")
+			noExitSleep(env)
 			return os.MkdirAll(env.WorkDir+"/home", 0o755)
 		},
 	})

@@ -47,6 +47,7 @@ func plantClaudeConfig(t *testing.T, dir string) {
 // instructions. Control: the same session with the isolation flags
 // dropped leaves the hook and MCP markers, so the check can see a load.
 func TestClaudeCodeSettingsIsolation(t *testing.T) {
+	t.Parallel()
 	r := newClaudeRig(t, map[string][]Step{"planted": {
 		{Tools: []ToolCall{{Name: "Bash", Input: map[string]any{"command": "echo ran > bash-ran"}}}},
 		{Text: "Done."},

@@ -113,6 +113,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 // count, its version is recorded, and the real key — which the proxy holds
 // — is nowhere in the fork: not its environment, files, or what it said.
 func TestClaudeCode(t *testing.T) {
+	t.Parallel()
 	r := newClaudeRig(t, map[string][]Step{"worker": {
 		{Text: "Looking around.", Tools: []ToolCall{{Name: "Bash", Input: map[string]any{"command": "id -u; env > env.txt; echo made > made.txt"}}}},
 		{Tools: []ToolCall{{Name: "Write", Input: map[string]any{"file_path": "written.txt", "content": "by the Write tool\n"}}}},

@@ -37,6 +37,7 @@ const fixPatch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: lib.sh\
 // agent cats inside the fork does surface in the events, so a leaked
 // secret would.
 func TestCodexEngine(t *testing.T) {
+	t.Parallel()
 	base, _ := testutil.OutsideDir(t)
 	secret := "planted-secret-" + time.Now().Format("150405.000000")
 	w := codexFork(t, base, map[string]string{
@@ -144,6 +145,7 @@ var repoMarkers = []string{"MARKER_MCP", "MARKER_HOOK_START", "MARKER_HOOK_PROMP
 // with the project trusted: every marker appears, so their absence in the
 // fork means the configuration did not load.
 func TestCodexRepoConfigIsolation(t *testing.T) {
+	t.Parallel()
 	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{"idle": {{Text: "Nothing to do."}}})
 	if err != nil {
 		t.Fatal(err)
@@ -225,6 +227,7 @@ func eventually(cond func() bool) bool {
 // the control: the command was running (its file landed) and is found
 // there by the same scan while it runs.
 func TestCodexKilled(t *testing.T) {
+	t.Parallel()
 	mark := "300.4242" + time.Now().Format("0405")
 	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{"stay": {
 		{Tools: []engine.ToolCall{shell("echo started > started.txt; sleep " + mark)}},

@@ -28,6 +28,7 @@ import (
 // file of the record, and the real key is in neither the fork's
 // environment (its patch) nor the record; the placeholder is.
 func TestRaceClaudeCode(t *testing.T) {
+	t.Parallel()
 	testutil.Need(t, "claude")
 	base, unmasked := testutil.OutsideDir(t)
 	if !unmasked {

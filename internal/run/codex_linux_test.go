@@ -30,6 +30,7 @@ func codexShell(cmd string) engine.ToolCall {
 // inside its own tree lands, and the secret is readable from the host
 // where it was planted.
 func TestRaceCodex(t *testing.T) {
+	t.Parallel()
 	testutil.Need(t, "codex", "node")
 	realKey := "sk-proj-REAL-codex-race-" + strings.Repeat("k", 24)
 	outside, _ := testutil.OutsideDir(t)

@@ -63,6 +63,7 @@ func (c *pathCounter) total() int {
 // Counts are read on the servers. The control: the same requests made
 // unconfined reach both servers.
 func TestRaceNetworkAllow(t *testing.T) {
+	t.Parallel()
 	testutil.Need(t, "curl")
 	rep, err := sandbox.Probe(t.Context())
 	if err != nil {

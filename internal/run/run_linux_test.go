@@ -150,6 +150,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 // TestRaceInterrupted: cancelling the race (Ctrl-C) once every agent runs
 // kills every fork and records the run as interrupted.
 func TestRaceInterrupted(t *testing.T) {
+	t.Parallel()
 	o := options(t, repo(t))
 	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", startedAgent}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -179,6 +180,7 @@ func TestRaceInterrupted(t *testing.T) {
 // TestRaceSIGKILL: a forkbomb killed with SIGKILL mid-race leaves a run
 // that reads as interrupted, and the next race reclaims its workspaces.
 func TestRaceSIGKILL(t *testing.T) {
+	t.Parallel()
 	dir := repo(t)
 	state, runs := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "runs")
 	// A judge's throwaway fork the kill interrupted stays behind.
@@ -218,6 +220,7 @@ func TestRaceSIGKILL(t *testing.T) {
 // server standing in for the network): the model's edit wins, its shell
 // command ran in the sandbox, and its key appears nowhere in the record.
 func TestRaceAPIEngine(t *testing.T) {
+	t.Parallel()
 	for _, provider := range []string{"anthropic", "openai"} {
 		t.Run(provider, func(t *testing.T) {
 			key := "sk-scripted-" + strings.Repeat("k", 24)

@@ -146,7 +146,7 @@ func runWithInit(ctx context.Context, r *resolved, mode Mode, stdio Stdio, probe
 	// The init's environment is already the command's: nothing else the
 	// caller holds (an API key, a token) is ever in a process the command can
 	// read.
-	cmd.Env = cfg.Env
+	cmd.Env = initEnv(cfg.Env)
 	cmd.Dir = "/"
 	cmd.SysProcAttr = initSysProcAttr(cfg)
 

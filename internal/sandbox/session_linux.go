@@ -165,7 +165,7 @@ func startSessionWith(ctx context.Context, r *resolved, mode Mode, b *initBinary
 	// As in runWithMode: the running binary itself, the command's
 	// environment only, stdio /dev/null (each command gets its own).
 	cmd := initCommand(b, []*os.File{cfgR, statW, child})
-	cmd.Env, cmd.Dir = cfg.Env, "/"
+	cmd.Env, cmd.Dir = initEnv(cfg.Env), "/"
 	cmd.SysProcAttr = initSysProcAttr(cfg)
 	s.init = cmd
 	started := make(chan error, 1)

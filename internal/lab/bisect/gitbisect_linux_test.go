@@ -111,6 +111,7 @@ func newStore(t *testing.T) *workspace.Store {
 }
 
 func TestBisectMatchesGitBisectRun(t *testing.T) {
+	t.Parallel()
 	testutil.Need(t, "git")
 	cases := []struct {
 		name      string
@@ -127,6 +128,7 @@ func TestBisectMatchesGitBisectRun(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own repository, clone and store
 			repo, _ := genRepo(t, tc.n, tc.skip)
 			test := testCmd(tc.threshold)
 			want := gitBisect(t, repo, test)
