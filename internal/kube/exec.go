@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,7 +65,13 @@ func (s *Store) stream(ctx context.Context, pod string, argv []string, stdin io.
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	// client-go may return before its stdout and stderr copies have
+	// finished: the gate orders every write before the return and drops
+	// what comes after, so the caller owns its writers again once stream
+	// returns (a fork's log is written next by the race).
+	g := newGate()
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: g.wrap(stdout), Stderr: g.wrap(stderr)})
+	g.close()
 	var ce exec.CodeExitError
 	switch {
 	case err == nil:
@@ -280,6 +287,49 @@ func (s *Store) oomKilled(pod string) bool {
 		return false
 	}
 	return strings.Contains(fmt.Sprint(u.Object["status"]), "OOMKilled")
+}
+
+// gate passes writes to its writers until it is closed, one at a time,
+// and drops them after. close waits for a write under way, so every write
+// happens before it returns; a write stuck longer than gateWait (a pipe
+// nobody reads) is left to finish on its own, bounded like every wait.
+type gate struct {
+	sem    chan struct{} // one write at a time; close takes it too
+	closed atomic.Bool
+}
+
+const gateWait = 5 * time.Second
+
+var errGateClosed = errors.New("exec output after the exec returned")
+
+func newGate() *gate { return &gate{sem: make(chan struct{}, 1)} }
+
+func (g *gate) wrap(w io.Writer) io.Writer { return gated{g, w} }
+
+func (g *gate) close() {
+	t := time.NewTimer(gateWait)
+	defer t.Stop()
+	select {
+	case g.sem <- struct{}{}:
+		g.closed.Store(true)
+		<-g.sem
+	case <-t.C:
+		g.closed.Store(true)
+	}
+}
+
+type gated struct {
+	g *gate
+	w io.Writer
+}
+
+func (x gated) Write(p []byte) (int, error) {
+	x.g.sem <- struct{}{}
+	defer func() { <-x.g.sem }()
+	if x.g.closed.Load() {
+		return 0, errGateClosed
+	}
+	return x.w.Write(p)
 }
 
 // capWriter cuts a command's output at max bytes (0: none) and stops it;
