@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 )
 
 // ToolServer is a workspace whose only tool is an MCP server of its own
@@ -24,12 +23,26 @@ type ToolServer interface {
 // (internal/cli) proves a model that calls Bash or Write gets a refusal.
 var claudeBuiltinTools = "Bash,BashOutput,KillShell,Read,Write,Edit,MultiEdit,NotebookEdit,Glob,Grep,LS,Task,TaskStop,Agent,WebFetch,WebSearch,TodoWrite,Skill,SlashCommand,CronCreate,CronDelete,CronList,EnterWorktree,ExitWorktree,ListAgents,Monitor,ReportFindings,ScheduleWakeup,SendMessage,ToolSearch,Workflow"
 
-var mcpName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// validMCPName: 1–64 of [A-Za-z0-9_-]. A loop, not a regexp: the
+// regexp's {1,64} compiled at start-up was most of this package's
+// initialisation, paid by every forkbomb process.
+func validMCPName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // mcpArgs are the flags that make the server the CLI's only tools.
 func mcpArgs(ts ToolServer) ([]string, error) {
 	name, argv, tools := ts.MCPServer()
-	if !mcpName.MatchString(name) || len(argv) == 0 || len(tools) == 0 {
+	if !validMCPName(name) || len(argv) == 0 || len(tools) == 0 {
 		return nil, fmt.Errorf("claude-code: workspace MCP server %q: a name, a command and tools are needed", name)
 	}
 	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
@@ -40,7 +53,7 @@ func mcpArgs(ts ToolServer) ([]string, error) {
 	}
 	allowed := ""
 	for i, t := range tools {
-		if !mcpName.MatchString(t) {
+		if !validMCPName(t) {
 			return nil, fmt.Errorf("claude-code: MCP tool name %q", t)
 		}
 		if i > 0 {
