@@ -39,7 +39,7 @@ type Options struct {
 	// are Ignored.
 	Budget time.Duration
 	// Timeout of each mutant's tests (0: three times the baseline plus
-	// ten seconds).
+	// ten seconds). The baseline itself gets 30 minutes, or twice this.
 	Timeout time.Duration
 	// Max runs at most this many of the covered mutants, spread evenly
 	// over them (0: all).
@@ -269,10 +269,12 @@ func (r *runner) baseline(ctx context.Context, goCover bool, module string) (tim
 	if goCover {
 		test = "(" + r.o.Test + ") && go test -count=1 -coverpkg=./... -coverprofile=" + coverFile + " ./... >/dev/null"
 	}
+	// The baseline is not a mutant: Timeout bounds a mutant's run (an
+	// infinite loop is its verdict), while the baseline runs the tests
+	// twice with coverage and only needs to end. It gets 30 minutes, or
+	// twice a longer Timeout; a loaded machine must not fail it.
 	saved := r.o.Timeout
-	if r.o.Timeout == 0 {
-		r.o.Timeout = 30 * time.Minute
-	}
+	r.o.Timeout = max(30*time.Minute, 2*saved)
 	start := time.Now()
 	var out lab.Tail
 	res, err := r.o.Store.Exec(ctx, fork, r.policy(test, "", true), sandbox.Stdio{Stdout: &out, Stderr: &out})
