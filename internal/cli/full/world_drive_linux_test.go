@@ -159,12 +159,23 @@ func TestWorldDrive(t *testing.T) {
 				}
 			}
 			// The CLI's own word on what it has: the world's shell and nothing else.
-			first, _, _ := bytes.Cut(logb, []byte("\n"))
+			// Its init message, the first system/init line: the CLI's
+			// stderr shares the log, so other lines may come before it.
 			var init struct {
-				Tools []string `json:"tools"`
+				Type    string   `json:"type"`
+				Subtype string   `json:"subtype"`
+				Tools   []string `json:"tools"`
 			}
-			if err := json.Unmarshal(first, &init); err != nil || len(init.Tools) != 1 || init.Tools[0] != "mcp__world__shell" {
-				t.Errorf("the CLI's tools %v (%v), want only mcp__world__shell", init.Tools, err)
+			found := false
+			for line := range bytes.Lines(logb) {
+				if json.Unmarshal(line, &init) == nil && init.Type == "system" && init.Subtype == "init" {
+					found = true
+					break
+				}
+				t.Logf("before the CLI's init message: %.200q", line)
+			}
+			if !found || len(init.Tools) != 1 || init.Tools[0] != "mcp__world__shell" {
+				t.Errorf("the CLI's tools %v (init message found: %v), want only mcp__world__shell", init.Tools, found)
 			}
 			tc.check(t, w, string(logb))
 		})
