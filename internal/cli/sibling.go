@@ -4,6 +4,7 @@ import (
 	"debug/buildinfo"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -92,18 +93,19 @@ func execFull(what string, code int) error {
 		return fail("this binary's path: %v", err)
 	}
 	full := filepath.Join(filepath.Dir(self), fullName)
-	if _, err := os.Stat(full); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fail("%s is not there; %s", full, buildHint)
-		}
-		return fail("%v", err)
-	}
 	mine, ok := debug.ReadBuildInfo()
 	if !ok {
 		return fail("this binary has no build information to match %s against", full)
 	}
+	// One open: buildinfo.ReadFile returns os.Open's error as it is.
 	theirs, err := buildinfo.ReadFile(full)
-	if err != nil {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail("%s is not there; %s", full, buildHint)
+	case errors.As(err, &pe):
+		return fail("%v", err)
+	case err != nil:
 		return fail("%s is not a Go build of forkbomb (%v); %s", full, err, buildHint)
 	}
 	if err := sameBuild(mine, theirs); err != nil {

@@ -162,8 +162,9 @@ func startSessionWith(ctx context.Context, r *resolved, mode Mode, b *initBinary
 	}
 	defer statR.Close()
 
-	// As in runWithMode: the running binary itself, the command's
-	// environment only, stdio /dev/null (each command gets its own).
+	// As in runWithMode: the checked forkbomb-init or the running binary
+	// itself, the command's environment only, stdio /dev/null (each
+	// command gets its own).
 	cmd := initCommand(b, []*os.File{cfgR, statW, child})
 	cmd.Env, cmd.Dir = initEnv(cfg.Env), "/"
 	cmd.SysProcAttr = initSysProcAttr(cfg)
