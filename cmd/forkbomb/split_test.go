@@ -225,23 +225,39 @@ func TestCoreExecsFull(t *testing.T) {
 // build both, with the status the verb gives when it cannot run; it
 // still runs its own verbs (the control).
 func TestCoreWithoutFull(t *testing.T) {
-	core, _ := binaries(t)
+	core, full := binaries(t)
 	for _, tc := range []struct {
 		name    string
 		sibling string // copied in as forkbomb-full; "" none
+		mode    os.FileMode
+		link    bool // forkbomb-full is a symbolic link to sibling instead
 		why     string
 	}{
-		{"missing", "", "is not there"},
-		{"not a Go build", "/bin/true", "is not a Go build of forkbomb"},
-		{"another program", core, "is from another build"},
+		{"missing", "", 0, false, "is not there"},
+		{"not a Go build", "/bin/true", 0o755, false, "is not a Go build of forkbomb"},
+		{"another program", core, 0o755, false, "is from another build"},
+		// The right build, in a file others could change, or reached
+		// through a link: refused as the sandbox init would be
+		// (TestCoreHandsOn is the control: the same build, a plain file).
+		{"writable by others", full, 0o777, false, "writable by group or others"},
+		{"a symbolic link", full, 0, true, "symbolic link"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			lone := filepath.Join(dir, "forkbomb")
 			copyFile(t, core, lone)
-			if tc.sibling != "" {
-				copyFile(t, tc.sibling, filepath.Join(dir, "forkbomb-full"))
+			sib := filepath.Join(dir, "forkbomb-full")
+			switch {
+			case tc.link:
+				if err := os.Symlink(tc.sibling, sib); err != nil {
+					t.Fatal(err)
+				}
+			case tc.sibling != "":
+				copyFile(t, tc.sibling, sib)
+				if err := os.Chmod(sib, tc.mode); err != nil { // past the umask
+					t.Fatal(err)
+				}
 			}
 			for _, c := range []struct {
 				args []string

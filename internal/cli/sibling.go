@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // Like git with git-<verb>, the core forkbomb hands what it does not link
@@ -97,15 +99,16 @@ func execFull(what string, code int) error {
 	if !ok {
 		return fail("this binary has no build information to match %s against", full)
 	}
-	// One open: buildinfo.ReadFile returns os.Open's error as it is.
+	// The checks the standalone sandbox init passes: a file only its
+	// owner (root or this user) can change, as forkbomb itself.
+	if err := sandbox.CheckProgram(full); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fail("%s is not there; %s", full, buildHint)
+		}
+		return fail("%s not used: %v; %s, and keep %s a plain file, mode 0755", full, err, buildHint, fullName)
+	}
 	theirs, err := buildinfo.ReadFile(full)
-	var pe *fs.PathError
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fail("%s is not there; %s", full, buildHint)
-	case errors.As(err, &pe):
-		return fail("%v", err)
-	case err != nil:
+	if err != nil {
 		return fail("%s is not a Go build of forkbomb (%v); %s", full, err, buildHint)
 	}
 	if err := sameBuild(mine, theirs); err != nil {

@@ -178,20 +178,8 @@ func checkInit(fd int) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
-	uid := uint32(os.Getuid())
-	switch {
-	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		return errors.New("it is a symbolic link (not followed)")
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return errors.New("it is not a regular file")
-	case st.Mode&0o022 != 0:
-		return fmt.Errorf("it is writable by group or others (mode %#o)", st.Mode&0o7777)
-	case st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0:
-		return errors.New("it is set-user-id or set-group-id")
-	case st.Uid != 0 && st.Uid != uid:
-		return fmt.Errorf("it is owned by uid %d, neither root nor you", st.Uid)
-	case st.Mode&0o111 == 0:
-		return errors.New("it is not executable")
+	if err := checkProgramStat(st.Mode, st.Uid); err != nil {
+		return err
 	}
 	var fs unix.Statfs_t
 	if err := unix.Fstatfs(fd, &fs); err == nil && fs.Flags&unix.ST_NOEXEC != 0 {
