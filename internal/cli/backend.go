@@ -54,10 +54,10 @@ func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspa
 	if b.backend != "kubernetes" {
 		return func() {}, nil
 	}
+	// run's RunE has handed on (ready) and raceFromFlags has refused the
+	// engine (refuse) before any proxy or canary: this is the guard
+	// against a nil Cluster only.
 	if err := b.ready(ExitCouldNotRun); err != nil {
-		return nil, err
-	}
-	if err := b.refuse(o.Engine.Info().Name); err != nil {
 		return nil, err
 	}
 	return b.b.Cluster.Store(ctx, o, local, b.cluster)
