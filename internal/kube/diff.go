@@ -29,7 +29,7 @@ g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c diff.external= 
 g add -A . >/dev/null 2>&1 && g diff --cached --no-ext-diff --no-textconv --no-color -M --binary --full-index "$1"`
 
 const gitStat = `cd /work/tree && export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/tmp/home &&
-git -c core.hooksPath=/dev/null -c core.fsmonitor=false diff --cached --no-color -M --stat --summary "$1"`
+git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c diff.external= diff --cached --no-ext-diff --no-textconv --no-color -M --stat --summary "$1"`
 
 // Diff returns the fork's patch, made in its pod and sent back as text.
 func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Diff, error) {

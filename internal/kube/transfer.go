@@ -106,6 +106,19 @@ const (
 // sendOutput prints the output file followed by its trailer.
 const sendOutput = `f=` + outputFile + `; cat "$f" && printf '\nFORKBOMB-OUTPUT %s %s\n' "$(wc -c <"$f")" "$(sha256sum <"$f" | cut -d' ' -f1)"`
 
+// outputRun is the shell text that runs script into the output file and
+// sends it. The fork's processes write /tmp too: what is at the name may
+// be its link (the script's output would land in the file it names), a
+// FIFO (the redirect would wait) or a device. None runs while forkbomb
+// reads (each command's processes are killed after it), so the name is
+// removed and made afresh, O_EXCL (set -C), never opened through what the
+// fork left.
+func outputRun(script string) string {
+	return `rm -f ` + outputFile + ` || exit 1; (set -C; exec >` + outputFile + ` || exit 1; set +C
+` + script + `
+) || exit $?; ` + sendOutput
+}
+
 // output runs script (with args as $1…) in the pod with its stdout going
 // to the output file, then reads that file back whole (at most max bytes).
 // It returns the script's exit status; a nil error means the bytes are
@@ -113,7 +126,7 @@ const sendOutput = `f=` + outputFile + `; cat "$f" && printf '\nFORKBOMB-OUTPUT 
 // sends the file (one exec where nothing is lost); only a lost or cut
 // send is asked for again, never the script.
 func (s *Store) output(ctx context.Context, pod, script string, args []string, max int) ([]byte, int, error) {
-	run := append([]string{"/bin/sh", "-c", `(` + script + `) >` + outputFile + ` || exit $?; ` + sendOutput, "sh"}, args...)
+	run := append([]string{"/bin/sh", "-c", outputRun(script), "sh"}, args...)
 	for try := 0; try <= outputTries; try++ {
 		var out, errb limitedBuffer
 		out.max, errb.max = max+256, 4<<10
