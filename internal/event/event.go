@@ -44,6 +44,10 @@ const (
 	RunRunning     RunStatus = "running"
 	RunWon         RunStatus = "won"
 	RunNoWinner    RunStatus = "no-winner"
+	// RunNeedsReview: no fork passed cleanly, but one or more passed the
+	// tests with a patch whose text holds code that detects or inspects a
+	// test run (judge.Finding): never crowned automatically.
+	RunNeedsReview RunStatus = "needs-review"
 	RunInterrupted RunStatus = "interrupted" // Ctrl-C, or forkbomb was killed
 	RunFailed      RunStatus = "failed"      // the run could not go on (its record could not be written)
 )
@@ -55,6 +59,10 @@ const (
 	Pass    Verdict = "pass"
 	Fail    Verdict = "fail"
 	Unknown Verdict = "unknown" // the judge could not tell
+	// Review: the tests pass, but the patch adds code that detects or
+	// inspects a test run (the verdict's findings say where). Such a patch
+	// never wins over a clean pass, and never wins on its own.
+	Review Verdict = "review"
 )
 
 // Event is one thing that happened in a race.
