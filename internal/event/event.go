@@ -41,9 +41,9 @@ const (
 type RunStatus string
 
 const (
-	RunRunning     RunStatus = "running"
-	RunWon         RunStatus = "won"
-	RunNoWinner    RunStatus = "no-winner"
+	RunRunning  RunStatus = "running"
+	RunWon      RunStatus = "won"
+	RunNoWinner RunStatus = "no-winner"
 	// RunNeedsReview: no fork passed cleanly, but one or more passed the
 	// tests with a patch whose text holds code that detects or inspects a
 	// test run (judge.Finding): never crowned automatically.
