@@ -35,6 +35,12 @@ const (
 	// ExitCannotJudge: the judge itself could not run.
 	ExitCannotJudge = 2
 
+	// ExitNeedsReview: run and judge, when no patch fails (judge) or no
+	// fork passed cleanly (run) but a patch passed the tests while adding
+	// code that detects or inspects a test run: a person decides, never
+	// forkbomb.
+	ExitNeedsReview = 3
+
 	// sandbox and workspace exec pass the command's own status, or:
 	ExitTimeout       = sandbox.ExitTimeout       // 124: --timeout expired
 	ExitSetup         = sandbox.ExitSetup         // 125: could not run it (flags, sandbox set-up)
@@ -52,10 +58,10 @@ func exitHelp(verb string) string {
 	interrupted := fmt.Sprintf("%d when interrupted (Ctrl-C, SIGTERM).", ExitInterrupted)
 	switch verb {
 	case "run":
-		return fmt.Sprintf("Exit status: %d when a fork won; %d when the race ran and no fork passed; %d when\nthe race could not run (bad flags, repository or state; nothing was judged);\n%s",
-			ExitOK, ExitNoWinner, ExitCouldNotRun, interrupted)
+		return fmt.Sprintf("Exit status: %d when a fork won; %d when the race ran and no fork passed; %d when\nthe race could not run (bad flags, repository or state; nothing was judged);\n%d when it needs review: no fork passed cleanly, but one passed the tests with a\npatch that adds code detecting a test run (see 'forkbomb show'); %s",
+			ExitOK, ExitNoWinner, ExitCouldNotRun, ExitNeedsReview, interrupted)
 	case "judge":
-		return fmt.Sprintf("Exit status: %d when every patch passes, %d when one fails (or is unknown), %d\nwhen the judge itself could not run; %s", ExitOK, ExitPatchFails, ExitCannotJudge, interrupted)
+		return fmt.Sprintf("Exit status: %d when every patch passes, %d when one fails (or is unknown), %d\nwhen the judge itself could not run; %d when none fails but one needs review (it\npasses the tests and adds code that detects a test run: verdict \"review\"); %s", ExitOK, ExitPatchFails, ExitCannotJudge, ExitNeedsReview, interrupted)
 	case "sandbox", "workspace exec":
 		return fmt.Sprintf("Exit status: the command's own; %d when --timeout expired; %d when a\n--memory, --pids or --max-output limit killed it; %d when forkbomb could not run it\n(bad flags, or the sandbox could not be set up); %d when the command is not\nexecutable; %d when it is not found; %s",
 			ExitTimeout, ExitKilledByLimit, ExitSetup, ExitNotExecutable, ExitNotFound, interrupted)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -33,6 +34,13 @@ untouched base (cached). The patch passes only if the command exits 0 and
 every test that ran at baseline ran again and passed. Output alone is never
 trusted; where no test results can be read the verdict is "unknown", which
 never passes.
+
+The patch's own text is evidence too: what it adds outside the tests is read
+for code that detects or inspects a test run (testing.Testing(), call-stack
+walks, PYTEST_CURRENT_TEST, sys.modules or require.cache surgery, imports of
+test frameworks, exits from library code...). A patch that passes the tests
+with such code gets the verdict "review", each finding named by file and
+line: a person decides. The rules are listed in docs/JUDGE.md.
 
 The test command is run with /bin/sh -c. Where it can without changing what
 runs, the judge asks the runner for structured output (go test -json,
@@ -108,12 +116,7 @@ docs/JUDGE.md.
 					}
 				}
 			}
-			for _, v := range verdicts {
-				if !v.Pass {
-					return &exitError{code: ExitPatchFails}
-				}
-			}
-			return nil
+			return judgeStatus(verdicts)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -132,4 +135,23 @@ docs/JUDGE.md.
 	f.IntVar(&parallel, "parallel", 0, "patches judged at once (default: the number of cores)")
 	limits.add(f, "test run")
 	return cmd
+}
+
+// judgeStatus is judge's exit status: a failing (or unknown) patch first,
+// then one that needs review.
+func judgeStatus(verdicts []*judge.Verdict) error {
+	review := false
+	for _, v := range verdicts {
+		switch v.Verdict {
+		case event.Pass:
+		case event.Review:
+			review = true
+		default:
+			return &exitError{code: ExitPatchFails}
+		}
+	}
+	if review {
+		return &exitError{code: ExitNeedsReview}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -105,14 +107,19 @@ on it, before anything runs (their CLIs are not in the image).
 				if r.Winner != nil {
 					fmt.Fprintf(stdio.Out, ", winner fork %d — forkbomb apply %s", *r.Winner, r.ID)
 				}
+				if r.Status == event.RunNeedsReview {
+					printReview(stdio.Out, r)
+				}
 				fmt.Fprintf(stdio.Out, "\nrecord: %s\n", dir)
 			}
 			view.hold(c.Context(), stdio)
 			switch r.Status {
-			case "won":
+			case event.RunWon:
 				return nil
-			case "interrupted":
+			case event.RunInterrupted:
 				return &exitError{code: ExitInterrupted}
+			case event.RunNeedsReview:
+				return &exitError{code: ExitNeedsReview}
 			}
 			return &exitError{code: ExitNoWinner}
 		},
@@ -289,7 +296,7 @@ func newShowCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "One run: its forks, their verdicts, and the winning patch",
-		Long:  withExitHelp("One run: its status (running, won, no-winner or interrupted, as in 'forkbomb runs'),\nits forks, their verdicts, and the winning patch.", "show"),
+		Long:  withExitHelp("One run: its status (running, won, no-winner, needs-review or interrupted, as in\n'forkbomb runs'), its forks, their verdicts (with the findings of a fork whose\nverdict is \"review\"), and the winning patch.", "show"),
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, r, err := loadRun(runsDir, args[0])
@@ -299,6 +306,13 @@ func newShowCmd(stdio IO) *cobra.Command {
 			fmt.Fprintf(stdio.Out, "run %s — %s\ntask: %s\nrepo: %s at %s\ntest: %s\n\n", r.ID, r.Status, r.Task, r.Repo, r.Base, r.Test)
 			for _, f := range r.Fork {
 				fmt.Fprintf(stdio.Out, "fork %d: %s (exit %d) %s %s\n", f.N, f.State, f.Exit, f.Verdict, f.Reason)
+				for _, line := range f.Findings {
+					fmt.Fprintf(stdio.Out, "  finding: %s\n", line)
+				}
+			}
+			if r.Status == event.RunNeedsReview {
+				printReview(stdio.Out, r)
+				fmt.Fprintln(stdio.Out)
 			}
 			if r.Winner != nil {
 				patch, _ := os.ReadFile(filepath.Join(dir, r.ID, "winner.patch"))
@@ -313,27 +327,37 @@ func newShowCmd(stdio IO) *cobra.Command {
 
 func newApplyCmd(stdio IO) *cobra.Command {
 	var runsDir, branch string
+	fork := -1
 	cmd := &cobra.Command{
-		Use:   "apply RUN [--branch NAME]",
+		Use:   "apply RUN [--branch NAME] [--fork N]",
 		Short: "Put a run's winning patch on a new branch of your repository (never the current one)",
-		Long:  withExitHelp("Put a run's winning patch on a new branch of your repository, made at the run's\nbase commit; your current branch and working tree are never changed.", "apply"),
-		Args:  exactArgs(1),
+		Long: withExitHelp(`Put a run's winning patch on a new branch of your repository, made at the run's
+base commit; your current branch and working tree are never changed.
+
+--fork N applies fork N's patch instead, when its verdict is "pass" or
+"review" — the way to take a fork of a run that ended needs-review, once a
+person has read its findings ('forkbomb show RUN').`, "apply"),
+		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, r, err := loadRun(runsDir, args[0])
 			if err != nil {
 				return err
 			}
-			if r.Winner == nil {
-				return fmt.Errorf("run %s has no winner", r.ID)
+			n, patchFile, err := appliedFork(r, fork)
+			if err != nil {
+				return err
 			}
-			patch, err := os.ReadFile(filepath.Join(dir, r.ID, "winner.patch"))
+			patch, err := os.ReadFile(filepath.Join(dir, r.ID, patchFile))
 			if err != nil {
 				return err
 			}
 			if branch == "" {
 				branch = "forkbomb/" + r.ID
+				if fork >= 0 {
+					branch += fmt.Sprintf("-fork%d", n)
+				}
 			}
-			commit, err := workspace.Apply(c.Context(), r.Repo, r.Base, patch, branch, fmt.Sprintf("%s\n\nforkbomb run %s, fork %d", r.Task, r.ID, *r.Winner))
+			commit, err := workspace.Apply(c.Context(), r.Repo, r.Base, patch, branch, fmt.Sprintf("%s\n\nforkbomb run %s, fork %d", r.Task, r.ID, n))
 			if err != nil {
 				return err
 			}
@@ -342,6 +366,42 @@ func newApplyCmd(stdio IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&runsDir, "runs-dir", "", "runs directory (default $FORKBOMB_HOME/runs)")
-	cmd.Flags().StringVar(&branch, "branch", "", "the new branch (default forkbomb/RUN)")
+	cmd.Flags().StringVar(&branch, "branch", "", "the new branch (default forkbomb/RUN, or forkbomb/RUN-forkN with --fork)")
+	cmd.Flags().IntVar(&fork, "fork", -1, `apply this fork's patch (its verdict must be "pass" or "review") instead of the winner's`)
 	return cmd
+}
+
+// appliedFork is the fork apply takes and its patch file in the run's
+// folder: the winner, or the fork asked for when its tests passed.
+func appliedFork(r *record.Run, fork int) (int, string, error) {
+	if fork < 0 {
+		if r.Winner == nil {
+			if r.Status == event.RunNeedsReview {
+				return 0, "", fmt.Errorf("run %s has no winner: it needs review ('forkbomb show %s'), then 'forkbomb apply %s --fork N'", r.ID, r.ID, r.ID)
+			}
+			return 0, "", fmt.Errorf("run %s has no winner", r.ID)
+		}
+		return *r.Winner, "winner.patch", nil
+	}
+	for _, f := range r.Fork {
+		if f.N != fork {
+			continue
+		}
+		if f.Verdict != event.Pass && f.Verdict != event.Review {
+			return 0, "", fmt.Errorf("fork %d of run %s did not pass its tests (verdict %q)", fork, r.ID, f.Verdict)
+		}
+		return fork, filepath.Join("forks", fmt.Sprint(fork), "patch"), nil
+	}
+	return 0, "", fmt.Errorf("run %s has no fork %d", r.ID, fork)
+}
+
+// printReview says which forks need a person's review, and how to take one.
+func printReview(w io.Writer, r *record.Run) {
+	var ns []string
+	for _, f := range r.Fork {
+		if f.Verdict == event.Review {
+			ns = append(ns, fmt.Sprint(f.N))
+		}
+	}
+	fmt.Fprintf(w, "\nneeds review: fork(s) %s passed the tests, but their patches add code that detects\nor inspects a test run (see the findings: forkbomb show %s); no fork was crowned.\nTo take one after reading it: forkbomb apply %s --fork N", strings.Join(ns, ", "), r.ID, r.ID)
 }

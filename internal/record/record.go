@@ -63,15 +63,19 @@ type Run struct {
 
 // Fork is one fork's outcome in run.json.
 type Fork struct {
-	N            int             `json:"n"`
-	State        event.ForkState `json:"state"`
-	Exit         int             `json:"exit"`
-	Verdict      event.Verdict   `json:"verdict,omitempty"`
-	Reason       string          `json:"reason,omitempty"`
-	Score        float64         `json:"score"`
-	TokensIn     int64           `json:"tokens_in,omitempty"`
-	TokensOut    int64           `json:"tokens_out,omitempty"`
-	CostMicroUSD int64           `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
+	N       int             `json:"n"`
+	State   event.ForkState `json:"state"`
+	Exit    int             `json:"exit"`
+	Verdict event.Verdict   `json:"verdict,omitempty"`
+	Reason  string          `json:"reason,omitempty"`
+	Score   float64         `json:"score"`
+	// Findings: code in the fork's patch that detects or inspects a test
+	// run ("FILE:LINE: CONSTRUCT (RULE)"); a passing patch with findings
+	// has the verdict "review".
+	Findings     []string `json:"findings,omitempty"`
+	TokensIn     int64    `json:"tokens_in,omitempty"`
+	TokensOut    int64    `json:"tokens_out,omitempty"`
+	CostMicroUSD int64    `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
 }
 
 // Event is one line of events.jsonl.

@@ -242,6 +242,9 @@ func (rd *redactor) run(r Run) Run {
 		forks := make([]Fork, len(r.Fork))
 		for i, f := range r.Fork {
 			f.State, f.Verdict, f.Reason = event.ForkState(rd.str(string(f.State))), event.Verdict(rd.str(string(f.Verdict))), rd.str(f.Reason)
+			if f.Findings != nil {
+				f.Findings = rd.value(f.Findings).([]string)
+			}
 			forks[i] = f
 		}
 		r.Fork = forks

@@ -235,6 +235,7 @@ func (a memAgent) Run(ctx context.Context, w engine.Workspace, t engine.Task) en
 // counts the verdicts given.
 type memJudge struct {
 	want    string
+	review  string // a passing patch that also holds this is "review", with a finding
 	mu      sync.Mutex
 	judged  int
 	onJudge func(n int) // called with the count after each verdict
@@ -249,6 +250,10 @@ func (j *memJudge) Judge(ctx context.Context, patches [][]byte) ([]*judge.Verdic
 		v := &judge.Verdict{Verdict: event.Fail, Reason: "the patch lacks the fix"}
 		if strings.Contains(string(p), j.want) {
 			v = &judge.Verdict{Pass: true, Verdict: event.Pass, Reason: "1 test fixed", Score: judge.Score{Value: 1}}
+			if j.review != "" && strings.Contains(string(p), j.review) {
+				v = &judge.Verdict{Verdict: event.Review, Reason: "needs review: the tests pass, but ...", Score: judge.Score{Value: 1},
+					Findings: []judge.Finding{{File: "lib.sh", Line: 1, Rule: "sh-test-mode", Construct: "a test-mode check"}}}
+			}
 		}
 		out = append(out, v)
 	}

@@ -176,9 +176,14 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	v := vs[0]
 	vj, _ := json.MarshalIndent(v, "", "  ")
 	r.keep(r.rec.ForkFile(n, "verdict.json", vj))
-	r.emit(event.VerdictGiven, n, map[string]any{"verdict": string(v.Verdict), "reason": v.Reason, "score": v.Score.Value, "stripped": v.Stripped})
+	findings := findingLines(v.Findings)
+	given := map[string]any{"verdict": string(v.Verdict), "reason": v.Reason, "score": v.Score.Value, "stripped": v.Stripped}
+	if len(findings) > 0 {
+		given["findings"] = findings
+	}
+	r.emit(event.VerdictGiven, n, given)
 	r.setFork(n, func(f *record.Fork) {
-		f.Verdict, f.Score = v.Verdict, v.Score.Value
+		f.Verdict, f.Score, f.Findings = v.Verdict, v.Score.Value, findings
 		if f.Reason = v.Reason; limit != "" {
 			f.Reason = limit + "; its patch: " + v.Reason
 		}
@@ -188,11 +193,13 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 
 // decide crowns a winner: the first pass, or with All the best score once
 // every fork is done (decided by the caller's final pass here: the best
-// passing score so far).
+// passing score so far). A "review" verdict — the tests pass, but the
+// patch holds code that detects a test run — is never crowned: a person
+// decides (the run ends needs-review when no clean pass comes).
 func (r *race) decide(n int, v *judge.Verdict) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !v.Pass {
+	if v.Verdict != event.Pass {
 		return
 	}
 	if r.winner >= 0 && (!r.o.All || r.results[r.winner].Score >= v.Score.Value) {
@@ -215,4 +222,25 @@ func (r *race) setFork(n int, f func(*record.Fork)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(&r.results[n])
+}
+
+// findingLines are a verdict's findings as the record keeps them, one line
+// each: "FILE:LINE: CONSTRUCT (RULE)".
+func findingLines(fs []judge.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Construct, f.Rule))
+	}
+	return out
+}
+
+// needsReview lists the forks whose verdict is "review".
+func needsReview(forks []record.Fork) []int {
+	var out []int
+	for _, f := range forks {
+		if f.Verdict == event.Review {
+			out = append(out, f.N)
+		}
+	}
+	return out
 }

@@ -234,6 +234,8 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	status := event.RunNoWinner
 	if race.winner >= 0 {
 		status = event.RunWon
+	} else if review := needsReview(race.results); len(review) > 0 {
+		status = event.RunNeedsReview
 	}
 	if ctx.Err() != nil {
 		status = event.RunInterrupted
@@ -244,7 +246,11 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if race.winner >= 0 {
 		race.keep(rec.File("winner.patch", race.patches(race.winner)))
 	}
-	race.emit(event.RunEnd, event.RunLevel, map[string]any{"status": string(status), "winner": race.winner})
+	end := map[string]any{"status": string(status), "winner": race.winner}
+	if status == event.RunNeedsReview {
+		end["review"] = needsReview(race.results)
+	}
+	race.emit(event.RunEnd, event.RunLevel, end)
 	var final record.Run
 	race.keep(rec.Update(func(r *record.Run) {
 		if race.failed() != nil {

@@ -71,7 +71,7 @@
         case 'fork_start': f.state = 'running'; open('working'); break;
         case 'fork_exit': f.state = String(d.state || 'exited'); f.exitReason = d.reason; open('ended'); break;
         case 'judge_start': open('judging'); break;
-        case 'verdict': f.verdict = d; open(String(d.verdict) === 'pass' ? 'pass' : 'fail'); break;
+        case 'verdict': f.verdict = d; open(String(d.verdict) === 'pass' ? 'pass' : String(d.verdict) === 'review' ? 'review' : 'fail'); break;
         case 'kill': f.state = 'killed'; open('killed'); break;
         case 'model_response': case 'model_request':
           f.turns = Math.max(f.turns, d.turn | 0);
@@ -180,6 +180,12 @@
     return box;
   }
 
+  // A verdict's findings: code in the patch that detects or inspects a
+  // test run, one line each (text only: they come from a fork's patch).
+  function findingsList(findings) {
+    return el('ul', { class: 'findings' }, ...findings.slice(0, 50).map((x) => el('li', {}, 'finding: ' + String(x))));
+  }
+
   function card(view, f, runFork) {
     const c = el('div', { class: 'card' + (f.winner ? ' winner' : ''), id: 'fork-' + f.n, 'data-state': f.state, 'data-phase': f.phase });
     c.append(el('h3', {}, (f.winner ? '★ ' : '') + 'fork ' + f.n + ' ', badge(f.state), ' ', f.verdict ? badge(String(f.verdict.verdict)) : null, f.blocked ? ' ' : null, f.blocked ? badge('blocked ×' + f.blocked) : null));
@@ -188,6 +194,7 @@
     const cost = (runFork && runFork.cost_micro_usd) || (f.gateway && f.gateway.charged);
     c.append(el('div', { class: 'muted cost' }, `turns ${f.turns} · tokens ${f.tin} in / ${f.tout} out` + (cost ? ' · ' + usd(cost) : '') + (f.gateway ? ' (gateway)' : '') + (f.exitReason ? ' · ' + f.exitReason : '')));
     if (f.verdict) c.append(el('div', {}, 'judge: ', String(f.verdict.reason || ''), f.verdict.score != null ? ` (score ${f.verdict.score})` : ''));
+    if (f.verdict && Array.isArray(f.verdict.findings)) c.append(findingsList(f.verdict.findings));
     const stream = el('div', { class: 'stream', 'data-fork': f.n });
     const shown = view.expanded.has(f.n) ? f.items : f.items.slice(-MAX_ITEMS);
     if (shown.length < f.items.length) stream.append(el('button', { on: { click: () => { view.expanded.add(f.n); view.draw(); } } }, `show ${f.items.length - shown.length} earlier`));
@@ -233,7 +240,14 @@
       out.push(el('h3', {}, 'verdicts'));
       out.push(el('table', { id: 'verdicts' }, el('tr', {}, el('th', {}, 'fork'), el('th', {}, 'verdict'), el('th', {}, 'score'), el('th', {}, 'reason'), el('th', {}, 'stripped')),
         ...verdicts.map((f) => el('tr', {}, el('td', {}, f.n), el('td', {}, badge(String(f.verdict.verdict))), el('td', {}, String(f.verdict.score ?? '')),
-          el('td', {}, String(f.verdict.reason || '')), el('td', {}, f.verdict.stripped ? JSON.stringify(f.verdict.stripped) : '')))));
+          el('td', {}, String(f.verdict.reason || ''), Array.isArray(f.verdict.findings) ? findingsList(f.verdict.findings) : null), el('td', {}, f.verdict.stripped ? JSON.stringify(f.verdict.stripped) : '')))));
+    }
+    const status = this.ended ? r.status || st.status : st.status;
+    if (status === 'needs-review') {
+      const review = verdicts.filter((f) => String(f.verdict.verdict) === 'review').map((f) => f.n);
+      out.push(el('div', { class: 'review-note', id: 'needs-review' }, 'needs review: fork(s) ' + review.join(', ') +
+        ' passed the tests, but their patches add code that detects or inspects a test run (findings above). No fork was crowned; after reading one, take it with ',
+        el('code', {}, 'forkbomb apply ' + this.id + ' --fork N')));
     }
     if (st.winner != null) out.push(this.winnerView(st.winner));
     // Keep each stream where the reader left it; one scrolled to its end
