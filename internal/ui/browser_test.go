@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/record"
 )
 
 // pageState is what the inertness checks read from the page's DOM.
@@ -42,6 +45,18 @@ const readState = `({
 // it became an element or ran.
 func checkInert(t *testing.T, ctx context.Context, runID string) {
 	t.Helper()
+	st := checkInertPage(t, ctx)
+	if !strings.Contains(st.WinnerDiff, "+add() { echo $(($1 + $2)); }") {
+		t.Errorf("winning patch shown: %q", st.WinnerDiff)
+	}
+	if st.Apply != "forkbomb apply "+runID {
+		t.Errorf("apply command: %q", st.Apply)
+	}
+}
+
+// checkInertPage is checkInert for any run, with or without a winner.
+func checkInertPage(t *testing.T, ctx context.Context) pageState {
+	t.Helper()
 	// Give an injected handler (an img's onerror) time to fire, had it
 	// become an element: wait for the page's own load to settle.
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.readyState === 'complete'`)); err != nil {
@@ -69,12 +84,7 @@ func checkInert(t *testing.T, ctx context.Context, runID string) {
 	if !st.Unknown {
 		t.Errorf("an event of an unknown kind is not shown")
 	}
-	if !strings.Contains(st.WinnerDiff, "+add() { echo $(($1 + $2)); }") {
-		t.Errorf("winning patch shown: %q", st.WinnerDiff)
-	}
-	if st.Apply != "forkbomb apply "+runID {
-		t.Errorf("apply command: %q", st.Apply)
-	}
+	return st
 }
 
 // TestBrowserInertAndExport opens a finished run whose model and tools
@@ -161,6 +171,49 @@ func TestBrowserInertAndExport(t *testing.T) {
 		checkInert(t, ctx, id)
 		screenshot(t, ctx, "export-replayed")
 	})
+}
+
+// TestBrowserNeedsReview: a run that ended needs-review says so, names the
+// fork, shows its findings as text, and crowns no fork.
+func TestBrowserNeedsReview(t *testing.T) {
+	ctx := tab(t)
+	runs := t.TempDir()
+	id := writeRunAs(t, runs, reviewEvents(), func(r *record.Run) {
+		r.Status, r.Seconds = event.RunNeedsReview, 13
+		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "review", Score: 1, Findings: []string{"lib.go:3: testing.Testing() call (go-testing-mode)"}},
+			{N: 1, State: "exited", Verdict: "fail", Reason: "tests failed"}}
+	})
+	sctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	s, err := Listen(Options{RunsDir: runs, Run: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(sctx) }()
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#needs-review"))); err != nil {
+		t.Fatal(err)
+	}
+	if st := checkInertPage(t, ctx); st.WinnerDiff != "" || st.Apply != "" {
+		t.Errorf("a winner is shown in a run that needs review: %q %q", st.WinnerDiff, st.Apply)
+	}
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const note = document.querySelector('#needs-review').textContent;
+		const card = document.querySelector('#fork-0').textContent;
+		return note.includes('fork(s) 0') && note.includes('forkbomb apply') &&
+			card.includes('finding: lib.go:3: testing.Testing() call') && !document.querySelector('#winner') &&
+			!document.querySelector('.card.winner');
+	})()`))
+	if err != nil || !ok {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Logf("page: %s", text)
+		t.Fatalf("the needs-review run is not shown as such (%v): %v", ok, err)
+	}
+	screenshot(t, ctx, "needs-review")
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // jsString quotes s as a JavaScript string literal.

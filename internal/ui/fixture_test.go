@@ -50,6 +50,16 @@ const winnerPatch = "diff --git a/lib.sh b/lib.sh\n--- a/lib.sh\n+++ b/lib.sh\n@
 // returns its id.
 func writeRun(t *testing.T, runs string, evs []event.Event) string {
 	t.Helper()
+	zero := 0
+	return writeRunAs(t, runs, evs, func(r *record.Run) {
+		r.Status, r.Winner, r.Seconds = event.RunWon, &zero, 13
+		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "pass", Score: 1}, {N: 1, State: "exited", Verdict: "fail", Reason: "tests failed"}}
+	})
+}
+
+// writeRunAs records evs as a finished run whose run.json end says.
+func writeRunAs(t *testing.T, runs string, evs []event.Event, end func(*record.Run)) string {
+	t.Helper()
 	id := record.NewID()
 	rec, err := record.Create(runs, record.Run{ID: id, Task: "fix it " + inject, Engine: "api", Model: "scripted", Forks: 2, Test: "sh check.sh", Repo: "/repo", Base: strings.Repeat("ab", 20), Started: evs[0].Time}, nil)
 	if err != nil {
@@ -60,7 +70,6 @@ func writeRun(t *testing.T, runs string, evs []event.Event) string {
 			t.Fatal(err)
 		}
 	}
-	zero := 0
 	for n, p := range []string{winnerPatch, "diff --git a/check.sh b/check.sh\n"} {
 		if err := rec.ForkFile(n, "patch", []byte(p)); err != nil {
 			t.Fatal(err)
@@ -69,14 +78,32 @@ func writeRun(t *testing.T, runs string, evs []event.Event) string {
 	if err := rec.File("winner.patch", []byte(winnerPatch)); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.Update(func(r *record.Run) {
-		r.Status, r.Winner, r.Seconds = event.RunWon, &zero, 13
-		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "pass", Score: 1}, {N: 1, State: "exited", Verdict: "fail", Reason: "tests failed"}}
-	}); err != nil {
+	if err := rec.Update(end); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// reviewEvents is hostileEvents ended the other way: fork 0's patch
+// passed the tests but holds code that detects a test run, so nothing was
+// crowned and the run needs review. Its finding carries markup too.
+func reviewEvents() []event.Event {
+	evs := hostileEvents()
+	out := evs[:0:0]
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == event.Winner:
+			continue
+		case ev.Kind == event.VerdictGiven && ev.Fork == 0:
+			ev.Data = map[string]any{"verdict": "review", "reason": "needs review: the tests pass, but the patch adds code that detects or inspects a test run", "score": 1,
+				"findings": []string{"lib.go:3: testing.Testing() call (go-testing-mode) " + inject}}
+		case ev.Kind == event.RunEnd:
+			ev.Data = map[string]any{"status": "needs-review", "winner": -1, "review": []int{0}}
+		}
+		out = append(out, ev)
+	}
+	return out
 }

@@ -62,7 +62,7 @@
       st.last = Math.max(st.last || t, t);
       if (ev.type === 'run_start') { st.info = d; for (let n = 0; n < (d.forks | 0) && n < 1024; n++) fork(n); continue; }
       if (ev.type === 'winner') st.winner = ev.fork;
-      if (ev.type === 'run_end') { st.status = String(d.status || 'ended'); if (d.winner != null) st.winner = d.winner; }
+      if (ev.type === 'run_end') { st.status = String(d.status || 'ended'); if (d.winner != null && d.winner >= 0) st.winner = d.winner; } // -1: none
       if (ev.fork == null || ev.fork < 0 || ev.fork > 1023) continue;
       const f = fork(ev.fork);
       const close = () => { const s = f.segs[f.segs.length - 1]; if (s && s.to == null) s.to = t; };
