@@ -244,6 +244,9 @@ func pyStatements(src string) []string {
 	var out []string
 	lines := strings.Split(src, "\n")
 	for i := 0; i < len(lines); i++ {
+		if !strings.Contains(lines[i], "import") && !strings.HasSuffix(strings.TrimSpace(lines[i]), "\\") {
+			continue // most lines: no statement of ours starts here
+		}
 		line := strings.TrimSpace(pyNoComment(lines[i]))
 		for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
 			i++
