@@ -120,7 +120,6 @@ func testOnlyGo(r *treeReader, files []string) []string {
 	for _, gf := range gofiles {
 		imports := gf.imports
 		if gf.opaque != nil {
-			imports = nil
 			for ip := range byPath {
 				if strings.Contains(string(gf.opaque), strconv.Quote(ip)) {
 					imports = append(imports, ip)
