@@ -201,6 +201,8 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
 	j.o.Strip.Named = append(append([]string{}, o.Strip.Named...), namedFiles(o.Test, j.tree)...)
+	// test-only code is test code (testonly.go): found once, from imports
+	j.o.Strip.Add = append(append([]string{}, o.Strip.Add...), testOnlyPatterns(j.tree, o.Strip.Remove)...)
 	j.o.goEnv = goCaches()
 	if j.o.Slots == nil {
 		j.o.Slots = NewSlots(parallelism(o.Parallel))

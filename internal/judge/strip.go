@@ -23,6 +23,13 @@ var DefaultStripPatterns = []string{
 	"test_*.py", "test-*.*", "tests.py", "test.js", "test.cjs", "test.mjs",
 	"test/", "tests/", "spec/", "__tests__/", "testdata/", "__snapshots__/", "*.snap", "__mocks__/", "cypress/",
 
+	// the tests' own infrastructure: fixtures, harnesses, test helpers and
+	// end-to-end suites, by the folder names that say so (a "testing/"
+	// folder is often public API — numpy.testing, Go's testing — and is
+	// left to the test-only analysis of imports, testonly.go)
+	"fixtures/", "fixture/", "__fixtures__/", "test-fixtures/", "harness/", "e2e/",
+	"testutil/", "testutils/", "test_utils/", "test-utils/", "testhelpers/", "test_helpers/", "test-helpers/",
+
 	// Python: pytest's configuration and plugins, what site and import
 	// machinery load by themselves, compiled modules, and the runner's
 	// modules under names that would shadow them on sys.path

@@ -16,6 +16,11 @@ func TestStripPatterns(t *testing.T) {
 		"test/": {"test/a.js"}, "tests/": {"a/tests/b/c.py"}, "spec/": {"spec/support/jasmine.json"}, "__tests__/": {"src/__tests__/a.js"},
 		"testdata/": {"x/testdata/in.txt"}, "__snapshots__/": {"src/__snapshots__/a.js.snap"}, "*.snap": {"a.snap"},
 		"__mocks__/": {"__mocks__/fs.js"}, "cypress/": {"cypress/e2e/a.cy.js"},
+		"fixtures/": {"tests2/fixtures/data.json", "src/fixtures/user.py"}, "fixture/": {"fixture/a.txt"},
+		"__fixtures__/": {"src/__fixtures__/a.js"}, "test-fixtures/": {"test-fixtures/x.json"}, "harness/": {"harness/run.go", "pkg/harness/h.py"},
+		"e2e/": {"e2e/login.ts"}, "testutil/": {"internal/testutil/skip.go"}, "testutils/": {"pkg/testutils/a.go"},
+		"test_utils/": {"lib/test_utils/__init__.py"}, "test-utils/": {"test-utils/index.js"}, "testhelpers/": {"testhelpers/h.go"},
+		"test_helpers/": {"test_helpers/a.py"}, "test-helpers/": {"src/test-helpers/a.js"},
 
 		"conftest.py": {"conftest.py", "sub/conftest.py"}, "pytest.ini": {"pytest.ini"}, ".pytest.ini": {".pytest.ini"},
 		"pytest.toml": {"pytest.toml"}, ".pytest.toml": {".pytest.toml"}, "tox.ini": {"tox.ini"}, "setup.cfg": {"setup.cfg"},
@@ -102,6 +107,8 @@ func TestStripPatterns(t *testing.T) {
 		"packaging/debian/rules", "mylib/packaging.py", // a common word: only the import-shadowing forms at the root
 		"py/src/lib.py", "src/attr/__init__.py", "lib/colorama/x.py",
 		"src/latest.go", "contest.py", "src/vendored.go", "pytest_plugin_docs.md",
+		"numpy/testing/_private/utils.py", "internal/testing/x.go", // public API as often as not: left to the import analysis
+		"fixtures.py", "src/harness.go", "e2e.md", "testutil.go", "lib/test_utils.js",
 	} {
 		if o.isStripped(p, pats) {
 			t.Errorf("%q is stripped", p)
