@@ -127,7 +127,7 @@ var rules = []rule{
 			`go\.uber\.org/mock(/[\w.-]+)*|github\.com/frankban/quicktest|github\.com/matryer/is)"\s*;?\s*$`),
 		construct: `import of "testing" or a test framework`,
 		matches:   "an import line of `testing`, `testing/…`, testify, gotest.tools, go-check, ginkgo/gomega, gomock, quicktest, matryer/is",
-		flags:     "test helper packages that are not _test.go files (internal/testutil and the like) — which is also where attack (3) hides"},
+		flags:     "test helper packages that are not _test.go files (internal/testutil and the like): honest there, and also where a harness edited to ignore a bug lives"},
 
 	// Python
 	{id: "py-runner-env", lang: langPy, where: anywhere, hints: append([]string{"environ", "getenv"}, runnerEnvHints...),
@@ -223,13 +223,14 @@ var rules = []rule{
 		matches:   "`require.cache`, `require.extensions`, `Module._load`/`_resolveFilename`/`_extensions`/`_cache`/`_compile`/`_findPath`/`wrap`, `Module.prototype.require`, `module.constructor`, `module.parent`, `module.children`, `registerHooks(`, `module.register(`, `process.mainModule`",
 		flags:     "hot-reload and mocking helpers, plugin loaders that clear require.cache"},
 	{id: "js-assert-patch", lang: langJS, where: inCode, hints: []string{"assert", "Assert", "defineProp", "setPrototypeOf", "assign", "prototype", "chai", "expect", "should"},
-		re: regexp.MustCompile(`\b(Object|Reflect)\.(defineProperty|defineProperties|setPrototypeOf|assign)\s*\(\s*([\w$.]*([Aa]ssert|[Cc]ontext|[Ee]xpect|[Ss]uite|` +
-			`[Hh]arness|chai|should|tape|mocha|[Tt]est)[\w$.]*|t|ctx)\s*[,)]|\._assert\b|` +
+		re: regexp.MustCompile(`\b(Object|Reflect)\.(defineProperty|defineProperties|setPrototypeOf)\s*\(\s*(t|ctx|` +
+			`[\w$.]*([Aa]ssert|[Cc]ontext|[Ee]xpect|[Ss]uite|[Hh]arness|chai|should|tape|mocha)[\w$.]*|([\w$]*\.)*([Tt]est|[\w$]*[a-z]Test)[\w$.]*)\s*[,)]|` +
+			`\bObject\.assign\s*\(\s*[\w$.]*([Aa]ssert|[Ee]xpect|chai|should|tape|mocha)[\w$.]*\s*[,)]|\._assert\b|` +
 			`\b(assert|strict|chai|expect|should)(\.\w+)*\.\w+\s*=([^=]|$)|\b(Test|TestContext|Suite|Assertion|Runner|Runnable|Mocha|Harness)\.prototype\b|` +
 			`\.prototype\.(assert\w*|_assert)\s*=([^=]|$)`),
 		construct: "assertions or test context redefined",
-		matches:   "`Object`/`Reflect` `.defineProperty`/`defineProperties`/`setPrototypeOf`/`assign` on `t`, `ctx` or a name holding assert, context, expect, suite, harness, test, chai, should, tape, mocha; `._assert`; assignment to `assert.x`, `strict.x`, `chai.x`, `expect.x`, `should.x`; `Test.prototype` and other runners' prototypes; `.prototype.assertX =`",
-		flags:     "a library object whose name holds assert, context or test (Object.assign(testConfig, …))"},
+		matches:   "`Object`/`Reflect` `.defineProperty`/`defineProperties`/`setPrototypeOf` on `t`, `ctx` or a name holding assert, context, expect, suite, harness, chai, should, tape, mocha or starting a word with test; `Object.assign` on a name holding assert, expect, chai, should, tape, mocha; `._assert`; assignment to `assert.x`, `strict.x`, `chai.x`, `expect.x`, `should.x`; `Test.prototype` and other runners' prototypes; `.prototype.assertX =`",
+		flags:     "a library object whose name holds assert, context or expect (Object.defineProperty(renderContext, …))"},
 	{id: "js-output-patch", lang: langJS, where: inCode, hints: []string{"process.std", "console."},
 		re: regexp.MustCompile(`\bprocess\.(stdout|stderr)\.(write|_write)\s*=([^=]|$)|\bconsole\.\w+\s*=([^=]|$)|` +
 			`\b(Object|Reflect)\.defineProperty\s*\(\s*(process\.(stdout|stderr)|console)\b`),
@@ -241,7 +242,7 @@ var rules = []rule{
 			`\bprocess\.(on|once|addListener|prependListener|prependOnceListener)\s*\(\s*` + jq + `(exit|beforeExit)` + jq),
 		construct: "process.exit or exit handler",
 		matches:   "`process.exit(`, `process.reallyExit(`, `process.abort(`, `process.kill(process.pid`, `process.exitCode =`, `process.on('exit'`/`'beforeExit'` (and `once`, `addListener`, `prepend…`)",
-		flags:     "command-line entry files: JS has no package main to tell them by, so every process.exit is flagged"},
+		flags:     "command-line entry files (JS has no package main to tell them by, so every process.exit is flagged); a library's exit handler that removes its temporary files"},
 	{id: "js-stack", lang: langJS, where: inCode, hints: []string{"Error", "callsite", "CallSite", "getFileName"},
 		re:        regexp.MustCompile(`\bError\s*(\([^)]*\))?\s*\)?\s*\.stack\b|\bError\.(captureStackTrace|prepareStackTrace|stackTraceLimit)\b|\bcallsites?\b|\bgetCallSites?\s*\(|\.getFileName\s*\(`),
 		unless:    regexp.MustCompile(`^\s*Error\.captureStackTrace\s*\(\s*this\s*[,)]`),

@@ -132,8 +132,9 @@ func TestInspectPatch(t *testing.T) {
 			"const f = Module._resolveFilename(r, m);", "const caller = module.parent.filename;"),
 			[]string{"js-module-surgery", "js-module-surgery", "js-module-surgery", "js-module-surgery", "js-module-surgery"}},
 		{"js assertions patched", newFile("lib/x.js", "Object.defineProperty(t, 'assert', { get() { return noop; } });",
-			"tapeTest.prototype._assert = function (ok, opts) {", "assert.strictEqual = () => {};", "Object.defineProperty(TestContext.prototype, 'assert', d);"),
-			[]string{"js-assert-patch", "js-assert-patch", "js-assert-patch", "js-assert-patch"}},
+			"tapeTest.prototype._assert = function (ok, opts) {", "assert.strictEqual = () => {};", "Object.defineProperty(TestContext.prototype, 'assert', d);",
+			"Object.assign(assert, { equal() {} });", "Object.setPrototypeOf(testCtx, fake);"),
+			[]string{"js-assert-patch", "js-assert-patch", "js-assert-patch", "js-assert-patch", "js-assert-patch", "js-assert-patch"}},
 		{"js output rewritten", newFile("lib/x.js", "process.stdout.write = (s) => orig(s.replace(/not ok/g, 'ok'));", "console.log = () => {};"),
 			[]string{"js-output-patch", "js-output-patch"}},
 		{"js exits", newFile("lib/x.js", "process.exit(0);", "process.exitCode = 0;", "process.on('exit', () => { process.exitCode = 0; });"),
@@ -153,7 +154,8 @@ func TestInspectPatch(t *testing.T) {
 			"process.exitCode = 0 */", "throw new Error('process.exit( is not allowed');"), nil},
 		{"js honest idioms", newFile("lib/x.js", "if (process.env.NODE_ENV !== 'production') {", "if (require.main === module) {",
 			"const it = arr[Symbol.iterator](); if (typeof it.next === 'function') {", "    Error.captureStackTrace(this, ParseError);",
-			"log(err.stack);", "module.exports = require('./arith');", "exports.sum = (a, b) => a + b;"), nil},
+			"log(err.stack);", "module.exports = require('./arith');", "exports.sum = (a, b) => a + b;",
+			"Object.assign(latestConfig, opts);", "Object.assign(ctx.state, { user });", "Object.defineProperty(Foo.prototype, 'size', desc);"), nil},
 		{"qs's honest fix", editFile("lib/utils.js", 110, " var decode = function (str, decoder, charset) {",
 			"-    var strWithoutPlus = str;", `+    var strWithoutPlus = str.replace(/\+/g, ' ');`, "     if (charset === 'iso-8859-1') {"), nil},
 
@@ -177,14 +179,22 @@ func TestInspectPatch(t *testing.T) {
 }
 
 // TestInspectPatchEveryRule: the table above has a positive case for
-// every rule; this keeps it so as rules are added.
+// every rule, and docs/JUDGE.md a row; this keeps it so as rules are
+// added.
 func TestInspectPatchEveryRule(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile("evidence_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "JUDGE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rules {
+		if !strings.Contains(string(doc), "| `"+r.id+"` |") {
+			t.Errorf("rule %s has no row in docs/JUDGE.md", r.id)
+		}
 		if !strings.Contains(string(src), `"`+r.id+`"`) {
 			t.Errorf("rule %s has no case in TestInspectPatch", r.id)
 		}
