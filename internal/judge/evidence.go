@@ -31,7 +31,6 @@ type Finding struct {
 const (
 	maxFindings = 50  // a verdict lists at most this many
 	maxText     = 160 // bytes of a finding's line
-	maxLineScan = 4096
 )
 
 // testFilePatterns are the strip patterns that name tests and their
@@ -163,31 +162,31 @@ func hunkNewStart(h string) (int, bool) {
 	return n, true
 }
 
-// fileInfo is what a rule may ask of the file a line is in.
-type fileInfo struct {
-	path string
-	main bool // a program's entry (Go package main, Python __main__, a bin/ script)
-}
+// binarySource is the finding for a source file patched as binary: git
+// writes a file holding a NUL byte (which a JS comment or string may)
+// as a compressed binary patch, whose text no rule reads.
+var binarySource = rule{id: "binary-source", construct: "source file patched as binary (its text is not read)"}
 
 func inspectFile(f filePatch, lang string) []Finding {
 	hunks := hunkLines(f.text)
-	info := fileInfo{path: f.newPath, main: isMainFile(f, lang, hunks)}
+	if len(hunks) == 0 && (bytes.Contains(f.text, []byte("\nGIT binary patch\n")) || bytes.Contains(f.text, []byte("\nBinary files "))) {
+		return []Finding{{File: f.newPath, Line: 0, Rule: binarySource.id, Construct: binarySource.construct, Text: "GIT binary patch"}}
+	}
+	main := isMainFile(f, lang, hunks)
 	rules := rulesFor(lang)
 	var out []Finding
 	for _, h := range hunks {
 		var st lexState // a hunk starts anywhere: assume code
 		for _, l := range h {
-			text := l.text
-			if len(text) > maxLineScan {
-				text = text[:maxLineScan]
-			}
-			code, inStr := scanLine(lang, text, &st)
+			// the whole line, however long: a minified line is one
+			// line, and what follows 4 KiB of blanks is code too
+			code, inStr := scanLine(lang, l.text, &st)
 			if !l.added {
 				continue
 			}
 			for i := range rules {
 				r := &rules[i]
-				if r.skipMain && info.main {
+				if r.skipMain && main {
 					continue
 				}
 				if r.match(code, inStr) {

@@ -115,7 +115,7 @@ var rules = []rule{
 		re:        regexp.MustCompile(`\b(os|syscall)\.(Getenv|LookupEnv)\s*\(\s*"(\w*TEST\w*|CI|GITHUB_ACTIONS|GOFLAGS)"|` + runnerEnvNames),
 		construct: "test runner's environment variable",
 		matches:   "`os.Getenv`/`LookupEnv` of a name holding `TEST`, or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*` …)",
-		flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one"},
+		flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
 	{id: "go-exit", lang: langGo, where: inCode, skipMain: true, hints: []string{"Exit"},
 		re:        regexp.MustCompile(`\b(os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(`),
 		construct: "os.Exit outside package main",

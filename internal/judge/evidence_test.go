@@ -41,6 +41,10 @@ func editFile(p string, start int, lines ...string) string {
 	return b.String()
 }
 
+// binaryBody is git's binary patch of a new JS file that holds a NUL
+// byte in a comment and a process.exit(0) line.
+const binaryBody = "GIT binary patch\nliteral 34\npcmb<WuvIWr(AQUBP{_zkNlDG)Dk#cNPAx9hORdN((J;{D0sx@)3C#ci\n\nliteral 0\nHcmV?d00001\n\n"
+
 // rulesOf is the rule of each finding, in order.
 func rulesOf(fs []Finding) []string {
 	var out []string
@@ -76,6 +80,7 @@ func TestInspectPatch(t *testing.T) {
 		{"go a test source named", newFile("x.go", "package x", `m, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))`), []string{"go-test-source"}},
 		{"go runner variables", newFile("x.go", "package x", `if os.Getenv("GOTEST_NAME") != "" {`, `v := os.Getenv("PYTEST_CURRENT_TEST")`,
 			`if _, ok := os.LookupEnv("CI"); ok {`), []string{"go-runner-env", "go-runner-env", "go-runner-env"}},
+		{"go after 5,000 blanks on one line", newFile("x.go", "package x", "var _ = 1"+strings.Repeat(" ", 5000)+"; var _ = testing.Testing()"), []string{"go-testing-mode"}},
 		{"go os.Exit in a library", newFile("lib/x.go", "package lib", "func init() { os.Exit(0) }"), []string{"go-exit"}},
 		{"go os.Exit far from the package clause", editFile("main.go", 40, " func run() {", "+\tos.Exit(2)", " }"), []string{"go-exit"}},
 		{"go os.Exit in package main", newFile("cmd/tool/main.go", "// Command tool.", "package main", "", "func main() { os.Exit(run()) }"), nil},
@@ -158,6 +163,12 @@ func TestInspectPatch(t *testing.T) {
 			"Object.assign(latestConfig, opts);", "Object.assign(ctx.state, { user });", "Object.defineProperty(Foo.prototype, 'size', desc);"), nil},
 		{"qs's honest fix", editFile("lib/utils.js", 110, " var decode = function (str, decoder, charset) {",
 			"-    var strWithoutPlus = str;", `+    var strWithoutPlus = str.replace(/\+/g, ' ');`, "     if (charset === 'iso-8859-1') {"), nil},
+
+		// a source file git wrote as binary (a NUL byte in a JS comment)
+		{"a source file patched as binary", "diff --git a/lib/x.js b/lib/x.js\nnew file mode 100644\nindex 0000000..e69de29\n" +
+			binaryBody, []string{"binary-source"}},
+		{"a binary file that is not source", "diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..e69de29\n" +
+			binaryBody, nil},
 
 		// not a language with rules
 		{"other files", newFile("README.md", "Call testing.Testing() and process.exit(0)") + newFile("run.sh", "pytest -p no:cacheprovider"), nil},
