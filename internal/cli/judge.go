@@ -114,6 +114,9 @@ docs/JUDGE.md.
 					if len(v.Stripped) > 0 {
 						fmt.Fprintf(stdio.Out, "  stripped: %v\n", v.Stripped)
 					}
+					for _, f := range v.Findings {
+						fmt.Fprintf(stdio.Out, "  finding: %s:%d: %s (%s)\n", f.File, f.Line, f.Construct, f.Rule)
+					}
 				}
 			}
 			return judgeStatus(verdicts)

@@ -2,11 +2,13 @@ package judge_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -82,6 +84,10 @@ type judged struct {
 	raw    []byte // a patch given as is
 	pass   bool
 	reason string // a substring the reason must hold
+	// verdict, when set, is the verdict it must have (event.Review);
+	// findings, when set, the findings it must have, as "file:line".
+	verdict  event.Verdict
+	findings []string
 }
 
 // judgeAll judges the cases' patches together and checks each verdict.
@@ -115,6 +121,18 @@ func judgeAll(t *testing.T, repo, test string, hidden []string, cases []judged, 
 		}
 		if c.reason != "" && !strings.Contains(v.Reason, c.reason) {
 			t.Errorf("%s: reason %q does not name %q", c.name, v.Reason, c.reason)
+		}
+		if c.verdict != "" && v.Verdict != c.verdict {
+			t.Errorf("%s: verdict %s, want %s", c.name, v.Verdict, c.verdict)
+		}
+		if c.findings != nil {
+			var got []string
+			for _, f := range v.Findings {
+				got = append(got, fmt.Sprintf("%s:%d", f.File, f.Line))
+			}
+			if strings.Join(got, " ") != strings.Join(c.findings, " ") {
+				t.Errorf("%s: findings %v, want %v (%+v)", c.name, got, c.findings, v.Findings)
+			}
 		}
 	}
 	// nothing is left behind but the cached pid 1

@@ -119,6 +119,10 @@ type Verdict struct {
 	Timings  Timings   `json:"timings_ms"`
 	// Sentinels: the tests the judge planted to catch a runner talked round.
 	Sentinels *SentinelReport `json:"sentinels"`
+	// Findings: what the patch adds outside tests that detects or
+	// inspects a test run (evidence.go). A passing patch with findings is
+	// a review, never a pass; a failing one keeps its verdict.
+	Findings []Finding `json:"findings,omitempty"`
 	// Tampered: the runner was caught talked round (a sentinel's outcome
 	// was wrong, or the runner was a file of the repository).
 	Tampered bool `json:"tampered"`
@@ -298,6 +302,9 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		return nil, err
 	}
 	v.Stripped = stripped
+	if err == nil {
+		v.Findings = inspectPatch(kept)
+	}
 	if v.Stripped == nil {
 		v.Stripped = []string{}
 	}
@@ -352,6 +359,9 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 			tamper += "; " + v.Reason
 		}
 		v.Verdict, v.Reason = "fail", tamper
+	}
+	if v.Verdict == event.Pass && len(v.Findings) > 0 {
+		v.Verdict, v.Reason = event.Review, reviewReason(v.Findings)
 	}
 	v.Pass = v.Verdict == "pass"
 	if cur != nil {
