@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,7 @@ func TestScripts(t *testing.T) {
 			// exitcode N CMD ARG...: run CMD like exec and require status N.
 			"exitcode": exitcode,
 			"scripted": scripted,
+			"lastrun":  lastrun,
 		},
 		// [need:TOOL] is false when a tool CI installs is missing, so
 		// that `[!need:claude] skip` gives the reason; with
@@ -88,6 +90,26 @@ func exitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if (got == want) == neg {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
+}
+
+// lastrun VAR: set VAR to the id of the newest run under
+// $FORKBOMB_HOME/runs (run ids sort by time).
+func lastrun(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: lastrun VAR")
+	}
+	ents, err := os.ReadDir(filepath.Join(ts.Getenv("FORKBOMB_HOME"), "runs"))
+	ts.Check(err)
+	id := ""
+	for _, e := range ents {
+		if e.IsDir() && e.Name() > id {
+			id = e.Name()
+		}
+	}
+	if id == "" {
+		ts.Fatalf("lastrun: no run recorded")
+	}
+	ts.Setenv(args[0], id)
 }
 
 // scripted KEY FILE: start the scripted model server (both protocols) for

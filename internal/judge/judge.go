@@ -126,9 +126,6 @@ type Verdict struct {
 	// Tampered: the runner was caught talked round (a sentinel's outcome
 	// was wrong, or the runner was a file of the repository).
 	Tampered bool `json:"tampered"`
-	// Findings: what the patch adds outside tests that detects or
-	// inspects a test run; a passing patch with findings is "review".
-	Findings []Finding `json:"findings,omitempty"`
 	// Warnings about the judgement as a whole (hidden tests that add
 	// nothing, say); the CLI prints them on stderr too.
 	Warnings []string `json:"warnings,omitempty"`
