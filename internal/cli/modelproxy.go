@@ -40,6 +40,10 @@ func startModelProxy(eng string, es engine.Settings, allow []string, getenv func
 		}
 	case modelproxy.OpenAI:
 		u.BaseURL, u.APIKey = getenv("OPENAI_BASE_URL"), getenv("OPENAI_API_KEY")
+		// The organisation and project the key bills are the user's
+		// choice, read where the OpenAI SDKs read them; a fork's own
+		// OpenAI-Organization/OpenAI-Project never reach the upstream.
+		u.Organization, u.Project = getenv("OPENAI_ORG_ID"), getenv("OPENAI_PROJECT_ID")
 		if u.BaseURL == "" {
 			u.BaseURL = "https://api.openai.com"
 		}

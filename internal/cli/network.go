@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
@@ -15,9 +16,11 @@ const networkHelp = `the forks' network: none (only their own loopback), or allo
 
 // parseRunNetwork reads run's --network: "none", or "allow:" and a list
 // of hosts (modelproxy.ParseAllow). "host" is refused, alone or in the
-// list: a race's forks never get the host's network. A loopback or
-// private address is allowed only when named as such, with a warning: it
-// is this machine (or its network), not the internet.
+// list: a race's forks never get the host's network. An address that is
+// not globally reachable (loopback, private, shared, link-local…:
+// modelproxy.SpecialPurpose) is allowed only when named as such, with a
+// warning: it is this machine (or a network it is on), not the internet;
+// a name is never dialled at one.
 func parseRunNetwork(v string, warn io.Writer) ([]string, error) {
 	if v == "" || v == "none" {
 		return nil, nil
@@ -37,8 +40,10 @@ func parseRunNetwork(v string, warn io.Writer) ([]string, error) {
 	}
 	for _, hp := range hosts {
 		h, _, _ := net.SplitHostPort(hp)
-		if ip := net.ParseIP(h); ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()) {
-			fmt.Fprintf(warn, "forkbomb: warning: --network allow:%s is this machine or its local network, not the internet: every fork can reach that service\n", hp)
+		if a, err := netip.ParseAddr(h); err == nil {
+			if why, special := modelproxy.SpecialPurpose(a); special {
+				fmt.Fprintf(warn, "forkbomb: warning: --network allow:%s is not on the public internet (%s) but this machine or a network it is on: every fork can reach that service\n", hp, why)
+			}
 		}
 	}
 	return hosts, nil

@@ -3,11 +3,14 @@ package modelproxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/event"
@@ -208,15 +211,20 @@ func (e *Endpoint) plain(w http.ResponseWriter, r *http.Request) {
 	streamBody(http.NewResponseController(w), w, resp.Body, &meter{over: true})
 }
 
-// errInternalAddress: a name resolved to an address of this machine or
-// its private network.
-var errInternalAddress = errors.New("the name resolves to a loopback, private or link-local address")
+// errInternalAddress: a name resolved to an address that is not
+// globally reachable (SpecialPurpose).
+var errInternalAddress = errors.New("the name resolves to an address that is not globally reachable (loopback, private, shared, link-local, documentation or another special-purpose block)")
 
 // dialAllowed dials an allowed host. A name is resolved here and dialled
-// only at a public address: an allowed name whose DNS answer is (or is
-// made, by rebinding) 127.0.0.1 or a private address would otherwise open
-// this machine's own services or the local network to the fork. Such a
-// place is allowed only by naming its address itself (allow:10.0.0.5).
+// only at a globally reachable address (SpecialPurpose): an allowed name
+// whose DNS answer is (or is made, by rebinding) 127.0.0.1, a private
+// address, a tailnet's or a cloud metadata service's 100.64.0.0/10, or
+// the NAT64 form of one, would otherwise open this machine's own services
+// or its networks to the fork (SSRF, CWE-918). The check is made twice:
+// on the answer, and on the socket's own destination just before the
+// connect (the dialer's Control), so what is checked is what is dialled.
+// Such a place is reachable only by naming its address itself
+// (allow:10.0.0.5; the CLI warns).
 func (p *Proxy) dialAllowed(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -228,16 +236,24 @@ func (p *Proxy) dialAllowed(ctx context.Context, network, addr string) (net.Conn
 	if net.ParseIP(host) != nil {
 		return d.DialContext(ctx, network, addr)
 	}
+	d.Control = refuseSpecial
 	ips, err := p.lookup(ctx, host)
 	if err != nil {
 		return nil, err
 	}
 	var last error = errInternalAddress
 	for _, ip := range ips {
-		if internal(ip.IP) {
+		a, ok := netip.AddrFromSlice(ip.IP)
+		if !ok {
 			continue
 		}
-		c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
+		// A 16-byte IPv4 answer is dialled as IPv4: say it so.
+		a = a.Unmap()
+		if why, special := SpecialPurpose(a); special {
+			last = fmt.Errorf("%w: %s is %s", errInternalAddress, a, why)
+			continue
+		}
+		c, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
 		if err == nil {
 			return c, nil
 		}
@@ -246,17 +262,24 @@ func (p *Proxy) dialAllowed(ctx context.Context, network, addr string) (net.Conn
 	return nil, last
 }
 
-// internal reports an address that is not on the public internet.
-func internal(ip net.IP) bool {
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast()
+// refuseSpecial is the dialer's Control for a name: it sees the socket's
+// destination as the kernel will get it, after every resolution.
+func refuseSpecial(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: %q is not an address", errInternalAddress, address)
+	}
+	if why, special := SpecialPurpose(ap.Addr()); special {
+		return fmt.Errorf("%w: %s is %s", errInternalAddress, ap.Addr(), why)
+	}
+	return nil
 }
 
 // dialReason is a dial error for an event: the internal-address refusal
 // by name, anything else in general terms.
 func dialReason(err error) string {
 	if errors.Is(err, errInternalAddress) {
-		return errInternalAddress.Error()
+		return err.Error()
 	}
 	return "could not connect"
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -203,17 +204,24 @@ func TestConnectRebinding(t *testing.T) {
 }
 
 // TestInternalAddresses: the addresses a name may not lead to, and public
-// ones (the control) it may.
+// ones (the control) it may, through the dialer's last check too.
 func TestInternalAddresses(t *testing.T) {
 	t.Parallel()
-	for _, a := range []string{"127.0.0.1", "127.9.9.9", "::1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "fd00::1", "fe80::1", "169.254.169.254", "0.0.0.0", "::", "224.0.0.1", "::ffff:127.0.0.1"} {
-		if !internal(net.ParseIP(a)) {
+	for _, a := range []string{"127.0.0.1", "127.9.9.9", "::1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "fd00::1", "fe80::1", "169.254.169.254", "0.0.0.0", "::", "224.0.0.1", "::ffff:127.0.0.1",
+		"100.64.0.1", "198.18.0.1", "192.0.0.1", "64:ff9b::a9fe:a9fe"} {
+		if _, special := SpecialPurpose(netip.MustParseAddr(a)); !special {
 			t.Errorf("%s is not seen as internal", a)
+		}
+		if err := refuseSpecial("tcp", netip.AddrPortFrom(netip.MustParseAddr(a), 443).String(), nil); !errors.Is(err, errInternalAddress) {
+			t.Errorf("the dialer's check lets %s through: %v", a, err)
 		}
 	}
 	for _, a := range []string{"104.18.0.1", "2606:4700::1", "8.8.8.8"} {
-		if internal(net.ParseIP(a)) {
+		if _, special := SpecialPurpose(netip.MustParseAddr(a)); special {
 			t.Errorf("control: public %s is seen as internal", a)
+		}
+		if err := refuseSpecial("tcp", netip.AddrPortFrom(netip.MustParseAddr(a), 443).String(), nil); err != nil {
+			t.Errorf("control: the dialer's check refuses public %s: %v", a, err)
 		}
 	}
 }

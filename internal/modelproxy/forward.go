@@ -185,11 +185,18 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 	e.event(event.ModelResponse, data)
 }
 
-// inject sets the upstream's real credential.
+// inject sets the upstream's real credential and the account it bills,
+// both from the user's configuration only.
 func inject(h http.Header, up *upstream) {
 	switch {
 	case up.Kind == OpenAI:
 		h.Set("Authorization", "Bearer "+up.APIKey)
+		if up.Organization != "" {
+			h.Set("OpenAI-Organization", up.Organization)
+		}
+		if up.Project != "" {
+			h.Set("OpenAI-Project", up.Project)
+		}
 	case up.APIKey != "":
 		h.Set("X-Api-Key", up.APIKey)
 	default:

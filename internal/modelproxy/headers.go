@@ -35,12 +35,38 @@ func credentialHeader(name string) bool {
 	return false
 }
 
+// accountHeader reports whether a request header may choose what the
+// injected credential bills: OpenAI-Organization and OpenAI-Project
+// (with a key in several, a fork would pick the organisation or project
+// that pays, and see its data), ChatGPT-Account-Id (codex's), Google's
+// X-Goog-User-Project, and any header naming an organisation, project,
+// workspace, account, tenant or billing, or with "org" as a word. The
+// user's own choice is set by inject from the configuration; the fork's
+// never passes. Wide on purpose, as credentialHeader is: a feature flag
+// (Anthropic-Beta, OpenAI-Beta) or a version passes, an account selector
+// does not.
+func accountHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"organization", "organisation", "project", "workspace", "account", "tenant", "billing"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	// "org" as a word of the name (X-Org-Id, Org_Id), not inside one.
+	for _, w := range strings.FieldsFunc(n, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		if w == "org" || w == "orgid" {
+			return true
+		}
+	}
+	return false
+}
+
 // copyRequestHeaders copies what a fork sent that is neither hop-by-hop
-// nor possibly a credential.
+// nor possibly a credential or an account selector.
 func copyRequestHeaders(dst, src http.Header) {
 	drop := connectionTokens(src)
 	for name, vs := range src {
-		if hopByHop[name] || drop[name] || credentialHeader(name) || name == "Host" || name == "Accept-Encoding" || name == "Content-Length" {
+		if hopByHop[name] || drop[name] || credentialHeader(name) || accountHeader(name) || name == "Host" || name == "Accept-Encoding" || name == "Content-Length" {
 			continue
 		}
 		dst[name] = append([]string(nil), vs...)

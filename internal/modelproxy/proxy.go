@@ -21,6 +21,13 @@ type Upstream struct {
 	BaseURL    string // e.g. https://api.anthropic.com or the user's ANTHROPIC_BASE_URL/OPENAI_BASE_URL; plain http only to a loopback host
 	APIKey     string // anthropic: x-api-key; openai: Authorization: Bearer
 	OAuthToken string // anthropic only, a Claude subscription's CLAUDE_CODE_OAUTH_TOKEN: Authorization: Bearer
+	// The account the key bills, as the user configured it (openai only:
+	// OPENAI_ORG_ID and OPENAI_PROJECT_ID in forkbomb's environment, as
+	// the OpenAI SDKs read them); sent as OpenAI-Organization and
+	// OpenAI-Project. "" sends none: the key's default. A fork's own
+	// headers of that kind never pass (accountHeader).
+	Organization string
+	Project      string
 }
 
 // The upstream kinds.
@@ -126,6 +133,14 @@ func checkUpstream(u Upstream) (*upstream, error) {
 	}
 	if u.OAuthToken != "" && u.Kind != Anthropic {
 		return nil, fmt.Errorf("%w: an OAuth token is for the anthropic upstream only", ErrUpstream)
+	}
+	if (u.Organization != "" || u.Project != "") && u.Kind != OpenAI {
+		return nil, fmt.Errorf("%w: an organization or project is for the openai upstream only", ErrUpstream)
+	}
+	for _, v := range []string{u.Organization, u.Project} {
+		if strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return nil, fmt.Errorf("%w: %s: an organization or project id with a space or control character", ErrUpstream, u.Kind)
+		}
 	}
 	if u.APIKey == "" && u.OAuthToken == "" {
 		return nil, fmt.Errorf("%w: %s: no credential", ErrUpstream, u.Kind)

@@ -24,6 +24,12 @@ var assets embed.FS
 // does not hold a goroutine forever.
 const streamWrite = 30 * time.Second
 
+// keepAlive is the longest a stream stays silent: a comment line then
+// tells proxies and the browser the connection lives. It is sent only
+// after this much silence, never per wake: a race's every event wakes
+// every stream.
+const keepAlive = 15 * time.Second
+
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", asset("index.html", "text/html; charset=utf-8"))
@@ -212,6 +218,13 @@ func patchPath(dir, which string) (string, bool) {
 // stream sends a run's events as Server-Sent Events from the one after
 // Last-Event-ID (or ?after=), as the record grows, and "end" once the run
 // has ended and every line is sent.
+//
+// A position at or past the record's end is the same case: nothing to
+// send. A finished run then ends the stream at once; a running one waits
+// on its wake or tick and says ": alive" only after keepAlive of silence.
+// Before, a position past the end of a finished run never matched "every
+// line sent" and the loop wrote keep-alives without sleeping (a third of
+// a core per client; issue 21 §6).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	l, _, err := s.log(id)
@@ -227,8 +240,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
 	tick := time.NewTicker(s.o.Poll)
 	defer tick.Stop()
+	lastWrite := time.Now()
 	for {
 		wake := s.o.Live.changed()
 		n, err := l.Len()
@@ -248,18 +265,28 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-		}
-		rc.SetWriteDeadline(time.Now().Add(streamWrite))
-		if _, err := fmt.Fprint(w, ": alive\n\n"); err != nil || rc.Flush() != nil {
-			return
+			if rc.Flush() != nil {
+				return
+			}
+			lastWrite = time.Now()
 		}
 		if run, err := loadRun(s.o.RunsDir, id); err != nil || run.Status != event.RunRunning {
-			if m, _ := l.Len(); m == after {
+			// Lines written between the Len above and the status read
+			// are sent first; past the end there is nothing more to wait for.
+			if m, _ := l.Len(); m <= after {
+				rc.SetWriteDeadline(time.Now().Add(streamWrite))
 				fmt.Fprintf(w, "event: end\ndata: %q\n\n", strings.TrimSpace(string(statusOf(run))))
 				rc.Flush()
 				return
 			}
 			continue
+		}
+		if time.Since(lastWrite) >= keepAlive {
+			rc.SetWriteDeadline(time.Now().Add(streamWrite))
+			if _, err := fmt.Fprint(w, ": alive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+			lastWrite = time.Now()
 		}
 		select {
 		case <-r.Context().Done():
