@@ -128,7 +128,7 @@ on it, before anything runs (their CLIs are not in the image).
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	enumVar(f, &eng, "engine", "claude-code", "agent engine: claude-code (the default when the claude CLI is installed; else command when --agent is given), codex (the Codex CLI through the model proxy: OPENAI_API_KEY, OPENAI_BASE_URL), command, api (forkbomb's own loop over --provider), or hosted (the api engine through a forkbomb gateway: FORKBOMB_GATEWAY_URL, FORKBOMB_API_KEY)", engine.Names()...)
+	enumVar(f, &eng, "engine", "claude-code", "agent engine: claude-code (the default when the claude CLI is installed; else command when --agent is given), codex (the Codex CLI through the model proxy: OPENAI_API_KEY, OPENAI_BASE_URL; the organisation and project billed only from OPENAI_ORG_ID, OPENAI_PROJECT_ID, never from the fork), command, api (forkbomb's own loop over --provider), or hosted (the api engine through a forkbomb gateway: FORKBOMB_GATEWAY_URL, FORKBOMB_API_KEY)", engine.Names()...)
 	f.StringVar(&es.AgentBin, "agent-bin", "", "the agent CLI of the claude-code and codex engines (default: claude or codex on PATH)")
 	enumVar(f, &es.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)", "anthropic", "openai")
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
