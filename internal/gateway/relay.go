@@ -60,7 +60,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, p protocol, up
 	}})
 	ureq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(up.URL, "/")+p.path, bytes.NewReader(body))
 	if err != nil {
-		g.log.Printf("forward %s: %v", p.name, err)
+		g.log.Printf("forward %s: the upstream URL is unusable", p.name) // err names it
 		writeErr(w, http.StatusBadGateway, "upstream_error", "the model provider could not be reached")
 		return u, false
 	}
