@@ -1,15 +1,12 @@
 package gateway
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strings"
+	"time"
 )
 
 // Price is a model's price in micro-dollars per million tokens (so
@@ -26,10 +23,15 @@ func (p Price) cost(in, out int64) int64 {
 
 const maxRequestBody = 8 << 20
 
-// usage is what an upstream reported it used.
+// usage is what an upstream reported it used. Final is the report a
+// call is charged by: Anthropic's message_delta (its output count is
+// cumulative and nothing is reported after it), OpenAI's usage-only last
+// chunk, or a whole body's usage. Anything less — message_start's input
+// alone, a stream cut before its last chunk — is not the bill.
 type usage struct {
 	In, Out int64
 	Seen    bool
+	Final   bool
 }
 
 // protocol is what differs between the two model APIs.
@@ -39,8 +41,11 @@ type protocol struct {
 	path     string
 	prepare  func(req map[string]json.RawMessage, stream bool)
 	auth     func(h http.Header, key string, client http.Header)
-	// line reads usage from one SSE data line or a whole JSON body.
+	// usage reads usage from one SSE data line or a whole JSON body.
 	usage func(data []byte, u *usage)
+	// endIsFinal: the last usage of a stream that ended cleanly is the
+	// whole (an OpenAI-compatible server may repeat usage in every chunk).
+	endIsFinal bool
 }
 
 var anthropicProto = protocol{
@@ -64,6 +69,9 @@ var anthropicProto = protocol{
 		}
 		if json.Unmarshal(data, &m) != nil {
 			return
+		}
+		if m.Usage != nil && (m.Type == "message_delta" || m.Type == "message") {
+			u.Final = true
 		}
 		for _, x := range []*anthropicUsage{m.Message.Usage, m.Usage} {
 			if x == nil {
@@ -102,15 +110,22 @@ var openaiProto = protocol{
 	auth: func(h http.Header, key string, _ http.Header) { h.Set("Authorization", "Bearer "+key) },
 	usage: func(data []byte, u *usage) {
 		var m struct {
-			Usage *struct {
+			Choices []json.RawMessage `json:"choices"`
+			Usage   *struct {
 				Prompt     int64 `json:"prompt_tokens"`
 				Completion int64 `json:"completion_tokens"`
 			} `json:"usage"`
 		}
 		if json.Unmarshal(data, &m) == nil && m.Usage != nil {
 			u.Seen, u.In, u.Out = true, m.Usage.Prompt, m.Usage.Completion
+			// include_usage's last chunk has no choices (a whole body's
+			// usage is final as well: forward says so).
+			if len(m.Choices) == 0 {
+				u.Final = true
+			}
 		}
 	},
+	endIsFinal: true,
 }
 
 func (g *Gateway) anthropicMessages(w http.ResponseWriter, r *http.Request) {
@@ -182,6 +197,15 @@ func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, p protocol) {
 	// A token is never shorter than a byte of UTF-8 on the wire... nearly:
 	// bytes/2 bounds any tokenizer's count of a JSON body generously.
 	worst := price.cost(int64(len(out))/2+1, maxTok)
+	if !g.calls.begin() {
+		writeErr(w, http.StatusServiceUnavailable, "shutting_down", "the server is stopping")
+		return
+	}
+	defer g.calls.end()
+	// The exchange must end, and settle, before the sweeper may return
+	// the reservation in full: its deadline comes from the reservation's
+	// start (New keeps UpstreamTimeout under ReservationTTL).
+	deadline := time.Now().Add(g.opts.UpstreamTimeout)
 	rid, err := g.Reserve(r.Context(), ws, model, tag, worst)
 	if errors.Is(err, ErrInsufficient) {
 		writeErr(w, http.StatusPaymentRequired, "insufficient_balance", "the balance does not cover this request's worst case")
@@ -191,104 +215,22 @@ func (g *Gateway) proxy(w http.ResponseWriter, r *http.Request, p protocol) {
 		g.internal(w, r, err)
 		return
 	}
-	u, ferr := g.forward(r.Context(), w, r, p, up, out, stream)
+	u, reached := g.forward(w, r, p, up, out, stream, deadline)
 	// Settle even when the client went away: the work upstream was done.
+	// Without the final usage (the upstream cut, the deadline passed,
+	// the usage was malformed or past what is read) the charge is the
+	// worst case, never what was seen so far: input alone, or 0, would
+	// make a hang-up before the last chunk a free stream.
 	cost := worst
-	if u.Seen {
-		cost = price.cost(u.In, u.Out)
-	} else if ferr != nil {
+	switch {
+	case !reached:
 		cost = 0 // nothing reached the model, or it refused
+	case u.Final:
+		cost = price.cost(u.In, u.Out)
 	}
-	if _, err := g.Settle(context.WithoutCancel(r.Context()), rid, cost, u.In, u.Out); err != nil {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), settleTimeout)
+	defer cancel()
+	if _, err := g.Settle(sctx, rid, cost, u.In, u.Out); err != nil {
 		g.log.Printf("settle %s: %v (the sweeper returns it)", rid, err)
 	}
-}
-
-// forward sends the call upstream and copies the answer back, reading
-// usage on the way. An upstream error becomes a fixed error: its text may
-// name the upstream, its account, or its key's prefix.
-func (g *Gateway) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, p protocol, up Upstream, body []byte, stream bool) (usage, error) {
-	var u usage
-	ureq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(up.URL, "/")+p.path, bytes.NewReader(body))
-	if err != nil {
-		writeErr(w, http.StatusBadGateway, "upstream_error", "the model provider could not be reached")
-		return u, fmt.Errorf("forward: %w", err)
-	}
-	ureq.Header.Set("Content-Type", "application/json")
-	p.auth(ureq.Header, up.Key, r.Header)
-	resp, err := g.client.Do(ureq)
-	if err != nil {
-		g.log.Printf("forward %s: upstream unreachable", p.name) // err names the upstream URL
-		writeErr(w, http.StatusBadGateway, "upstream_error", "the model provider could not be reached")
-		return u, fmt.Errorf("forward: upstream unreachable")
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		status, code := http.StatusBadGateway, "upstream_error"
-		switch {
-		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == 529:
-			status, code = http.StatusServiceUnavailable, "overloaded"
-		case resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusRequestEntityTooLarge:
-			status, code = http.StatusBadRequest, "invalid_request_error"
-		}
-		writeErr(w, status, code, fmt.Sprintf("the model provider refused the request (status %d)", resp.StatusCode))
-		return u, fmt.Errorf("forward: upstream status %d", resp.StatusCode)
-	}
-	ct := resp.Header.Get("Content-Type")
-	w.Header().Set("Content-Type", ct)
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	if !stream || !strings.HasPrefix(ct, "text/event-stream") {
-		data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-		p.usage(data, &u)
-		w.Write(data)
-		return u, err
-	}
-	fl, _ := w.(http.Flusher)
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
-	for {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-				p.usage(bytes.TrimSpace(d), &u)
-			}
-			if _, werr := w.Write(line); werr != nil {
-				// The client left; read on for the usage the upstream
-				// will report, so the charge is what was used.
-				io.Copy(usageSink{p, &u}, io.LimitReader(br, 64<<20))
-				return u, werr
-			}
-			if line[len(line)-1] == '\n' && fl != nil && len(bytes.TrimSpace(line)) == 0 {
-				fl.Flush()
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue // a line longer than the buffer: written in pieces
-		}
-		if err != nil {
-			if fl != nil {
-				fl.Flush()
-			}
-			if errors.Is(err, io.EOF) {
-				return u, nil
-			}
-			return u, err
-		}
-	}
-}
-
-// usageSink reads usage from the rest of a stream no one listens to.
-type usageSink struct {
-	p protocol
-	u *usage
-}
-
-func (s usageSink) Write(b []byte) (int, error) {
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			s.p.usage(bytes.TrimSpace(d), s.u)
-		}
-	}
-	return len(b), nil
 }

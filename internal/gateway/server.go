@@ -32,8 +32,13 @@ type Options struct {
 	// for more (default 8192): the reservation needs a worst case.
 	MaxTokensClamp int64
 	ReservationTTL time.Duration // default 10 minutes
-	SweepEvery     time.Duration // default 30 seconds
-	Limits         Limits
+	// UpstreamTimeout bounds one model call's upstream exchange, the
+	// read on for its usage after a client left included (default, and
+	// at most, 9/10 of ReservationTTL: the call settles before the
+	// sweeper may return its reservation in full).
+	UpstreamTimeout time.Duration
+	SweepEvery      time.Duration // default 30 seconds
+	Limits          Limits
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []*net.IPNet
 	Burns          BurnOptions
@@ -50,6 +55,7 @@ type Gateway struct {
 	ipKey   []byte
 	log     *log.Logger
 	client  *http.Client
+	calls   *calls
 }
 
 // New makes a gateway over db.
@@ -62,6 +68,9 @@ func New(db *DB, o Options) (*Gateway, error) {
 	}
 	if o.ReservationTTL <= 0 {
 		o.ReservationTTL = 10 * time.Minute
+	}
+	if limit := o.ReservationTTL * 9 / 10; o.UpstreamTimeout <= 0 || o.UpstreamTimeout > limit {
+		o.UpstreamTimeout = limit
 	}
 	if o.SweepEvery <= 0 {
 		o.SweepEvery = 30 * time.Second
@@ -79,7 +88,7 @@ func New(db *DB, o Options) (*Gateway, error) {
 		}}
 	}
 	return &Gateway{db: db, opts: o, secrets: o.Secrets, limits: newLimiter(o.Limits),
-		ipKey: randBytes(32), log: lg, client: cl}, nil
+		ipKey: randBytes(32), log: lg, client: cl, calls: newCalls()}, nil
 }
 
 // Handler routes the gateway's API. Every response that is not a model's
@@ -99,20 +108,34 @@ func (g *Gateway) Handler() http.Handler {
 	return g.recoverer(mux)
 }
 
-// Serve runs the sweeper and serves on ln until ctx ends.
+// Serve runs the sweeper and serves on ln until ctx ends. Calls in
+// flight get 10 seconds to finish; then their upstream exchanges and
+// connections are ended (each is charged its worst case), and Serve
+// returns once every one has settled, so the database can close. A
+// gateway that has stopped serving takes no more model calls.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(io.Discard, "", 0)}
 	go g.sweepLoop(ctx)
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
+		g.calls.halt()
+		srv.Close()
+		wctx, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+		defer cancel2()
+		if err := g.calls.wait(wctx); err != nil {
+			g.log.Printf("stop: %v (the sweeper returns them)", err)
+		}
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
+	<-stopped
 	return nil
 }
 
