@@ -115,14 +115,19 @@ func plainRuns(t *testing.T, repo, test string, cases []judged) {
 		}
 		testutil.Git(t, wt, "apply", patch)
 		out, err := runClient(wt, []string{"GOFLAGS=-count=1"}, "/bin/sh", "-c", test)
-		t.Logf("plain run of %q: %s: error %v\n%s", test, c.name, err, lastLines(out, 4))
+		t.Logf("plain run of %q: %s: error %v\n%s", test, c.name, err, failLines(out))
 	}
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+// failLines picks the lines of a run's output that name failures.
+func failLines(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "--- FAIL") || strings.HasPrefix(t, "FAIL") ||
+			strings.HasPrefix(t, "not ok") || strings.HasPrefix(t, "FAILED") || strings.HasPrefix(t, "# pass") ||
+			strings.HasPrefix(t, "# fail") || strings.Contains(t, " passed") || strings.Contains(t, " failed") {
+			keep = append(keep, l)
+		}
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(keep, "\n")
 }
