@@ -34,7 +34,7 @@ var Tags = []TierTag{
 	{Setting: "network=none", Namespaces: TierKernel, Landlock: TierKernel, Test: "TestAttackNetwork", Note: "landlock backend: no socket at all, not even a loopback of its own"},
 	{Setting: "network=host", Namespaces: TierNone, Landlock: TierNone, Test: "—", Note: "the host's network"},
 	{Setting: "network=allow", Namespaces: TierKernel, Landlock: TierNone, Test: "TestRaceNetworkAllow", Note: "races only; refused on the landlock backend (TestProxyRefusedWithoutNetns)"},
-	{Setting: ".git read-only", Namespaces: TierKernel, Landlock: TierNone, Test: "TestAttackGitReadOnly", Note: "implicit; Landlock cannot carve a read-only folder out of a writable one"},
+	{Setting: ".git read-only", Namespaces: TierKernel, Landlock: TierNone, Test: "TestAttackGitReadOnly", Note: "implicit: every git directory present at start (.git, bare repositories, gitdir and commondir targets); Landlock cannot carve a read-only folder out of a writable one"},
 	{Setting: "readable", Namespaces: TierKernel, Landlock: TierKernel, Test: "TestAttackWrites", Note: "read-only"},
 	{Setting: "writable", Namespaces: TierKernel, Landlock: TierKernel, Test: "TestAttackWrites"},
 	{Setting: "env", Namespaces: TierForkbomb, Landlock: TierForkbomb, Test: "TestAttackEnvironment", Note: "an allowlist; credential-like names refused"},
