@@ -66,6 +66,7 @@ var execRoutes = []execRoute{
 	// writable tree has no execute right; under a deny-list it is a copy.
 	{name: "tmpfile", script: anonExec("tmpfile"), deny: both("runs"), allow: both("blocked")},
 	{name: "deleted", script: anonExec("deleted"), deny: both("runs"), allow: both("blocked")},
+	{name: "deleted-execveat", script: anonExec("deleted-execveat"), deny: both("runs"), allow: both("blocked")},
 	{name: "deleted-ld.so", script: anonExec("deleted-ld.so"), deny: both("runs"), allow: map[sandbox.Mode]string{sandbox.ModeNamespaces: "blocked", sandbox.ModeLandlock: "runs"}},
 }
 

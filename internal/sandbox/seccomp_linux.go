@@ -131,10 +131,11 @@ func buildFilter(o filterOptions) ([]bpf.Instruction, error) {
 // fall back from, to a file in a tmpfs — which is a named file the program
 // rules judge.
 //
-// O_TMPFILE and deleted files need no rule: the kernel judges them by the
-// mount and the folder they were made in (noexec, Landlock's rule for
-// that folder) however they are executed, and under a deny-list they are
-// no worse than the copy a deny-list already cannot stop.
+// O_TMPFILE and deleted files need no rule, nor does execveat with
+// AT_EMPTY_PATH: the kernel judges such a file by the mount and the folder
+// it was made in (noexec, Landlock's rule for that folder) whether it is
+// run through /proc/self/fd/N or by descriptor, and under a deny-list it
+// is no worse than the copy a deny-list already cannot stop.
 func memfdRule() []bpf.Instruction {
 	return []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offNr, Size: 4},

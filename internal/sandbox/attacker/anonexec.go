@@ -21,6 +21,7 @@ import (
 //	memfd-ld.so     memfd_create, then the loader maps /proc/self/fd/N
 //	tmpfile         open(dir, O_TMPFILE), reopened read-only, execve("/proc/self/fd/N")
 //	deleted         a file made in dir, opened, unlinked, execve("/proc/self/fd/N")
+//	deleted-execveat  the same file, execveat(N, "", AT_EMPTY_PATH)
 //	deleted-ld.so   the same file mapped by the loader
 //
 // args are KIND DIR LOADER SRC ARG...; on success it does not return.
@@ -54,7 +55,7 @@ func anonExec(args []string) int {
 			fd, err = unix.Open(procFd(w), unix.O_RDONLY, 0)
 			unix.Close(w)
 		}
-	case "deleted", "deleted-ld.so":
+	case "deleted", "deleted-execveat", "deleted-ld.so":
 		path := filepath.Join(dir, "anon-victim")
 		if err = os.WriteFile(path, code, 0o755); err == nil {
 			fd, err = unix.Open(path, unix.O_RDONLY, 0)
@@ -70,7 +71,7 @@ func anonExec(args []string) int {
 		return report(err, "")
 	}
 	switch kind {
-	case "memfd-execveat":
+	case "memfd-execveat", "deleted-execveat":
 		argv := append([]string{"victim"}, rest...)
 		err = execveat(fd, argv)
 	case "memfd-ld.so", "deleted-ld.so":
