@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"golang.org/x/net/bpf"
@@ -29,8 +30,9 @@ func seccompData(arch uint32, nr int32, args ...uint64) []byte {
 // ones a live attack cannot reach here (int 0x80 where the kernel has no
 // i386 entry, x32).
 func TestFilterRules(t *testing.T) {
-	for _, offline := range []bool{false, true} {
-		prog, err := buildFilter(offline)
+	for _, o := range []filterOptions{{}, {offline: true}, {restrictsExec: true}, {offline: true, restrictsExec: true}} {
+		offline := o.offline
+		prog, err := buildFilter(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,9 +97,20 @@ func TestFilterRules(t *testing.T) {
 				want uint32
 			}{"socket unix", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_UNIX), inet},
 		)
+		memfd := retAllow
+		if o.restrictsExec {
+			memfd = retENOSYS
+		}
+		for _, fl := range []uint64{0, unix.MFD_CLOEXEC, unix.MFD_NOEXEC_SEAL, unix.MFD_EXEC | 1<<40} {
+			cases = append(cases, struct {
+				name string
+				data []byte
+				want uint32
+			}{fmt.Sprintf("memfd_create flags %#x", fl), seccompData(nativeArch, unix.SYS_MEMFD_CREATE, 0, fl), memfd})
+		}
 		for _, c := range cases {
 			if got := run(c.data); got != c.want {
-				t.Errorf("offline=%v %s: got %#x, want %#x", offline, c.name, got, c.want)
+				t.Errorf("%+v %s: got %#x, want %#x", o, c.name, got, c.want)
 			}
 		}
 	}

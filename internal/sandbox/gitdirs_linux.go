@@ -17,8 +17,10 @@ const maxGitTargets = 512
 
 // protectGitDirs makes every git directory under the writable roots
 // read-only: the workdir's .git, nested repositories' .git, a worktree's or
-// submodule's gitdir, and what a symlink inside them (hooks, config) points
-// to within the repository. Git metadata is where code that later runs on
+// submodule's gitdir, a bare repository or any folder git would take for a
+// git directory (its remote's hooks run at the user's next push), the
+// directory a "commondir" names, and what a symlink inside them (hooks,
+// config) points to within the repository. Git metadata is where code that later runs on
 // the host (hooks, core.fsmonitor, core.hooksPath) would be planted. It runs
 // after the final pivot, so every path is resolved in the sandbox's own
 // view and a symlink cannot reach anything the view hides. Anything it
@@ -26,7 +28,7 @@ const maxGitTargets = 512
 // tree, a link out of its repository into another writable place — fails
 // the run rather than leave it writable.
 //
-// gitDirs are the .git entries the parent found (FindGitDirs); each is
+// gitDirs are the git directories the parent found (FindGitDirs); each is
 // checked again here, in the final view, before it is acted on.
 func protectGitDirs(gitDirs, writable []string) error {
 	var targets []string
@@ -58,7 +60,8 @@ func protectGitDirs(gitDirs, writable []string) error {
 	return nil
 }
 
-// gitTargets lists the paths to make read-only for one .git entry.
+// gitTargets lists the paths to make read-only for one git directory (a
+// .git entry or a folder FindGitDirs judged one).
 func gitTargets(gitPath string, writable []string) ([]string, error) {
 	inWritable := func(p string) bool {
 		for _, w := range writable {
@@ -79,9 +82,7 @@ func gitTargets(gitPath string, writable []string) ([]string, error) {
 		// wrote; a bind cannot cover a symlink.
 		return nil, fmt.Errorf("%s is a symlink in a writable tree; forkbomb cannot keep it read-only (make it a real .git, or run elsewhere)", gitPath)
 	case fi.IsDir():
-		out := []string{gitPath}
-		links, err := linksIn(gitPath, repo, inWritable)
-		return append(out, links...), err
+		return gitDirTargets(gitPath, repo, inWritable)
 	case fi.Mode().IsRegular():
 		// A worktree or submodule: ".git" is a file naming the real gitdir.
 		out := []string{gitPath}
@@ -96,11 +97,35 @@ func gitTargets(gitPath string, writable []string) ([]string, error) {
 		if err != nil || !inWritable(r) {
 			return out, nil // missing, or read-only where it is
 		}
-		out = append(out, r)
-		links, err := linksIn(r, repo, inWritable)
-		return append(out, links...), err
+		t, err := gitDirTargets(r, repo, inWritable)
+		return append(out, t...), err
 	}
 	return nil, nil // a fifo or socket named .git is not git metadata
+}
+
+// gitDirTargets lists a git directory, what its symlinks lead to (linksIn)
+// and its common directory: a worktree's gitdir, or one made to look like
+// it, keeps config, hooks, objects and refs in the directory its
+// "commondir" file names, and git runs that one's hooks.
+func gitDirTargets(dir, repo string, inWritable func(string) bool) ([]string, error) {
+	out := []string{dir}
+	links, err := linksIn(dir, repo, inWritable)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, links...)
+	c, ok := commonDir(dir)
+	if !ok {
+		return out, nil
+	}
+	r, err := filepath.EvalSymlinks(c)
+	if err != nil || !inWritable(r) {
+		return out, nil // missing, or read-only where it is
+	}
+	// r may hold dir (a linked worktree's "../.."): binds of both, in
+	// either order, leave dir read-only.
+	links, err = linksIn(r, repo, inWritable)
+	return append(append(out, r), links...), err
 }
 
 // linksIn returns what the symlinks directly inside a git directory point
@@ -128,18 +153,46 @@ func linksIn(gitDir, repo string, inWritable func(string) bool) ([]string, error
 // readGitdirFile reads the "gitdir: PATH" line of a .git file, refusing
 // anything but a small regular file.
 func readGitdirFile(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 4096))
+	data, err := readSmall(path, false)
 	if err != nil || !bytes.HasPrefix(data, []byte("gitdir:")) {
 		return "", err
 	}
 	line, _, _ := strings.Cut(string(data[len("gitdir:"):]), "\n")
 	return strings.TrimSpace(line), nil
+}
+
+// commonDir returns the directory a git directory's "commondir" file
+// names, made absolute against dir as git does; ok is false without one.
+func commonDir(dir string) (string, bool) {
+	// Followed through a symlink, as git does: a link must not hide it.
+	data, err := readSmall(dir+"/commondir", true)
+	if err != nil {
+		return "", false
+	}
+	c := strings.TrimRight(string(data), "\r\n")
+	if c == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(dir, c)
+	}
+	return c, true
+}
+
+// readSmall reads the first 4 KiB of a regular file, without blocking on
+// a FIFO, and without following a final symlink unless told to.
+func readSmall(path string, follow bool) ([]byte, error) {
+	flags := os.O_RDONLY | unix.O_NONBLOCK
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, 4096))
 }

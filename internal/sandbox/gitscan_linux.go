@@ -10,11 +10,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// FindGitDirs returns every entry named .git below root (directories and
-// gitdir files), without following symlinks and without descending into
-// git directories. It is the one cost of a sandbox start that grows with
-// the tree, so it reads directories with getdents64 directly (no stat, no
-// sorting) on every core, and runs in the parent while the init starts.
+// FindGitDirs returns every git directory below root: each entry named
+// .git (directories and gitdir files), and each directory git itself
+// would take for a repository whatever its name — a bare one (origin.git,
+// the remote of a clone beside it, whose hooks run at the user's next
+// push), a $GIT_DIR layout, a worktree's gitdir (isGitDir). It does not
+// follow symlinks nor descend into git directories; root itself is not
+// judged (the caller named it writable). It is the one cost of a sandbox
+// start that grows with the tree, so it reads directories with getdents64
+// directly (no stat, no sorting) on every core, and runs in the parent
+// while the init starts.
 //
 // It fails closed: a directory it cannot list, if the command could make
 // it listable again (it belongs to the caller), or a path too long to
@@ -41,7 +46,7 @@ func FindGitDirs(root string) ([]string, error) {
 		case work <- dir:
 		default:
 			// queue full: scan inline rather than block every worker
-			scanDir(dir, enqueue, func(p string) { mu.Lock(); found = append(found, p); mu.Unlock() }, fail)
+			scanDir(dir, dir == root, enqueue, func(p string) { mu.Lock(); found = append(found, p); mu.Unlock() }, fail)
 			pending.Done()
 		}
 	}
@@ -53,7 +58,7 @@ func FindGitDirs(root string) ([]string, error) {
 			defer wg.Done()
 			buf := make([]byte, 32<<10)
 			for dir := range work {
-				scanDirBuf(dir, buf, enqueue, func(p string) { mu.Lock(); found = append(found, p); mu.Unlock() }, fail)
+				scanDirBuf(dir, buf, dir == root, enqueue, func(p string) { mu.Lock(); found = append(found, p); mu.Unlock() }, fail)
 				pending.Done()
 			}
 		}()
@@ -65,13 +70,15 @@ func FindGitDirs(root string) ([]string, error) {
 	return found, failure
 }
 
-func scanDir(dir string, sub func(string), git func(string), fail func(error)) {
-	scanDirBuf(dir, make([]byte, 32<<10), sub, git, fail)
+func scanDir(dir string, isRoot bool, sub func(string), git func(string), fail func(error)) {
+	scanDirBuf(dir, make([]byte, 32<<10), isRoot, sub, git, fail)
 }
 
 // scanDirBuf lists one directory: subdirectories go to sub, .git entries
-// to git, problems to fail.
-func scanDirBuf(dir string, buf []byte, sub func(string), git func(string), fail func(error)) {
+// to git, problems to fail. A directory that is itself a git directory
+// goes to git instead, and its subdirectories are not listed — unless it
+// is the root, which the caller named writable.
+func scanDirBuf(dir string, buf []byte, isRoot bool, sub func(string), git func(string), fail func(error)) {
 	if len(dir) >= unix.PathMax-16 {
 		fail(fmt.Errorf("%s…: path too long to check for .git", dir[:64]))
 		return
@@ -90,6 +97,19 @@ func scanDirBuf(dir string, buf []byte, sub func(string), git func(string), fail
 		return
 	}
 	defer unix.Close(fd)
+	// The names git looks for in a git directory (isGitDir); the
+	// subdirectories wait until the listing shows it is not one.
+	var head, objects, refs, commondir bool
+	var subs []string
+	defer func() {
+		if !isRoot && head && (objects && refs || commondir) && isGitDir(dir) {
+			git(dir)
+			return
+		}
+		for _, d := range subs {
+			sub(d)
+		}
+	}()
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err != nil || n <= 0 {
@@ -107,18 +127,50 @@ func scanDirBuf(dir string, buf []byte, sub func(string), git func(string), fail
 				}
 			}
 			off += reclen
+			switch string(name) {
+			case "HEAD":
+				head = true
+			case "objects":
+				objects = true
+			case "refs":
+				refs = true
+			case "commondir":
+				commondir = true
+			}
 			switch {
 			case string(name) == "." || string(name) == "..":
 			case string(name) == ".git":
 				git(dir + "/.git")
 			case typ == unix.DT_DIR:
-				sub(dir + "/" + string(name))
+				subs = append(subs, dir+"/"+string(name))
 			case typ == unix.DT_UNKNOWN:
 				var st unix.Stat_t
 				if unix.Lstat(dir+"/"+string(name), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-					sub(dir + "/" + string(name))
+					subs = append(subs, dir+"/"+string(name))
 				}
 			}
 		}
 	}
+}
+
+// isGitDir reports whether git would take dir for a git directory: git's
+// own test (setup.c, is_git_directory) is a HEAD, then objects/ and refs/
+// in the common directory — dir itself, or the one its "commondir" file
+// names. objects and refs are followed through symlinks, as git's
+// access() does. HEAD's content is not judged, where git wants a valid
+// ref: the command could repair a HEAD during the run, and a folder with
+// all three names that git would refuse is rare enough to be read-only.
+func isGitDir(dir string) bool {
+	var st unix.Stat_t
+	if unix.Lstat(dir+"/HEAD", &st) != nil {
+		return false
+	}
+	if m := st.Mode & unix.S_IFMT; m != unix.S_IFREG && m != unix.S_IFLNK {
+		return false
+	}
+	common := dir
+	if c, ok := commonDir(dir); ok {
+		common = c
+	}
+	return unix.Stat(common+"/objects", &st) == nil && unix.Stat(common+"/refs", &st) == nil
 }

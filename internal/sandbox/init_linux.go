@@ -18,7 +18,7 @@ package sandbox
 //	      Fingerprint (fingerprint.go) and a newline; then one JSON
 //	      initConfig, then EOF. The init reads it before
 //	      doing anything else, and the parent writes it only after putting
-//	      the init in its cgroup, finding the .git entries the init must
+//	      the init in its cgroup, finding the git directories the init must
 //	      protect and starting the pids watcher (which reads the init's
 //	      pid namespace while the init is still dumpable) — so the init
 //	      does nothing before it is limited and watched.

@@ -69,9 +69,10 @@ type Policy struct {
 	// judge keeps what a base's run built this way and lays it, read-only,
 	// under each patched run's throwaway layer.
 	ScratchLayers map[string]ScratchLayers
-	// GitDirs, when not nil, lists the .git entries under the writable
-	// trees, for a caller that knows them (a workspace knows its pid 1's);
-	// otherwise every writable tree is scanned for them.
+	// GitDirs, when not nil, lists the git directories under the writable
+	// trees (.git entries, bare repositories: FindGitDirs), for a caller
+	// that knows them (a workspace knows its pid 1's); otherwise every
+	// writable tree is scanned for them.
 	GitDirs []string
 	// Hide lists host paths the command must not see, wherever they are:
 	// forkbomb's state (other workspaces, runs, judge caches), hidden

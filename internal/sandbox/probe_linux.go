@@ -106,7 +106,7 @@ func probeInside(cfg *initConfig) *ProbeReport {
 		abi := landlockABI()
 		rep.add("landlock", abi > 0, fmt.Sprintf("ABI %d", abi))
 		blocked := unix.Unshare(0) == unix.EPERM
-		rep.add("seccomp", field("Seccomp") == "2" && blocked, "filter mode (Seccomp: "+field("Seccomp")+"); namespace, mount, ptrace, bpf, io_uring… denied")
+		rep.add("seccomp", field("Seccomp") == "2" && blocked, "filter mode (Seccomp: "+field("Seccomp")+"); namespace, mount, ptrace, bpf, io_uring… denied; memfd_create too under a program rule")
 		rep.add("no_new_privs", field("NoNewPrivs") == "1", "")
 		rep.add("capabilities dropped", field("CapEff") == "0000000000000000" && field("CapBnd") == "0000000000000000", "effective and bounding sets empty")
 		return 0, nil

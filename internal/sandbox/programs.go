@@ -8,9 +8,19 @@ package sandbox
 // find -exec, env, a compiled helper are all execs. A symlink is judged by
 // the file it leads to, a hard link by its inode.
 //
+// A file without a name is held too. A memfd lives on the kernel's
+// internal mount, which Landlock does not see and which is not noexec, so
+// under any program rule the seccomp filter refuses memfd_create
+// (memfdRule): no memfd exists to execve through /proc/self/fd, to
+// execveat with AT_EMPTY_PATH, or to hand to the loader. An O_TMPFILE or
+// deleted file is judged, however it is executed, by the mount and the
+// folder it was made in, like the copy it is (below).
+//
 // What it does not cover, and so neither does forkbomb:
 //   - An allowed interpreter running a script or code (sh script,
 //     python3 -c): the interpreter is what executes; the script is data.
+//     That includes code it loads into its own memory (anonymous memory
+//     made executable, as a JIT does: a loader written in the script).
 //   - The dynamic loader run as a program (ld.so /usr/bin/x): ld.so must
 //     be executable for every dynamic binary to start, and it maps x with
 //     mmap, which Landlock does not check. So on a mount that allows
@@ -21,7 +31,7 @@ package sandbox
 //     ld.so; the landlock backend has no noexec mounts.
 //   - A deny-list alone cannot stop a copy (or a hard link made in a
 //     writable tree) of a denied program: the copy is a new file the deny
-//     rule never named.
+//     rule never named — named, O_TMPFILE or deleted alike.
 
 import (
 	"path/filepath"

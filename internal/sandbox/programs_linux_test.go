@@ -54,6 +54,27 @@ var execRoutes = []execRoute{
 	// writable trees noexec under an allow-list, so mmap(PROT_EXEC)
 	// fails; the landlock backend has no such mount.
 	{name: "ld.so-copy", script: `cp "$V" "$W/lcopy" && "$L" "$W/lcopy" "$W/pwned-ld.so-copy"`, deny: both("runs"), allow: map[sandbox.Mode]string{sandbox.ModeNamespaces: "blocked", sandbox.ModeLandlock: "runs"}},
+	// Files with no name, made by an allowed program (the attacker
+	// stands for an allowed interpreter). A memfd lives on the kernel's
+	// internal mount, which Landlock does not see and which is not
+	// noexec: memfd_create is refused under any program rule.
+	{name: "memfd", script: anonExec("memfd"), deny: both("blocked"), allow: both("blocked")},
+	{name: "memfd-execveat", script: anonExec("memfd-execveat"), deny: both("blocked"), allow: both("blocked")},
+	{name: "memfd-ld.so", script: anonExec("memfd-ld.so"), deny: both("blocked"), allow: both("blocked")},
+	// An O_TMPFILE or deleted file is judged where it was made (noexec
+	// mount, Landlock's rule for its folder): under an allow-list a
+	// writable tree has no execute right; under a deny-list it is a copy.
+	{name: "tmpfile", script: anonExec("tmpfile"), deny: both("runs"), allow: both("blocked")},
+	{name: "deleted", script: anonExec("deleted"), deny: both("runs"), allow: both("blocked")},
+	{name: "deleted-execveat", script: anonExec("deleted-execveat"), deny: both("runs"), allow: both("blocked")},
+	{name: "deleted-ld.so", script: anonExec("deleted-ld.so"), deny: both("runs"), allow: map[sandbox.Mode]string{sandbox.ModeNamespaces: "blocked", sandbox.ModeLandlock: "runs"}},
+}
+
+// anonExec is the route where the attacker runs the victim from a file
+// with no name (attacker/anonexec.go), made in the workdir where it needs
+// a folder.
+func anonExec(kind string) string {
+	return fmt.Sprintf(`"$A" __forkbomb_attacker anon-exec %s "$W" "$L" "$V" "$W/pwned-%s"`, kind, kind)
 }
 
 // TestAttackPrograms runs every route against a deny-list and an
@@ -80,14 +101,21 @@ func TestAttackPrograms(t *testing.T) {
 				victim := filepath.Join(bin, "victim")
 				copyFile(t, "/usr/bin/touch", victim, 0o755)
 				writeFile(t, filepath.Join(work, "seed"), "x")
-				exe := attackerExe(t)
+				// The attacker stands for an allowed program: a copy outside
+				// the private /tmp, which an allow-list mounts noexec (where
+				// the test binary itself may be).
+				exe := filepath.Join(bin, "attacker")
+				copyFile(t, attackerExe(t), exe, 0o755)
 				var script strings.Builder
 				fmt.Fprintf(&script, "export V=%q W=%q A=%q L=%q\n", victim, work, exe, loaders[0])
+				// Proof the allowed attacker starts: without it every route
+				// through it would be blocked for the wrong reason.
+				fmt.Fprintf(&script, "\"$A\" %s write \"$W/attacker-ran\" x\n", attackArg)
 				for _, r := range execRoutes {
 					fmt.Fprintf(&script, "( %s ) 2>&1 | sed 's/^/%s: /'\n", r.script, r.name)
 				}
 				p := shPolicy(mode, work, script.String())
-				p.ReadOnly = []string{bin, filepath.Dir(exe)}
+				p.ReadOnly = []string{bin}
 				switch kind {
 				case "deny":
 					p.DenyPrograms = []string{victim}
@@ -100,6 +128,9 @@ func TestAttackPrograms(t *testing.T) {
 				o := runPolicy(t, p)
 				if o.err != nil {
 					t.Fatalf("run: %v", o.err)
+				}
+				if _, err := os.Lstat(filepath.Join(work, "attacker-ran")); err != nil {
+					t.Fatalf("the attacker (an allowed program) did not run: every route through it proves nothing")
 				}
 				for _, r := range execRoutes {
 					_, err := os.Lstat(filepath.Join(work, "pwned-"+r.name))

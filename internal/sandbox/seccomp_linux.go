@@ -41,7 +41,10 @@ func offArgLo(i int) uint32 { return uint32(16 + 8*i) }
 // applySeccomp loads the filter on the calling thread (no TSYNC: only the
 // thread that forks the command is filtered).
 func applySeccomp(cfg *initConfig) error {
-	prog, err := buildFilter(cfg.Mode == ModeLandlock && cfg.NewNet)
+	prog, err := buildFilter(filterOptions{
+		offline:       cfg.Mode == ModeLandlock && cfg.NewNet,
+		restrictsExec: cfg.Programs != nil,
+	})
 	if err != nil {
 		return err
 	}
@@ -60,10 +63,19 @@ func applySeccomp(cfg *initConfig) error {
 	return nil
 }
 
+// filterOptions are the parts of the filter that depend on the policy.
+type filterOptions struct {
+	// offline: no network namespace, so sockets are refused here.
+	offline bool
+	// restrictsExec: a program rule is set, so no file without a name may
+	// be made executable (see memfdRule).
+	restrictsExec bool
+}
+
 // buildFilter returns the whole program. Every check is a self-contained
 // block that reloads what it reads and either returns or falls through to
 // the next block; the last instruction allows.
-func buildFilter(offline bool) ([]bpf.Instruction, error) {
+func buildFilter(o filterOptions) ([]bpf.Instruction, error) {
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		return nil, fmt.Errorf("seccomp: big-endian machines are not supported")
 	}
@@ -94,12 +106,42 @@ func buildFilter(offline bool) ([]bpf.Instruction, error) {
 	// same on a virtual console. The kernel reads the request as 32 bits,
 	// so a 64-bit comparison would be bypassed by setting the high word.
 	p = append(p, argIn(unix.SYS_IOCTL, 1, []uint32{unix.TIOCSTI, unix.TIOCLINUX}, 0)...)
-	if offline {
+	if o.restrictsExec {
+		p = append(p, memfdRule()...)
+	}
+	if o.offline {
 		// Without a network namespace: no socket family but netlink
 		// (interface listing): no IP, no UNIX sockets to host services.
 		p = append(p, argNotIn(unix.SYS_SOCKET, 0, []uint32{unix.AF_NETLINK})...)
 	}
 	return append(p, bpf.RetConstant{Val: retAllow}), nil
+}
+
+// memfdRule refuses memfd_create under a program rule. A memfd is a file
+// on the kernel's internal shmem mount: Landlock does not check files there
+// (its execute right never applies), the mount is not noexec, and so an
+// allowed interpreter could copy any program into one and run it —
+// execve("/proc/self/fd/N"), execveat(N, "", AT_EMPTY_PATH), or the
+// dynamic loader mapping it. vm.memfd_noexec=2 (Linux 6.3, per pid
+// namespace) is not enough: it only withholds the exec bits, and
+// mmap(PROT_EXEC) of a MFD_NOEXEC_SEAL memfd still succeeds, which is all
+// ld.so needs; nor can an unprivileged user namespace set it, nor the
+// landlock backend, which has no pid namespace. ENOSYS, as on kernels
+// before 3.17, is what programs that use memfds (JVMs, Chromium) already
+// fall back from, to a file in a tmpfs — which is a named file the program
+// rules judge.
+//
+// O_TMPFILE and deleted files need no rule, nor does execveat with
+// AT_EMPTY_PATH: the kernel judges such a file by the mount and the folder
+// it was made in (noexec, Landlock's rule for that folder) whether it is
+// run through /proc/self/fd/N or by descriptor, and under a deny-list it
+// is no worse than the copy a deny-list already cannot stop.
+func memfdRule() []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_MEMFD_CREATE, SkipTrue: 1},
+		bpf.RetConstant{Val: retENOSYS},
+	}
 }
 
 // argIn returns EPERM for syscall nr when the low word of args[arg] equals

@@ -106,6 +106,8 @@ func Main(args []string) int {
 		// A compiled helper that runs a program itself, with no shell.
 		err := syscall.Exec(args[0], args, os.Environ())
 		return report(err, "")
+	case "anon-exec":
+		return anonExec(args)
 	case "nested":
 		return nested(args)
 	case "nested-proxy":
