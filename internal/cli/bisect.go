@@ -12,10 +12,6 @@ import (
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
-// ExitBisectAmbiguous: bisect ended with several candidates, every commit
-// between them untestable (exit 125).
-const ExitBisectAmbiguous = 3
-
 func newBisectCmd(stdio IO) *cobra.Command {
 	var (
 		o       bisect.Options

@@ -41,6 +41,10 @@ const (
 	// forkbomb.
 	ExitNeedsReview = 3
 
+	// ExitBisectAmbiguous: bisect ended with several candidates, every
+	// commit between them untestable (exit 125).
+	ExitBisectAmbiguous = 3
+
 	// sandbox and workspace exec pass the command's own status, or:
 	ExitTimeout       = sandbox.ExitTimeout       // 124: --timeout expired
 	ExitSetup         = sandbox.ExitSetup         // 125: could not run it (flags, sandbox set-up)
