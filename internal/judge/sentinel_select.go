@@ -291,7 +291,7 @@ func sentinelIdents(p *sentinelPlan) []string {
 		n := x.name
 		switch p.runner {
 		case "go":
-			n = strings.TrimPrefix(n, x.goPkg+".")
+			n = strings.TrimPrefix(n, x.scope) // the package and a dot
 		case "pytest":
 			n = strings.TrimPrefix(n, x.scope)
 			n, _, _ = strings.Cut(n, "::")

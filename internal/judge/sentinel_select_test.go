@@ -118,9 +118,9 @@ func TestApplySelection(t *testing.T) {
 	t.Parallel()
 	goPlan := func() *sentinelPlan {
 		return &sentinelPlan{runner: "go", wrapper: "w", files: map[string]string{"a_test.go": "x"}, list: []sentinel{
-			{name: "example.com/m.TestPlainInput", goPkg: "example.com/m", scope: "example.com/m."},
+			{name: "example.com/m.TestPlainInput", scope: "example.com/m."},
 			{name: "example.com/m.TestQuietList", goPkg: "example.com/m", scope: "example.com/m.", mustFail: true},
-			{name: "example.com/m/sub.TestPlainInput", goPkg: "example.com/m/sub", scope: "example.com/m/sub."},
+			{name: "example.com/m/sub.TestPlainInput", scope: "example.com/m/sub."},
 		}}
 	}
 	for _, c := range []struct {
