@@ -219,7 +219,13 @@ func (s selection) dropDeselected(p *sentinelPlan) {
 			}
 		}
 		for _, ig := range s.ignore {
-			if ok, _ := path.Match(ig, file); ok || file == ig || strings.HasPrefix(file, ig+"/") {
+			// --ignore-glob is fnmatch on the whole path: a glob without
+			// a slash is tried on the file's name as well
+			ok, _ := path.Match(ig, file)
+			if !ok && !strings.Contains(ig, "/") {
+				ok, _ = path.Match(ig, path.Base(file))
+			}
+			if ok || file == ig || strings.HasPrefix(file, ig+"/") {
 				out[file] = true
 			}
 		}

@@ -135,6 +135,8 @@ func TestApplySelection(t *testing.T) {
 		{name: "deselect a whole file", cmd: "pytest --deselect=tests/u.py", plan: pyPlan, planted: 3},
 		{name: "deselect a prefix of a sentinel", cmd: "pytest --deselect tests/t.py::test_", plan: pyPlan, planted: 1},
 		{name: "ignore a file", cmd: "pytest --ignore=tests/t.py", plan: pyPlan, planted: 1},
+		{name: "ignore a folder", cmd: "pytest --ignore tests/", plan: pyPlan, planted: 0, note: "ignores every file"},
+		{name: "ignore by glob", cmd: "pytest '--ignore-glob=u.*'", plan: pyPlan, planted: 3},
 		{name: "deselect everything", cmd: "pytest --deselect tests", plan: pyPlan, planted: 0, note: "no sentinel tests were placed"},
 		{name: "-k", cmd: "python3 -m pytest -k 'not slow' -rA", plan: pyPlan, planted: 4,
 			second: `'python3' '-m' 'pytest' '-rA' '-k' 'TestRoundValue or test_plain_input or test_quiet_list or test_sharp_range'`, note: "second, sentinel-only run"},
