@@ -333,7 +333,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	v.Applied = true
 	v.Timings.Test = run.elapsed.Milliseconds()
 	v.ExitCode, v.TimedOut, v.Results, v.Output = run.exit, run.timedOut, run.results, run.output
-	sc := checkSentinels(plan, run.results, run.exit)
+	sc := checkSentinelRuns(plan, run.results, run.exit, run.sentinels)
 	cur, tamper := sc.cur, sc.tamper
 	v.Sentinels = sc.report
 	if run.runner != "" {

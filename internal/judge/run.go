@@ -23,6 +23,11 @@ type testRun struct {
 	runner      string // "tree PATH" when the runner is a file of the repository
 	limit       string // the resource limit that stopped the run, for a person
 	elapsed     time.Duration
+	// sentinels is the sentinel-only run's part of the output, when the
+	// plan has one (sentinelPlan.second); output and results are then the
+	// command's own run's alone.
+	sentinels      *sentinelRun
+	sentinelOutput string
 }
 
 // applyFailedStatus and applyMarker tell an apply failure from the tests'
@@ -54,7 +59,10 @@ var runnerEnv = []string{"CI=true", "NO_COLOR=1", "PYTHONDONTWRITEBYTECODE=1", "
 // The set-up (apply, hidden tests, sentinels) is a script read by a shell
 // of its own from standard input, which has exited before the test
 // command starts: the sentinels' sources never appear in an argument list
-// the code under test could read.
+// the code under test could read. A plan whose sentinels the command's
+// selection would leave out adds a sentinel-only run after the command
+// (run_split.go); only the Go -exec wrapper that removes the sentinels'
+// sources is then that run's alone, so that run still compiles them.
 func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte, plan *sentinelPlan) (*testRun, error) {
 	start := time.Now()
 	var setup []string
@@ -83,17 +91,27 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 	if s := plan.plantScript(); s != "" {
 		setup = append(setup, s)
 	}
+	sentinelFlags := goflags
 	if plan != nil && plan.wrapper != "" {
 		w := filepath.Join(dir, "go-exec")
 		if err := os.WriteFile(w, []byte(plan.wrapper), 0o755); err != nil {
 			return nil, fmt.Errorf("write go exec wrapper: %w", err)
 		}
-		goflags += " -exec=" + w
+		sentinelFlags += " -exec=" + w
+		if plan.second == "" {
+			goflags = sentinelFlags
+		}
 	}
 	env = append(env, "GOFLAGS="+goflags)
 	script := runCmd
 	if check := runnerCheck(runCmd); check != "" {
 		script = check + "\n" + script
+	}
+	var marks runMarks
+	if plan != nil && plan.second != "" {
+		marks = newRunMarks()
+		// one stream, in the order written (run_split.go)
+		script = "exec 2>&1\n" + script + "\n" + marks.script("GOFLAGS="+shellQuote(sentinelFlags)+" "+plan.second)
 	}
 	var stdin *strings.Reader
 	if len(setup) > 0 {
@@ -142,8 +160,14 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 		r.applyErr = firstLine(strings.Split(r.output, applyMarker)[0])
 		return r, nil
 	}
+	own := out.Bytes()
+	if marks.begin != "" {
+		var sentinelOut []byte
+		own, sentinelOut, r.sentinels = marks.split(own)
+		r.output, r.sentinelOutput = string(own), string(sentinelOut)
+	}
 	r.runner = runnerFound(r.output)
-	r.results = parse(out.Bytes())
+	r.results = parse(own)
 	return r, nil
 }
 

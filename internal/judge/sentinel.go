@@ -42,6 +42,10 @@ type sentinelPlan struct {
 	wrapper string            // go: the -exec wrapper that removes the sources
 	list    []sentinel
 	note    string // why none (or only must-pass ones) were placed
+	// second is the sentinel-only run's command, when the test command
+	// selects tests so that its own run would leave the sentinels out
+	// (sentinel_select.go); "" when they run in the command's own run.
+	second string
 }
 
 // SentinelReport is what the verdict says about the sentinels.
@@ -68,9 +72,7 @@ func planSentinels(tree string, hidden []string, cmd string, bl *Baseline) *sent
 	if bl == nil || bl.Results == nil || !bl.Results.Named {
 		return none("the baseline output names no tests, so none could be checked")
 	}
-	if sel := selectsTests(cmd); sel != "" {
-		return none("the command selects tests by name (" + sel + "), which would deselect them")
-	}
+	sel := readSelection(structured(cmd))
 	var p *sentinelPlan
 	switch bl.Results.Format {
 	case "go-test-json":
@@ -84,6 +86,12 @@ func planSentinels(tree string, hidden []string, cmd string, bl *Baseline) *sent
 	default:
 		return none("the judge does not know how to plant tests for " + bl.Results.Format + " output")
 	}
+	if note := applySelection(p, sel); note != "" {
+		if p.note != "" && len(p.list) > 0 {
+			note += "; " + p.note
+		}
+		p.note = note
+	}
 	if len(p.list) == 0 && p.note == "" {
 		p.note = "no sentinel tests were placed: no test file of the baseline could be found in the tree"
 	}
@@ -93,8 +101,9 @@ func planSentinels(tree string, hidden []string, cmd string, bl *Baseline) *sent
 	return p
 }
 
-// selectsTests names a test-selection flag in the command: sentinels with
-// fresh names would be deselected by it.
+// selectsTests names a test-selection flag in a command the judge does not
+// rewrite (one with shell syntax, or a runner it does not know): sentinels
+// with fresh names would be deselected by it.
 func selectsTests(cmd string) string {
 	fields := strings.Fields(cmd)
 	for i, f := range fields {
@@ -136,10 +145,29 @@ type sentinelCheck struct {
 	expectFail bool   // a must-fail sentinel ran: the command had to exit non-zero
 }
 
+// sentinelRun is what the sentinel-only run (sentinelPlan.second) showed,
+// read from its own part of the output (see splitRuns).
+type sentinelRun struct {
+	started  bool // its part of the output began
+	finished bool // and ended, with its exit status
+	results  *Results
+	exit     int
+}
+
 // checkSentinels reads the sentinels' outcomes in a run. Besides the
 // sentinels, the package results their must-fail tests decide (go test's
 // "(package)") are left out of the comparison.
 func checkSentinels(p *sentinelPlan, cur *Results, exit int) sentinelCheck {
+	return checkSentinelRuns(p, cur, exit, nil)
+}
+
+// checkSentinelRuns is checkSentinels with the sentinel-only run's
+// outcome, for a plan that has one (p.second): the command's own run still
+// decides which scopes ran (its real tests are the ones scored); each
+// sentinel of such a scope must come out right in the sentinel-only run,
+// and any sentinel the command's own run did run (its selection kept it)
+// must have come out right there too.
+func checkSentinelRuns(p *sentinelPlan, cur *Results, exit int, second *sentinelRun) sentinelCheck {
 	c := sentinelCheck{cur: cur, report: p.report()}
 	if p == nil || len(p.list) == 0 || cur == nil {
 		return c
@@ -150,7 +178,6 @@ func checkSentinels(p *sentinelPlan, cur *Results, exit int) sentinelCheck {
 	}
 	rep := c.report
 	isSentinel := map[string]bool{}
-	mustFailPkg := map[string]bool{}
 	for _, s := range p.list {
 		isSentinel[s.name] = true
 	}
@@ -166,46 +193,51 @@ func checkSentinels(p *sentinelPlan, cur *Results, exit int) sentinelCheck {
 		}
 	}
 	var wrong []string
-	expectFail := false
+	// own: the command's own run, whose must-fail sentinels decide its
+	// expected exit and which package results leave the comparison.
+	own := outcomes{res: cur, exit: exit, pkgs: map[string]bool{}}
+	sep := outcomes{res: &Results{}, pkgs: map[string]bool{}, label: " in the sentinel-only run"}
+	if second != nil && second.results != nil {
+		sep.res = second.results
+	}
 	for _, s := range p.list {
-		if !s.ran(cur, engaged) {
-			continue
-		}
-		rep.Checked++
-		got, ok := cur.Tests[s.name]
+		inScope := s.ran(cur, engaged)
 		switch {
-		case s.mustFail:
-			expectFail = true
-			if s.goPkg != "" {
-				mustFailPkg[s.goPkg] = true
+		case p.second == "":
+			if inScope {
+				rep.Checked++
+				wrong = own.check(s, wrong)
 			}
-			if !ok {
-				wrong = append(wrong, fmt.Sprintf("%s (must fail) did not run", s.name))
-			} else if got != Failed {
-				wrong = append(wrong, fmt.Sprintf("%s (must fail) was reported %s", s.name, got))
+		default:
+			if o, ok := cur.Tests[s.name]; ok && o != Skipped {
+				wrong = own.check(s, wrong) // kept by the command's own selection
 			}
-		case !ok:
-			wrong = append(wrong, fmt.Sprintf("%s (must pass) did not run", s.name))
-		case got != Passed:
-			wrong = append(wrong, fmt.Sprintf("%s (must pass) was reported %s", s.name, got))
+			if inScope {
+				rep.Checked++
+				wrong = sep.check(s, wrong)
+			}
 		}
 	}
-	for pkg := range mustFailPkg {
-		if o, ok := cur.Tests[pkg+" (package)"]; ok && o != Failed {
-			wrong = append(wrong, fmt.Sprintf("package %s was reported %s although a sentinel test in it must fail", pkg, o))
+	wrong = own.finish(wrong)
+	if p.second != "" && rep.Checked > 0 {
+		switch {
+		case second == nil || !second.started:
+			wrong = append(wrong, "the sentinel-only run did not start")
+		case !second.finished:
+			wrong = append(wrong, "the sentinel-only run did not finish")
+		default:
+			sep.exit = second.exit
+			wrong = sep.finish(wrong)
 		}
-	}
-	if expectFail && exit == 0 {
-		wrong = append(wrong, "the test command exited 0 although a sentinel test that must fail ran")
 	}
 	sort.Strings(wrong)
 	rep.Wrong = wrong
 	c.skip = isSentinel
-	for pkg := range mustFailPkg {
+	for pkg := range own.pkgs {
 		c.skip[pkg+" (package)"] = true
 	}
 	c.cur = without(cur, c.skip)
-	c.expectFail = expectFail
+	c.expectFail = own.expectFail
 	if len(wrong) > 0 {
 		shown := wrong
 		if len(shown) > 3 {
@@ -217,6 +249,54 @@ func checkSentinels(p *sentinelPlan, cur *Results, exit int) sentinelCheck {
 		}
 	}
 	return c
+}
+
+// outcomes checks sentinels against one run's results.
+type outcomes struct {
+	res        *Results
+	exit       int
+	label      string          // "" for the command's own run
+	pkgs       map[string]bool // Go packages holding a must-fail sentinel that ran
+	expectFail bool
+}
+
+func (o *outcomes) check(s sentinel, wrong []string) []string {
+	got, ok := o.res.Tests[s.name]
+	switch {
+	case s.mustFail:
+		o.expectFail = true
+		if s.goPkg != "" {
+			o.pkgs[s.goPkg] = true
+		}
+		if !ok {
+			wrong = append(wrong, fmt.Sprintf("%s (must fail) did not run%s", s.name, o.label))
+		} else if got != Failed {
+			wrong = append(wrong, fmt.Sprintf("%s (must fail) was reported %s%s", s.name, got, o.label))
+		}
+	case !ok:
+		wrong = append(wrong, fmt.Sprintf("%s (must pass) did not run%s", s.name, o.label))
+	case got != Passed:
+		wrong = append(wrong, fmt.Sprintf("%s (must pass) was reported %s%s", s.name, got, o.label))
+	}
+	return wrong
+}
+
+// finish adds what the run as a whole got wrong: a package, or the exit
+// status, that says all passed although a must-fail sentinel ran.
+func (o *outcomes) finish(wrong []string) []string {
+	for pkg := range o.pkgs {
+		if r, ok := o.res.Tests[pkg+" (package)"]; ok && r != Failed {
+			wrong = append(wrong, fmt.Sprintf("package %s was reported %s%s although a sentinel test in it must fail", pkg, r, o.label))
+		}
+	}
+	if o.expectFail && o.exit == 0 {
+		if o.label == "" {
+			wrong = append(wrong, "the test command exited 0 although a sentinel test that must fail ran")
+		} else {
+			wrong = append(wrong, "the sentinel-only run exited 0 although a sentinel test that must fail ran")
+		}
+	}
+	return wrong
 }
 
 // ran says whether a sentinel's scope ran: its prefix's, or for tape (whose
