@@ -32,8 +32,9 @@ type WorkerConfinement struct {
 	LandlockABI int // 0: the kernel has no Landlock; the seccomp filter still denies the calls
 }
 
-// workerFiles is RLIMIT_NOFILE: the three inherited pipes and the runtime's poller.
-const workerFiles = 32
+// workerFiles is RLIMIT_NOFILE: the inherited pipes, the runtime's poller and the pipes an
+// interpreter makes (two per pipeline stage); nothing else can be opened.
+const workerFiles = 1024
 
 // ConfineWorker confines the calling process for good. Order: rlimits and no_new_privs
 // first (they need no privilege), Landlock next (its calls must not be filtered), seccomp last,

@@ -158,11 +158,22 @@ func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Li
 	var stdout, stderr bytes.Buffer
 	outW := boundedWriter{mu: &mu, buf: &stdout, total: &total, max: lim.MaxOutput, cancel: cancel}
 	errW := boundedWriter{mu: &mu, buf: &stderr, total: &total, max: lim.MaxOutput, cancel: cancel}
-	if stdin == nil {
-		stdin = strings.NewReader("")
+	// The interpreter turns a stdin that is not an *os.File into a pipe it never closes: one
+	// descriptor lost per exec, which a long session (an MCP server, a worker) runs out of.
+	// The pipe is made here and closed when the exec ends.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return res, fmt.Errorf("make shell: %w", err)
 	}
+	defer pr.Close()
+	go func() {
+		if stdin != nil {
+			io.Copy(pw, stdin) // ends when the script is done with it or pr is closed
+		}
+		pw.Close()
+	}()
 	sh := &shell{w: w, maxCommands: int64(lim.MaxCommands), cancel: cancel}
-	r, env, err := sh.runner(stdin, outW, errW)
+	r, env, err := sh.runner(pr, outW, errW)
 	if err != nil {
 		return res, err
 	}
@@ -213,7 +224,7 @@ type shell struct {
 	captured []Var
 }
 
-func (sh *shell) runner(stdin io.Reader, stdout, stderr io.Writer) (*interp.Runner, *worldEnv, error) {
+func (sh *shell) runner(stdin *os.File, stdout, stderr io.Writer) (*interp.Runner, *worldEnv, error) {
 	env := &worldEnv{vars: map[string]expand.Variable{}}
 	for _, v := range sh.w.State.Vars {
 		env.vars[v.Name] = v.Variable

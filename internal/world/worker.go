@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
+
 	"strconv"
 	"strings"
 	"sync"
@@ -56,17 +56,19 @@ var inFlight atomic.Int64
 // on its own.
 var bareInterpreter func(ctx context.Context, script string, stdin io.Reader, stdout, stderr io.Writer) int
 
+// workerHooks run first in a worker: a test binary registers its test-only commands there.
+var workerHooks []func()
+
 func workerMain(args []string) int {
+	for _, h := range workerHooks {
+		h()
+	}
 	// Worlds are the same wherever they run: no host time zone (and no read of /etc/localtime).
 	time.Local = time.UTC
 	var data int64
 	if len(args) > 0 {
 		data, _ = strconv.ParseInt(args[0], 10, 64)
 	}
-	// test -O and -G compare a file's owner with the current user, which os/user looks up in
-	// the host's passwd file: asked once now, before the worker can read nothing, its answer
-	// (the process's own ids, never shown to the script) is cached for every exec.
-	_, _ = user.Current()
 	if err := confineWorker(data); err != nil {
 		fmt.Fprintf(os.Stderr, "forkbomb world worker: %v\n", err)
 		return 3
@@ -191,7 +193,12 @@ func startWorker(l Limits) (*workerProc, error) {
 		return nil, fmt.Errorf("start world worker: %w", err)
 	}
 	cmd := exec.Command(exe, workerArg, strconv.FormatInt(workerData(l.MaxSize), 10))
-	cmd.Env = []string{} // nothing of forkbomb's environment (its keys least of all)
+	// Nothing of forkbomb's environment (its keys least of all). USER and HOME are constants
+	// for os/user: test -O and -G ask it for the current user, and without cgo it answers
+	// from these when the host's passwd file cannot be read — which, in a worker, it cannot.
+	// (Asking before the worker confines itself is no answer: glibc's lookup, in a cgo
+	// build, then found ~root after it, TestWorkerKernelLayer.)
+	cmd.Env = []string{"USER=world", "HOME=/work"}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = workerAttr()
 	stdin, err := cmd.StdinPipe()
