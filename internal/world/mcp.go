@@ -30,7 +30,7 @@ const shellToolDescription = `Run a shell script in a virtual workspace (a "worl
 (kept between calls) and /tmp (emptied after each call); the working directory, variables,
 functions, aliases and options are kept between calls. Commands are built in: cat echo printf
 ls mkdir rmdir rm cp mv ln touch stat chmod find grep sed awk sort uniq cut tr head tail wc tee
-xargs diff basename dirname realpath readlink seq date env printenv base64 sha256sum md5sum jq
+xargs diff od basename dirname realpath readlink seq date env printenv base64 sha256sum md5sum jq
 tar gzip gunzip true false test sleep which du tree. There is no network and no other program.`
 
 // NewMCPServer returns an MCP server with one tool, "shell", bound to the world at file.
