@@ -191,4 +191,3 @@ func cmdXargs(c *cmd, args []string) int {
 	}
 	return status
 }
-
