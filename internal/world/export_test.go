@@ -3,7 +3,12 @@ package world
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
+	"os"
+	"os/exec"
+	"syscall"
 	"strings"
 	"sync/atomic"
 
@@ -29,6 +34,34 @@ func registerTestHooks() {
 		for {
 			spun.Add(1)
 		}
+	}
+	// A command that forgets the world and goes to the host, as a missed hook would.
+	commands["forkbomb-test-host"] = func(c *cmd, args []string) int {
+		var err error
+		switch args[0] {
+		case "read":
+			var b []byte
+			b, err = os.ReadFile(args[1])
+			c.out.Write(b)
+		case "stat":
+			_, err = os.Lstat(args[1])
+		case "write":
+			err = os.WriteFile(args[1], []byte("x"), 0o644)
+		case "dial":
+			var conn net.Conn
+			if conn, err = net.Dial("tcp", args[1]); err == nil {
+				conn.Close()
+			}
+		case "exec":
+			err = exec.Command(args[1]).Run()
+		case "signal":
+			err = syscall.Kill(0, 0) // forkbomb's process group
+		}
+		if err != nil {
+			return c.fail("%v", err)
+		}
+		fmt.Fprintln(c.out, "reached")
+		return 0
 	}
 	bareInterpreter = runBare
 }

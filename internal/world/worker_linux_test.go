@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -396,5 +398,65 @@ func TestEveryLimitHolds(t *testing.T) {
 	}
 	if res, err := r.ExecFile(context.Background(), file, "echo alive", nil, Limits{}); err != nil || string(res.Stdout) != "alive\n" {
 		t.Errorf("after: %v %+v", err, res)
+	}
+}
+
+// TestWorkerDeniesMissedHooks: a world command that forgets the world — reading, stat'ing or
+// writing a host file, dialing loopback, running a host program, signalling forkbomb's process
+// group — fails in the worker, checked from outside (the file, a counting listener); the same
+// command in this process, unconfined, reaches each (the control).
+func TestWorkerDeniesMissedHooks(t *testing.T) {
+	needLandlock(t)
+	b := newHostBait(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	file := filepath.Join(t.TempDir(), "w.world")
+	if err := New().Save(file); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner()
+	defer r.Close()
+	for _, p := range [][2]string{
+		{"read", filepath.Join(b.dir, "secret.txt")}, {"stat", filepath.Join(b.dir, "secret.txt")},
+		{"write", filepath.Join(b.dir, "w")}, {"dial", ln.Addr().String()}, {"exec", filepath.Join(b.dir, "exe")},
+		{"signal", ""},
+	} {
+		t.Run(p[0], func(t *testing.T) {
+			script := "forkbomb-test-host " + p[0] + " " + p[1]
+			before, n := b.state(t), conns.Load()
+			res, err := r.ExecFile(context.Background(), file, script, nil, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := string(res.Stdout) + string(res.Stderr)
+			if strings.Contains(out, "reached") || strings.Contains(out, b.secret) || conns.Load() != n || b.state(t) != before {
+				t.Errorf("the worker reached the host: %q", out)
+			}
+			if !strings.Contains(out, "permission denied") && !strings.Contains(out, "operation not permitted") {
+				t.Errorf("not denied by the kernel: %q", out)
+			}
+			res, err = New().Exec(context.Background(), script, nil, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(res.Stdout), "reached") {
+				t.Errorf("control: unconfined, the command did not reach the host: %q %q", res.Stdout, res.Stderr)
+			}
+			os.Remove(filepath.Join(b.dir, "w"))
+		})
 	}
 }
