@@ -8,9 +8,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"syscall"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
