@@ -316,15 +316,20 @@ func (r *Runner) Exec(ctx context.Context, world []byte, script string, stdin []
 	}
 }
 
+// Start starts the worker now, unless one runs, so that its start overlaps the caller's own
+// work (reading stdin, taking the lock).
+func (r *Runner) Start(l Limits) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.start(l.withDefaults())
+}
+
 // ExecFile runs one script in the world at file, under its lock, in the worker, and saves
 // what the script left unless a limit or a failure ended it. The file is read afresh every
 // call; what the worker sends back is decoded in full before it is written.
 func (r *Runner) ExecFile(ctx context.Context, file, script string, stdin []byte, l Limits) (Result, error) {
 	l = l.withDefaults()
-	r.mu.Lock()
-	err := r.start(l) // the worker starts while the lock is taken and the file read
-	r.mu.Unlock()
-	if err != nil {
+	if err := r.Start(l); err != nil { // the worker starts while the lock is taken and the file read
 		return Result{}, err
 	}
 	unlock, err := Lock(ctx, file)

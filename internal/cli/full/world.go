@@ -167,12 +167,15 @@ be read or saved; 130 when interrupted.`,
 // the kernel confines) under the world's lock, and saves what it left unless a limit ended it.
 func execWorld(c *cobra.Command, file, script string, stdin io.Reader, l world.Limits) (world.Result, error) {
 	l = withDefaults(l)
+	r := world.NewRunner()
+	defer r.Close()
+	if err := r.Start(l); err != nil { // its start overlaps the read of stdin
+		return world.Result{}, err
+	}
 	in, err := readStdin(c.Context(), stdin, l)
 	if err != nil {
 		return world.Result{}, err
 	}
-	r := world.NewRunner()
-	defer r.Close()
 	return r.ExecFile(c.Context(), file, script, in, l)
 }
 
