@@ -10,8 +10,10 @@
 #         world.Fork in Go (the library: go test -bench Fork1MB), against a copy of the same file
 #         in node (a JSON world's fork is a copy of its file)
 #   exec: `forkbomb world exec W SCRIPT` against `just-bash -c SCRIPT`, both processes, end to
-#         end; and in process: world.ExecFile (lock, load, run, save) against
-#         new Bash().exec(SCRIPT)
+#         end (forkbomb's includes starting the confined worker the interpreter runs in); and in
+#         a session: Runner.ExecFile (lock, read, run in the session's worker, decode, save)
+#         against new Bash().exec(SCRIPT); plus the one-shot world.ExecFile (a worker per exec)
+#         and the interpreter alone in process (world.Exec)
 # SCRIPT is ten commands. Wall times from bash's $EPOCHREALTIME; medians.
 set -euo pipefail
 N="${1:-30}"
@@ -59,9 +61,11 @@ jb_exec=$(median <"$tmp/jbexec")
 js=$(node "$root/bench/world/inproc.mjs" "$JB" "$tmp/big.world" "$N" "$SCRIPT")
 js_exec=$(echo "$js" | sed 's/.*"exec_ms":\([0-9.e-]*\).*/\1/')
 js_fork=$(echo "$js" | sed 's/.*"fork_ms":\([0-9.e-]*\).*/\1/')
-gobench=$(cd "$root" && go test -run '^$' -bench 'Fork1MB|ExecFile' -benchtime 200x ./internal/world | awk '/^Benchmark/ {print $1, $3}')
+gobench=$(cd "$root" && go test -run '^$' -bench 'Fork1MB|ExecFile|ExecInProcess' -benchtime 200x ./internal/world | awk '/^Benchmark/ {print $1, $3}')
 go_fork=$(echo "$gobench" | awk '/Fork1MB/ {printf "%.4f", $2/1e6}')
-go_exec=$(echo "$gobench" | awk '/ExecFile/ {printf "%.4f", $2/1e6}')
+go_exec=$(echo "$gobench" | awk '/ExecFile-|ExecFile / {printf "%.4f", $2/1e6}')
+go_oneshot=$(echo "$gobench" | awk '/ExecFileOneShot/ {printf "%.4f", $2/1e6}')
+go_inproc=$(echo "$gobench" | awk '/ExecInProcess/ {printf "%.4f", $2/1e6}')
 
 printf '%-52s %10s\n' "world benchmark (median of $N, ms)" ""
 printf '%-52s %10s\n' "fork, 1 MiB world: world.Fork (Go library)" "$go_fork"
@@ -69,8 +73,10 @@ printf '%-52s %10s\n' "fork, 1 MiB world: copy of the file in node" "$js_fork"
 printf '%-52s %10s\n' "fork, 1 MiB world: forkbomb world fork (process)" "$fork_cli"
 printf '%-52s %10s\n' "exec, 10 commands: forkbomb world exec (process)" "$fb_exec"
 printf '%-52s %10s\n' "exec, 10 commands: just-bash -c (process)" "$jb_exec"
-printf '%-52s %10s\n' "exec, 10 commands: world.ExecFile (in process)" "$go_exec"
+printf '%-52s %10s\n' "exec, 10 commands: Runner.ExecFile (session worker)" "$go_exec"
+printf '%-52s %10s\n' "exec, 10 commands: world.ExecFile (worker per exec)" "$go_oneshot"
+printf '%-52s %10s\n' "exec, 10 commands: world.Exec (interpreter alone)" "$go_inproc"
 printf '%-52s %10s\n' "exec, 10 commands: new Bash().exec (in process)" "$js_exec"
 awk -v a="$jb_exec" -v b="$fb_exec" 'BEGIN {printf "ratio exec, process: just-bash / forkbomb = %.1fx\n", a/b}'
-awk -v a="$js_exec" -v b="$go_exec" 'BEGIN {printf "ratio exec, in process: just-bash / world = %.1fx\n", a/b}'
+awk -v a="$js_exec" -v b="$go_exec" 'BEGIN {printf "ratio exec, session: just-bash in process / world session = %.1fx\n", a/b}'
 awk -v a="$go_fork" 'BEGIN {printf "ratio fork: 0.24 ms (the original) / world.Fork = %.1fx\n", 0.24/a}'

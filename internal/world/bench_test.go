@@ -45,14 +45,42 @@ func BenchmarkFork1MB(b *testing.B) {
 	}
 }
 
-// BenchmarkExecFile: lock, load, run the ten-command script, save, on a small world.
+// BenchmarkExecFile: lock, read, run the ten-command script in the session's confined worker
+// (started once, as an MCP server, a race's branch or a drive starts it), decode, save, on a
+// small world.
 func BenchmarkExecFile(b *testing.B) {
+	file := filepath.Join(b.TempDir(), "w.world")
+	if err := New().Save(file); err != nil {
+		b.Fatal(err)
+	}
+	r := NewRunner()
+	defer r.Close()
+	for range b.N {
+		if res, err := r.ExecFile(context.Background(), file, benchScript, nil, Limits{}); err != nil || res.Status != 0 {
+			b.Fatal(err, res.Status, string(res.Stderr))
+		}
+	}
+}
+
+// BenchmarkExecFileOneShot: the same with a worker started for each exec (world.ExecFile, as
+// the race's check does).
+func BenchmarkExecFileOneShot(b *testing.B) {
 	file := filepath.Join(b.TempDir(), "w.world")
 	if err := New().Save(file); err != nil {
 		b.Fatal(err)
 	}
 	for range b.N {
 		if res, err := ExecFile(context.Background(), file, benchScript, nil, Limits{}); err != nil || res.Status != 0 {
+			b.Fatal(err, res.Status, string(res.Stderr))
+		}
+	}
+}
+
+// BenchmarkExecInProcess: the interpreter alone, in this process, on a loaded world (the
+// layer the worker adds nothing to).
+func BenchmarkExecInProcess(b *testing.B) {
+	for range b.N {
+		if res, err := New().Exec(context.Background(), benchScript, nil, Limits{}); err != nil || res.Status != 0 {
 			b.Fatal(err, res.Status, string(res.Stderr))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -37,8 +38,23 @@ func cmdSeq(c *cmd, args []string) int {
 	if step == 0 {
 		return c.fail("step is zero")
 	}
+	// The loop can be longer than any wall time: it stops at the deadline and at the first
+	// write the output limit refuses (issue 21: seq 1 100000000000 ran on past --timeout).
+	var b []byte
 	for v := first; step > 0 && v <= last || step < 0 && v >= last; v += step {
-		fmt.Fprintln(c.out, v)
+		b = append(strconv.AppendInt(b, int64(v), 10), '\n')
+		if len(b) >= 32<<10 {
+			if _, err := c.out.Write(b); err != nil || c.ctx.Err() != nil {
+				return 1
+			}
+			b = b[:0]
+		}
+		if v > 0 && step > 0 && v > math.MaxInt-step || v < 0 && step < 0 && v < math.MinInt-step {
+			break
+		}
+	}
+	if _, err := c.out.Write(b); err != nil {
+		return 1
 	}
 	return 0
 }

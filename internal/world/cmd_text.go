@@ -1,7 +1,6 @@
 package world
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"regexp"
@@ -191,55 +190,4 @@ func cmdXargs(c *cmd, args []string) int {
 		}
 	}
 	return status
-}
-
-func cmdDiff(c *cmd, args []string) int {
-	_, files, _ := flags(args, "")
-	if len(files) != 2 {
-		return c.fail("usage: diff FILE1 FILE2")
-	}
-	a, err := c.read(files[0])
-	if err != nil {
-		c.failErr(err)
-		return 2
-	}
-	b, err := c.read(files[1])
-	if err != nil {
-		c.failErr(err)
-		return 2
-	}
-	if bytes.Equal(a, b) {
-		return 0
-	}
-	fmt.Fprintf(c.out, "--- %s\n+++ %s\n", files[0], files[1])
-	x, y := lines(a), lines(b)
-	// Longest common subsequence; worlds are small and diff is for humans and agents.
-	m := make([][]int, len(x)+1)
-	for i := range m {
-		m[i] = make([]int, len(y)+1)
-	}
-	for i := len(x) - 1; i >= 0; i-- {
-		for j := len(y) - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				m[i][j] = m[i+1][j+1] + 1
-			} else {
-				m[i][j] = max(m[i+1][j], m[i][j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			fmt.Fprintf(c.out, " %s\n", x[i])
-			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || m[i][j+1] >= m[i+1][j]):
-			fmt.Fprintf(c.out, "+%s\n", y[j])
-			j++
-		default:
-			fmt.Fprintf(c.out, "-%s\n", x[i])
-			i++
-		}
-	}
-	return 1
 }

@@ -44,7 +44,14 @@ func cmdAwk(c *cmd, args []string) int {
 		name, val, _ := strings.Cut(v, "=")
 		cfg.Vars = append(cfg.Vars, name, val)
 	}
-	status, err := interp.ExecProgram(prog, cfg)
+	// With the exec's context: GoAWK checks it in its loops (issue 21: BEGIN{while(1){}}
+	// ran on past --timeout).
+	ai, err := interp.New(prog)
+	if err != nil {
+		c.fail("%v", err)
+		return 2
+	}
+	status, err := ai.ExecuteContext(c.ctx, cfg)
 	if err != nil {
 		c.fail("%v", err)
 		return 2

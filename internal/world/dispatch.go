@@ -14,11 +14,27 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-const captureCmd = "forkbomb-world-capture"
+const (
+	captureCmd = "forkbomb-world-capture"
+	pwdCmd     = "forkbomb-world-pwd-physical"
+)
+
+// cmdPwdPhysical is pwd -P: $PWD with every link resolved in the world.
+func cmdPwdPhysical(c *cmd) int {
+	c.name = "pwd"
+	p, err := c.fs.Realpath(c.abs(c.env.Get("PWD").String()))
+	if err != nil {
+		return c.failErr(err)
+	}
+	fmt.Fprintln(c.out, p)
+	return 0
+}
 
 // exec runs a command that is neither a function nor a builtin: a Go command of the world, or
 // "command not found". No name reaches a host binary, a path like /bin/ls included.
 func (sh *shell) exec(ctx context.Context, args []string) error {
+	inFlight.Add(1)
+	defer inFlight.Add(-1)
 	hc := interp.HandlerCtx(ctx)
 	name := args[0]
 	for _, pre := range []string{"/bin/", "/usr/bin/", "/usr/local/bin/"} {
@@ -36,6 +52,8 @@ func (sh *shell) exec(ctx context.Context, args []string) error {
 		sh.captureVars(hc.Env)
 	case name == lookupCmd:
 		status = sh.lookup(c, args[1], args[2:])
+	case name == pwdCmd:
+		status = cmdPwdPhysical(c)
 	default:
 		fn := commands[name]
 		if fn == nil {

@@ -14,6 +14,19 @@ import (
 
 // Load reads a world file.
 func Load(p string, maxSize int64) (*World, error) {
+	b, err := readFile(p)
+	if err != nil {
+		return nil, err
+	}
+	w, err := Decode(b, maxSize)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", p, err)
+	}
+	return w, nil
+}
+
+// readFile reads a world file's bytes, at most one more than the decoder accepts.
+func readFile(p string) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("open world: %w", err)
@@ -23,11 +36,7 @@ func Load(p string, maxSize int64) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read world: %w", err)
 	}
-	w, err := Decode(b, maxSize)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", p, err)
-	}
-	return w, nil
+	return b, nil
 }
 
 // Save writes the world to p atomically: a temporary file in the same directory, synced, then

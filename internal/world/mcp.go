@@ -23,28 +23,34 @@ type ShellOutput struct {
 	Stderr string `json:"stderr"`
 	Status int    `json:"status"`
 	Limit  string `json:"limit,omitempty"`
+	Failed string `json:"failed,omitempty"`
 }
 
 const shellToolDescription = `Run a shell script in a virtual workspace (a "world"). The filesystem is /work
 (kept between calls) and /tmp (emptied after each call); the working directory, variables,
 functions, aliases and options are kept between calls. Commands are built in: cat echo printf
 ls mkdir rmdir rm cp mv ln touch stat chmod find grep sed awk sort uniq cut tr head tail wc tee
-xargs diff basename dirname realpath readlink seq date env printenv base64 sha256sum md5sum jq
+xargs diff od basename dirname realpath readlink seq date env printenv base64 sha256sum md5sum jq
 tar gzip gunzip true false test sleep which du tree. There is no network and no other program.`
 
 // NewMCPServer returns an MCP server with one tool, "shell", bound to the world at file.
 // Each call is appended to log (when not nil) as one JSON line: the command and its result.
+//
+// Every call runs in the server's worker (Runner: started on the first call, replaced when it
+// dies); a panic, a dead worker or a limit is that call's tool error and the server keeps
+// serving.
 func NewMCPServer(file string, l Limits, log io.Writer) *mcp.Server {
 	var logMu sync.Mutex
+	runner := NewRunner()
 	s := mcp.NewServer(&mcp.Implementation{Name: "forkbomb-world", Version: fmt.Sprintf("v%d", FormatVersion)}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "shell", Description: shellToolDescription},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ShellInput) (*mcp.CallToolResult, ShellOutput, error) {
-			res, err := ExecFile(ctx, file, in.Command, nil, l)
+			res, err := runner.ExecFile(ctx, file, in.Command, nil, l)
 			if err != nil {
 				// A Go error here becomes a tool error for the client, never a crash of the server.
 				return nil, ShellOutput{}, fmt.Errorf("world: %w", err)
 			}
-			out := ShellOutput{Stdout: text(res.Stdout), Stderr: text(res.Stderr), Status: res.Status, Limit: res.Limit}
+			out := ShellOutput{Stdout: text(res.Stdout), Stderr: text(res.Stderr), Status: res.Status, Limit: res.Limit, Failed: res.Failed}
 			if log != nil {
 				line, _ := json.Marshal(struct {
 					Command string `json:"command"`
@@ -61,7 +67,7 @@ func NewMCPServer(file string, l Limits, log io.Writer) *mcp.Server {
 			}
 			fmt.Fprintf(&b, "\n[exit status %d]", res.Status)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}},
-				IsError: res.Limit != ""}, out, nil
+				IsError: res.Limit != "" || res.Failed != ""}, out, nil
 		})
 	return s
 }

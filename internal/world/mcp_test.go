@@ -54,7 +54,8 @@ func callShell(t *testing.T, s *mcp.ClientSession, command string) (*mcp.CallToo
 }
 
 // TestMCPStdio: one tool, "shell"; state survives a restart of the server (it lives in the
-// file); a limit and a broken world come back as tool errors, and the server keeps serving.
+// file); a limit, a panic and a broken world come back as tool errors, and the server keeps
+// serving.
 func TestMCPStdio(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "w.world")
@@ -79,6 +80,16 @@ func TestMCPStdio(t *testing.T) {
 	}
 	if res, out := callShell(t, s, "while true; do :; done"); !res.IsError || !strings.Contains(out, "commands") {
 		t.Errorf("limit: not a tool error: %v %s", res.IsError, out)
+	}
+	// A panic — in the exec's goroutine, in a pipeline stage's (its worker dies), in test -O
+	// (issue 21) — is that call's tool error; the server keeps serving.
+	for _, cmd := range []string{"forkbomb-test-panic a", "forkbomb-test-panic b | cat"} {
+		if res, out := callShell(t, s, cmd); !res.IsError || !strings.Contains(out, "forkbomb-test-panic") || !strings.Contains(out, "[exit status 125]") {
+			t.Errorf("%s: not a tool error: %v %s", cmd, res.IsError, out)
+		}
+	}
+	if res, out := callShell(t, s, "test -O g; [[ -G g ]] | cat; echo owner"); res.IsError || !strings.Contains(out, "owner") {
+		t.Errorf("test -O: %v %s", res.IsError, out)
 	}
 	if err := os.WriteFile(file, []byte("{broken"), 0o600); err != nil {
 		t.Fatal(err)

@@ -53,6 +53,9 @@ type Result struct {
 	Status         int
 	// Limit names the limit that ended the exec; then nothing of the exec was kept.
 	Limit string
+	// Failed says why the exec could not run to its end (a panic, a worker that died); then
+	// nothing of the exec was kept either, and Status is 125.
+	Failed string
 }
 
 func limitError(what string, n int64) error {
@@ -122,10 +125,19 @@ func (w boundedWriter) Write(b []byte) (int, error) {
 // Exec runs script as one shell script in the world, changing w only when the script ran to
 // its end (whatever its status): a syntax error keeps the state as it was, a limit discards the
 // exec. The turn counter counts every exec that was not discarded.
-func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Limits) (Result, error) {
+//
+// A panic in the interpreter or in a command on this goroutine is the exec's failure (Result.
+// Failed), never the caller's crash; w is then in an unknown state and must not be saved. One
+// in a pipeline stage's goroutine cannot be recovered here: the worker (worker.go) is what
+// keeps that from ending a session.
+func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Limits) (res Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = failedResult(fmt.Sprintf("panic: %v", v)), nil
+		}
+	}()
 	lim = lim.withDefaults()
 	w.FS.maxSize = lim.MaxSize
-	var res Result
 	file, err := syntax.NewParser().Parse(strings.NewReader(script), "")
 	if err == nil {
 		err = checkTildeUser(file)
@@ -146,11 +158,22 @@ func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Li
 	var stdout, stderr bytes.Buffer
 	outW := boundedWriter{mu: &mu, buf: &stdout, total: &total, max: lim.MaxOutput, cancel: cancel}
 	errW := boundedWriter{mu: &mu, buf: &stderr, total: &total, max: lim.MaxOutput, cancel: cancel}
-	if stdin == nil {
-		stdin = strings.NewReader("")
+	// The interpreter turns a stdin that is not an *os.File into a pipe it never closes: one
+	// descriptor lost per exec, which a long session (an MCP server, a worker) runs out of.
+	// The pipe is made here and closed when the exec ends.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return res, fmt.Errorf("make shell: %w", err)
 	}
+	defer pr.Close()
+	go func() {
+		if stdin != nil {
+			io.Copy(pw, stdin) // ends when the script is done with it or pr is closed
+		}
+		pw.Close()
+	}()
 	sh := &shell{w: w, maxCommands: int64(lim.MaxCommands), cancel: cancel}
-	r, env, err := sh.runner(stdin, outW, errW)
+	r, env, err := sh.runner(pr, outW, errW)
 	if err != nil {
 		return res, err
 	}
@@ -201,7 +224,7 @@ type shell struct {
 	captured []Var
 }
 
-func (sh *shell) runner(stdin io.Reader, stdout, stderr io.Writer) (*interp.Runner, *worldEnv, error) {
+func (sh *shell) runner(stdin *os.File, stdout, stderr io.Writer) (*interp.Runner, *worldEnv, error) {
 	env := &worldEnv{vars: map[string]expand.Variable{}}
 	for _, v := range sh.w.State.Vars {
 		env.vars[v.Name] = v.Variable
@@ -228,7 +251,11 @@ func (sh *shell) runner(stdin io.Reader, stdout, stderr io.Writer) (*interp.Runn
 			return sh.w.FS.ReadDir(handlerPath(ctx, p))
 		}),
 		interp.StatHandler(func(ctx context.Context, p string, follow bool) (fs.FileInfo, error) {
-			return sh.w.FS.Stat(handlerPath(ctx, p), follow)
+			st, err := sh.w.FS.Stat(handlerPath(ctx, p), follow)
+			if err != nil {
+				return nil, err
+			}
+			return ownedInfo{st}, nil
 		}),
 		interp.AccessHandler(sh.access),
 	)
@@ -286,7 +313,10 @@ func (devNull) Read([]byte) (int, error)    { return 0, io.EOF }
 func (devNull) Write(b []byte) (int, error) { return len(b), nil }
 func (devNull) Close() error                { return nil }
 
-// call counts commands and keeps the interpreter's PATH lookups (type, command -v) off the host.
+// call counts commands and keeps the interpreter's own host lookups (type, command -v,
+// pwd -P, source's $PATH search) off the host: each is answered from the world instead. The
+// wrappers builtin and command reach the same builtins, so they are looked through (issue 21:
+// `builtin type`, `command -vv`, `command eval` went around a check made on args[0] alone).
 func (sh *shell) call(ctx context.Context, args []string) ([]string, error) {
 	if sh.counting.Load() {
 		if sh.commands.Add(1) > sh.maxCommands {
@@ -295,28 +325,82 @@ func (sh *shell) call(ctx context.Context, args []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	if err := checkDynamic(args); err != nil {
+	inner := args
+	for len(inner) > 1 {
+		switch inner[0] {
+		case "builtin":
+			inner = inner[1:]
+			continue
+		case "command":
+			i := 1
+			show := false
+			for ; i < len(inner) && len(inner[i]) > 1 && inner[i][0] == '-' && inner[i] != "--"; i++ {
+				show = show || strings.ContainsAny(inner[i], "vV")
+			}
+			if i < len(inner) && inner[i] == "--" {
+				i++
+			}
+			if show {
+				// command -v/-V NAME… is a lookup whatever else the flags say.
+				return append([]string{lookupCmd, "command", "-v"}, inner[i:]...), nil
+			}
+			if i < len(inner) {
+				inner = inner[i:]
+				continue
+			}
+		}
+		break
+	}
+	if err := checkDynamic(inner); err != nil {
 		return nil, err
 	}
-	switch args[0] {
+	switch inner[0] {
 	case "source", ".":
-		if len(args) > 1 {
-			if b, err := sh.w.FS.ReadFile(handlerPath(ctx, args[1])); err == nil {
+		if len(inner) > 1 {
+			p := sh.sourcePath(ctx, inner[1])
+			if b, err := sh.w.FS.ReadFile(p); err == nil {
 				if f, err := syntax.NewParser().Parse(bytes.NewReader(b), ""); err == nil {
 					if err := checkTildeUser(f); err != nil {
 						return nil, err
 					}
 				}
 			}
+			// An absolute world path: the interpreter's own search of $PATH would stat host
+			// folders ("PATH=/etc; source passwd" told whether a host file exists).
+			out := append([]string{}, args[:len(args)-len(inner)+1]...)
+			return append(append(out, p), inner[2:]...), nil
 		}
 	case "type", "hash":
-		return append([]string{lookupCmd, args[0]}, args[1:]...), nil
-	case "command":
-		if len(args) > 1 && (args[1] == "-v" || args[1] == "-V") {
-			return append([]string{lookupCmd, args[0]}, args[1:]...), nil
+		return append([]string{lookupCmd, inner[0]}, inner[1:]...), nil
+	case "pwd":
+		for _, a := range inner[1:] {
+			if strings.HasPrefix(a, "-") && strings.Contains(a, "P") {
+				// pwd -P resolves links with filepath.EvalSymlinks, on the host.
+				return []string{pwdCmd}, nil
+			}
 		}
 	}
 	return args, nil
+}
+
+// sourcePath is where source NAME reads from, in the world: NAME when it holds a slash (from
+// the shell's directory), else the first regular file NAME in the world's $PATH, else NAME in
+// the shell's directory (bash's order).
+func (sh *shell) sourcePath(ctx context.Context, name string) string {
+	if strings.Contains(name, "/") {
+		return handlerPath(ctx, name)
+	}
+	hc := interp.HandlerCtx(ctx)
+	for _, dir := range strings.Split(hc.Env.Get("PATH").String(), ":") {
+		if dir == "" {
+			continue
+		}
+		p := handlerPath(ctx, path.Join(dir, name))
+		if st, err := sh.w.FS.Stat(p, true); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return handlerPath(ctx, name)
 }
 
 const lookupCmd = "forkbomb-world-lookup"

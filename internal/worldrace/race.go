@@ -101,7 +101,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		rec.Event(string(event.ForkStart), n, map[string]any{"world": "branch-" + strconv.Itoa(n)})
 		wg.Add(1)
-		var ws engine.Workspace = &Workspace{File: branch, Limits: o.Limits}
+		bw := &Workspace{File: branch, Limits: o.Limits}
+		defer bw.Close()
+		var ws engine.Workspace = bw
 		if o.Confined {
 			c, err := NewConfined(branch, o.Limits, o.Self)
 			if err != nil {
@@ -116,6 +118,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		go func() {
 			defer wg.Done()
+			defer func() {
+				// A panic in the agent's engine ends its fork, not the race (issue 21: one
+				// left the race's record "running").
+				if v := recover(); v != nil {
+					finished <- done{n, engine.Outcome{State: event.ForkCrashed, Err: fmt.Errorf("panic: %v", v)}}
+				}
+			}()
 			out := o.Agent.Run(rctx, ws, engine.Task{Prompt: prompt, Fork: n, Timeout: o.Timeout,
 				Emit: func(k event.Kind, data map[string]any) { rec.Event(string(k), n, data) }})
 			finished <- done{n, out}
@@ -213,30 +222,52 @@ func tail(out, errOut []byte) string {
 	return string(b)
 }
 
-// Workspace is a branch world as an engine sees it: Exec runs the shell command in the world
-// (no sandbox is needed: nothing in a world reaches the host), and the editor gets no files —
-// the world's shell is the tool that acts.
+// Workspace is a branch world as an engine sees it: Exec runs the shell command in the world,
+// in a worker of its own the kernel confines (world.Runner, started on the first command and
+// kept for the branch's life), and the editor gets no files — the world's shell is the tool
+// that acts.
 type Workspace struct {
 	File   string
 	Limits world.Limits
+
+	mu     sync.Mutex
+	runner *world.Runner
 }
 
-// Exec implements engine.Workspace: the policy's command is ["/bin/sh", "-c", SCRIPT].
+// Close ends the branch's worker.
+func (w *Workspace) Close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.runner != nil {
+		w.runner.Close()
+		w.runner = nil
+	}
+}
+
+// Exec implements engine.Workspace: the policy's command is ["/bin/sh", "-c", SCRIPT]. A
+// panic or a worker that died is the command's failure (status 125, its message on stderr),
+// and the agent goes on.
 func (w *Workspace) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
 	if len(p.Command) != 3 || p.Command[1] != "-c" {
 		return nil, fmt.Errorf("world: only shell scripts run in a world")
 	}
-	r, err := world.ExecFile(ctx, w.File, p.Command[2], nil, w.Limits)
+	w.mu.Lock()
+	if w.runner == nil {
+		w.runner = world.NewRunner()
+	}
+	r := w.runner
+	w.mu.Unlock()
+	res, err := r.ExecFile(ctx, w.File, p.Command[2], nil, w.Limits)
 	if err != nil {
 		return nil, err
 	}
 	if stdio.Stdout != nil {
-		stdio.Stdout.Write(r.Stdout)
+		stdio.Stdout.Write(res.Stdout)
 	}
 	if stdio.Stderr != nil {
-		stdio.Stderr.Write(r.Stderr)
+		stdio.Stderr.Write(res.Stderr)
 	}
-	return &sandbox.Result{ExitCode: r.Status}, nil
+	return &sandbox.Result{ExitCode: res.Status}, nil
 }
 
 // Files implements engine.Workspace.

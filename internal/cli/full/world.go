@@ -1,6 +1,7 @@
 package full
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -161,28 +163,76 @@ be read or saved; 130 when interrupted.`,
 	return cmd
 }
 
-// execWorld runs one script under the world's lock and saves what it left, unless a limit
-// ended it.
+// execWorld runs one script in the world's worker (world.Runner: the interpreter in a process
+// the kernel confines) under the world's lock, and saves what it left unless a limit ended it.
 func execWorld(c *cobra.Command, file, script string, stdin io.Reader, l world.Limits) (world.Result, error) {
-	unlock, err := world.Lock(c.Context(), file)
+	l = withDefaults(l)
+	r := world.NewRunner()
+	defer r.Close()
+	if err := r.Start(l); err != nil { // its start overlaps the read of stdin
+		return world.Result{}, err
+	}
+	in, err := readStdin(c.Context(), stdin, l)
 	if err != nil {
 		return world.Result{}, err
 	}
-	defer unlock()
-	w, err := world.Load(file, l.MaxSize)
-	if err != nil {
-		return world.Result{}, err
+	return r.ExecFile(c.Context(), file, script, in, l)
+}
+
+func withDefaults(l world.Limits) world.Limits {
+	d := world.DefaultLimits
+	if l.MaxCommands <= 0 {
+		l.MaxCommands = d.MaxCommands
 	}
-	res, err := w.Exec(c.Context(), script, stdin, l)
-	if err != nil {
-		return res, err
+	if l.WallTime <= 0 {
+		l.WallTime = d.WallTime
 	}
-	if res.Limit == "" {
-		if err := w.Save(file); err != nil {
-			return res, err
+	if l.MaxOutput <= 0 {
+		l.MaxOutput = d.MaxOutput
+	}
+	if l.MaxSize <= 0 {
+		l.MaxSize = d.MaxSize
+	}
+	return l
+}
+
+// readStdin reads the exec's stdin to its end before the script runs (the worker gets it as
+// bytes): at most the world's size, within the exec's wall time. A terminal (or /dev/null) is
+// no input at all, so an exec typed at a prompt does not wait for ^D.
+func readStdin(ctx context.Context, in io.Reader, l world.Limits) ([]byte, error) {
+	if in == nil {
+		return nil, nil
+	}
+	if f, ok := in.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil, nil
 		}
 	}
-	return res, nil
+	type read struct {
+		b   []byte
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(in, l.MaxSize+1))
+		done <- read{b, err}
+	}()
+	t := time.NewTimer(l.WallTime)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("world exec: stdin: %w", r.err)
+		}
+		if int64(len(r.b)) > l.MaxSize {
+			return nil, fmt.Errorf("%w: stdin bytes (%d)", world.ErrLimit, l.MaxSize)
+		}
+		return r.b, nil
+	case <-t.C:
+		return nil, fmt.Errorf("%w: wall time in ms (%d) reading stdin", world.ErrLimit, l.WallTime.Milliseconds())
+	case <-ctx.Done():
+		return nil, fmt.Errorf("world exec: %w", ctx.Err())
+	}
 }
 
 func newWorldCatCmd(k cli.Kit) *cobra.Command {

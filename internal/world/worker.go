@@ -1,0 +1,397 @@
+package world
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The world's interpreter runs in a worker: this binary re-executed (the world package's init
+// dispatches on workerArg, so forkbomb-full and every test binary that links worlds serve as
+// their own worker with no change to their main). On Linux the worker confines itself before
+// it reads anything — Landlock with no filesystem right and no TCP, a seccomp filter that denies
+// every path call, exec and socket, no_new_privs, rlimits, an empty environment — so a hook the
+// world's code misses fails closed in the kernel instead of answering from the host.
+//
+// The trusted side keeps everything that touches the host: the lock, the read of the file, the
+// decode of what comes back (hostile data: the full decoder) and the atomic save. The worker
+// gets the world's bytes, the script, its stdin and limits, and answers with the result and the
+// world's new bytes. A worker is started once per Runner (an MCP server, a race's branch, a
+// drive) and replaced when it dies, times out or may still be running something.
+
+// workerArg, os.Args[1], makes this binary the world's worker.
+const workerArg = "forkbomb-world-worker"
+
+// workerGrace is how long past an exec's wall time the trusted side waits for the worker's
+// answer before it kills the worker: a command that cannot be interrupted is abandoned there.
+const workerGrace = 500 * time.Millisecond
+
+// statusFailed is an exec that could not run to an end: a panic in the interpreter or in a
+// command, or a worker that died. Nothing of it is kept.
+const statusFailed = 125
+
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == workerArg {
+		os.Exit(workerMain(os.Args[2:]))
+	}
+}
+
+// inFlight counts the world's commands running in this process; a worker that answers while
+// one is still running (a background job, a stage abandoned at the deadline) is retired.
+var inFlight atomic.Int64
+
+// bareInterpreter runs a script with mvdan.cc/sh's default handlers, over the host; it is set
+// only in test binaries (export_test.go), whose worker then proves what the kernel layer stops
+// on its own.
+var bareInterpreter func(ctx context.Context, script string, stdin io.Reader, stdout, stderr io.Writer) int
+
+// workerHooks run first in a worker: a test binary registers its test-only commands there.
+var workerHooks []func()
+
+func workerMain(args []string) int {
+	for _, h := range workerHooks {
+		h()
+	}
+	// Worlds are the same wherever they run: no host time zone (and no read of /etc/localtime).
+	time.Local = time.UTC
+	var data int64
+	if len(args) > 0 {
+		data, _ = strconv.ParseInt(args[0], 10, 64)
+	}
+	if err := confineWorker(data); err != nil {
+		fmt.Fprintf(os.Stderr, "forkbomb world worker: %v\n", err)
+		return 3
+	}
+	in := bufio.NewReaderSize(os.Stdin, 64<<10)
+	out := bufio.NewWriterSize(os.Stdout, 64<<10)
+	for {
+		q, err := readRequest(in)
+		if errors.Is(err, io.EOF) {
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "forkbomb world worker: %v\n", err)
+			return 2
+		}
+		p := serve(q)
+		// A command still running (a background job, a stage abandoned at the deadline) would
+		// go on in the next exec's time: this worker answers and leaves, and what it leaves
+		// running dies with it.
+		p.Retire = inFlight.Load() != 0
+		if err := writeResponse(out, p); err != nil || p.Retire {
+			return 0
+		}
+	}
+}
+
+// serve runs one request; a panic is the request's failure, not the worker's end.
+func serve(q *workRequest) (p *workResponse) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = &workResponse{Result: failedResult(fmt.Sprintf("panic: %v", v))}
+		}
+	}()
+	lim := q.Limits.withDefaults()
+	if q.Bare {
+		if bareInterpreter == nil {
+			return &workResponse{Result: failedResult("no bare interpreter in this binary")}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), lim.WallTime)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		st := bareInterpreter(ctx, q.Script, bytes.NewReader(q.Stdin), &stdout, &stderr)
+		return &workResponse{Result: Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Status: st}}
+	}
+	w, err := Decode(q.World, lim.MaxSize)
+	if err != nil {
+		return &workResponse{Result: failedResult(err.Error())}
+	}
+	q.World = nil
+	res, err := w.Exec(context.Background(), q.Script, bytes.NewReader(q.Stdin), q.Limits)
+	if err != nil {
+		return &workResponse{Result: failedResult(err.Error())}
+	}
+	p = &workResponse{Result: res}
+	if res.Limit == "" && res.Failed == "" {
+		if p.World, err = w.Encode(); err != nil {
+			return &workResponse{Result: failedResult(err.Error())}
+		}
+	}
+	return p
+}
+
+// failedResult is an exec that could not run to its end.
+func failedResult(why string) Result {
+	why = oneLine(why)
+	return Result{Status: statusFailed, Failed: why,
+		Stderr: []byte("forkbomb world: the shell failed: " + why + "; nothing of this exec was kept\n")}
+}
+
+// oneLine keeps the first line of a message, printable, bounded.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	return s
+}
+
+// Runner runs execs in a worker process, started on first use and replaced when it dies. Its
+// calls run one after the other. The zero value is ready; Close ends the worker.
+type Runner struct {
+	mu   sync.Mutex
+	proc *workerProc
+	bare bool // tests only
+}
+
+// NewRunner returns a Runner.
+func NewRunner() *Runner { return &Runner{} }
+
+// Close ends the worker, if one runs.
+func (r *Runner) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.proc != nil {
+		r.proc.kill()
+		r.proc = nil
+	}
+}
+
+type workerProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	in     *bufio.Writer
+	out    *bufio.Reader
+	head   *headWriter
+	exited chan struct{}
+}
+
+// workerData is the worker's RLIMIT_DATA: room for the world several times over (decoded,
+// encoded, the output) and the runtime.
+func workerData(maxSize int64) int64 { return max(2<<30, 8*maxSize) }
+
+func startWorker(l Limits) (*workerProc, error) {
+	exe, err := selfExe()
+	if err != nil {
+		return nil, fmt.Errorf("start world worker: %w", err)
+	}
+	cmd := exec.Command(exe, workerArg, strconv.FormatInt(workerData(l.MaxSize), 10))
+	// Nothing of forkbomb's environment (its keys least of all). USER and HOME are constants
+	// for os/user: test -O and -G ask it for the current user, and without cgo it answers
+	// from these when the host's passwd file cannot be read — which, in a worker, it cannot.
+	// (Asking before the worker confines itself is no answer: glibc's lookup, in a cgo
+	// build, then found ~root after it, TestWorkerKernelLayer.)
+	cmd.Env = []string{"USER=world", "HOME=/work"}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = workerAttr()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start world worker: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start world worker: %w", err)
+	}
+	p := &workerProc{cmd: cmd, stdin: stdin, in: bufio.NewWriterSize(stdin, 64<<10),
+		out: bufio.NewReaderSize(stdout, 64<<10), head: &headWriter{max: 4 << 10}, exited: make(chan struct{})}
+	cmd.Stderr = p.head
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start world worker: %w", err)
+	}
+	go func() { cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+func (p *workerProc) kill() {
+	p.cmd.Process.Kill()
+	p.stdin.Close()
+	<-p.exited
+}
+
+// why says how a worker that stopped answering ended.
+func (p *workerProc) why(err error) string {
+	select {
+	case <-p.exited:
+	case <-time.After(workerGrace):
+		p.kill()
+	}
+	msg := "the world's worker stopped: " + err.Error()
+	if t := strings.TrimSpace(p.head.String()); t != "" {
+		// The first line of a Go panic names it ("panic: …"); the rest is a stack.
+		msg = t
+		if i := strings.Index(t, "panic: "); i >= 0 {
+			msg = t[i:]
+		}
+	}
+	return msg
+}
+
+// start starts the worker unless one runs; r.mu is held.
+func (r *Runner) start(l Limits) error {
+	if r.proc != nil {
+		select {
+		case <-r.proc.exited:
+			r.proc = nil
+		default:
+			return nil
+		}
+	}
+	p, err := startWorker(l)
+	if err != nil {
+		return err
+	}
+	r.proc = p
+	return nil
+}
+
+// Exec runs script in the world encoded as world, in the worker. It returns the result and,
+// when the exec ran to its end, the world's new bytes — as the worker sent them: the caller
+// decodes them before it trusts them. A panic, a dead worker or an exec past its wall time
+// (plus workerGrace, when the worker does not answer) is a Result, not an error; an error is
+// a worker that could not be started, or ctx ending (the worker is then killed at once).
+func (r *Runner) Exec(ctx context.Context, world []byte, script string, stdin []byte, l Limits) (Result, []byte, error) {
+	l = l.withDefaults()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.start(l); err != nil {
+		return Result{}, nil, err
+	}
+	p := r.proc
+	type answer struct {
+		resp *workResponse
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		q := &workRequest{Limits: l, Bare: r.bare, Script: script, Stdin: stdin, World: world}
+		if err := writeRequest(p.in, q); err != nil {
+			done <- answer{nil, err}
+			return
+		}
+		resp, err := readResponse(p.out, l)
+		done <- answer{resp, err}
+	}()
+	timer := time.NewTimer(l.WallTime + workerGrace)
+	defer timer.Stop()
+	select {
+	case a := <-done:
+		if a.err != nil {
+			r.proc = nil
+			return failedResult(p.why(a.err)), nil, nil
+		}
+		if a.resp.Retire {
+			r.proc = nil
+			go p.kill()
+		}
+		return a.resp.Result, a.resp.World, nil
+	case <-timer.C:
+		r.proc = nil
+		p.kill()
+		<-done
+		res := Result{Status: 124, Limit: limitError("wall time in ms", l.WallTime.Milliseconds()).Error()}
+		res.Stderr = []byte("forkbomb world: " + res.Limit + "; nothing of this exec was kept\n")
+		return res, nil, nil
+	case <-ctx.Done():
+		r.proc = nil
+		p.kill()
+		<-done
+		return Result{}, nil, fmt.Errorf("world exec: %w", ctx.Err())
+	}
+}
+
+// Start starts the worker now, unless one runs, so that its start overlaps the caller's own
+// work (reading stdin, taking the lock).
+func (r *Runner) Start(l Limits) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.start(l.withDefaults())
+}
+
+// ExecFile runs one script in the world at file, under its lock, in the worker, and saves
+// what the script left unless a limit or a failure ended it. The file is read afresh every
+// call; what the worker sends back is decoded in full before it is written.
+func (r *Runner) ExecFile(ctx context.Context, file, script string, stdin []byte, l Limits) (Result, error) {
+	l = l.withDefaults()
+	if err := r.Start(l); err != nil { // the worker starts while the lock is taken and the file read
+		return Result{}, err
+	}
+	unlock, err := Lock(ctx, file)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	b, err := readFile(file)
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := Decode(b, l.MaxSize); err != nil {
+		return Result{}, fmt.Errorf("load %s: %w", file, err)
+	}
+	res, nb, err := r.Exec(ctx, b, script, stdin, l)
+	if err != nil || res.Limit != "" || res.Failed != "" {
+		return res, err
+	}
+	if _, err := Decode(nb, l.MaxSize); err != nil {
+		return res, fmt.Errorf("world exec: the worker's world: %w", err)
+	}
+	return res, writeAtomic(file, nb)
+}
+
+// ExecFile runs one script in the world at file in a worker of its own (see Runner.ExecFile).
+// stdin is read first, at most the world's size limit.
+func ExecFile(ctx context.Context, file, script string, stdin io.Reader, l Limits) (Result, error) {
+	l = l.withDefaults()
+	var in []byte
+	if stdin != nil {
+		b, err := io.ReadAll(io.LimitReader(stdin, l.MaxSize+1))
+		if err != nil {
+			return Result{}, fmt.Errorf("world exec: stdin: %w", err)
+		}
+		if int64(len(b)) > l.MaxSize {
+			return Result{}, limitError("stdin bytes", l.MaxSize)
+		}
+		in = b
+	}
+	r := NewRunner()
+	defer r.Close()
+	return r.ExecFile(ctx, file, script, in, l)
+}
+
+// headWriter keeps the first max bytes written to it (a panic's message comes first).
+type headWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (t *headWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.max - t.buf.Len(); room > 0 {
+		t.buf.Write(b[:min(room, len(b))])
+	}
+	return len(b), nil
+}
+
+func (t *headWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}
