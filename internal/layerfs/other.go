@@ -19,6 +19,7 @@ func (d *Dir) OpenDir(string) (*Dir, error)                        { return nil,
 func (d *Dir) Lstat(string) (*unix.Stat_t, error)                  { return nil, ErrUnsupported }
 func (d *Dir) ReadFile(string, int64) ([]byte, os.FileMode, error) { return nil, 0, ErrUnsupported }
 func (d *Dir) Readlink(string) (string, error)                     { return "", ErrUnsupported }
+func (d *Dir) OpenFile(string) (*os.File, *unix.Stat_t, error)     { return nil, nil, ErrUnsupported }
 func (d *Dir) Walk(WalkLimits, func(WalkEntry) error) error        { return ErrUnsupported }
 
 // Layers is unavailable off Linux.
