@@ -28,6 +28,11 @@ func plantIn(t *testing.T, files map[string]string, base *Results, cmd string) (
 		}
 	}
 	p := planSentinels(tree, nil, cmd, &Baseline{Results: base})
+	for f, src := range p.files {
+		if err := os.WriteFile(filepath.Join(tree, f), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for f, src := range p.appends {
 		full := filepath.Join(tree, f)
 		old, _ := os.ReadFile(full)
