@@ -46,6 +46,9 @@ func goHelpers(tree string, hidden []string, module, clause string, files []stri
 		if !ok {
 			continue
 		}
+		if goConstrained(f, data) {
+			continue // what it imports may not be built with the package's tests
+		}
 		fset := token.NewFileSet()
 		file, err := parser.ParseFile(fset, f, data, parser.SkipObjectResolution)
 		if err != nil || file.Name.Name != clause {

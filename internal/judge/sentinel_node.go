@@ -24,6 +24,8 @@ import (
 // assertion modules are node's builtins and that each function it uses,
 // made to fail, throws node's AssertionError with nothing but node's own
 // frames between the throw and the test: a wrapper from the tree shows.
+// (Not the frames of a file with a source map: node --enable-source-maps
+// would name the original source in its frames, not the file.)
 
 var (
 	nodeAssertRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bassert\.([a-zA-Z]+)\(`) })
@@ -64,7 +66,8 @@ var nodeAsserts = map[string][]nodeVal{
 
 // nodeOrigin is the body of the must-pass test that checks the assertion
 // surface: %[1]s is the file's own name as its stack frames show it, %[2]s
-// the checks of the modules, %[3]s the probe calls. The stack is read with
+// the checks of the modules, %[3]s the probe calls ("null" for
+// %[1]s leaves the frames unread). The stack is read with
 // the default formatting and a limit of its own, so neither a patched
 // Error.prepareStackTrace nor a short limit can hide a frame.
 const nodeOrigin = `
@@ -76,6 +79,7 @@ const nodeOrigin = `
     Error.prepareStackTrace = undefined;
     try { call(); } catch (e) { err = e; stack = String(e && e.stack); } finally { Error.stackTraceLimit = limit; Error.prepareStackTrace = prep; }
     if (!err || err.code !== 'ERR_ASSERTION' || err.name !== 'AssertionError') throw new Error(label + ' did not fail as node:assert does');
+    if (self === null) return;
     const frames = stack.split('\n').filter((l) => /^\s+at /.test(l));
     const mine = frames.findIndex((l) => l.includes(self));
     if (mine < 0) throw new Error(label + ' failed outside this test');
@@ -163,8 +167,13 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 	test, mods := ids[0], []string{ids[1], ids[2]}
 	var src strings.Builder
 	self := "__filename"
+	if strings.Contains(text, "sourceMappingURL") {
+		self = "null"
+	}
 	if isESM {
-		self = "import.meta.url"
+		if self != "null" {
+			self = "import.meta.url"
+		}
 		fmt.Fprintf(&src, "import %s from 'node:test';\nimport %s from 'node:assert';\nimport %s from 'node:assert/strict';\n", test, mods[0], mods[1])
 	} else {
 		fmt.Fprintf(&src, ";const %s = require('node:test');\nconst %s = require('node:assert');\nconst %s = require('node:assert/strict');\n", test, mods[0], mods[1])
