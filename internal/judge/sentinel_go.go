@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -13,7 +14,12 @@ import (
 // compiled with the package's tests, and the -exec wrapper (GOFLAGS, from
 // a read-only folder of the judge's) deletes their source from the package
 // folder before the compiled test binary runs: code under test that reads
-// the test files of its folder finds only the real ones.
+// the test files of its folder finds only the real ones. They report
+// through t.Errorf, t.Fatalf, t.Error and t.Fatal, on an int, a string, a
+// slice, a map and a float, one failing comparison to a must-fail test,
+// and through the equality helpers the package's tests call when their
+// signature is certain (sentinel_go_helper.go): a helper package of the
+// module edited to let failures through is caught.
 
 var (
 	goModuleRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^module\s+("?)([^"\s]+)`) })
@@ -45,6 +51,8 @@ func planGo(tree string, hidden []string, cmd string, base *Results) *sentinelPl
 		byDir[path.Dir(f)] = append(byDir[path.Dir(f)], f)
 	}
 	mustFail := !failsFast(cmd)
+	var notes []string // helpers left out
+	seenSkip := map[string]bool{}
 	file := pick(adjectives) + "_" + pick(nouns) + "_test.go"
 	for pkg := range withTests {
 		dir := "."
@@ -63,33 +71,29 @@ func planGo(tree string, hidden []string, cmd string, base *Results) *sentinelPl
 		if _, exists := readBase(tree, hidden, target); exists {
 			continue
 		}
-		names := freshNames(3, text, func() string { return "Test" + title(pick(adjectives)) + title(pick(nouns)) })
-		if len(names) < 3 {
+		helpers, skipped := goHelpers(tree, hidden, module, clause, byDir[dir])
+		for _, h := range skipped {
+			if !seenSkip[h] {
+				seenSkip[h] = true
+				notes = append(notes, h)
+			}
+		}
+		src, list := goSentinels(clause, text, pkg, helpers, mustFail)
+		if src == "" {
 			continue
 		}
-		a, b := randInt(3, 90), randInt(3, 90)
-		var src strings.Builder
-		fmt.Fprintf(&src, "package %s\n\nimport \"testing\"\n", clause)
-		for i, n := range names {
-			want := a * b
-			if i == 1 {
-				if !mustFail {
-					continue
-				}
-				want++
-				p.list = append(p.list, sentinel{name: pkg + "." + n, mustFail: true, scope: pkg + ".", goPkg: pkg})
-			} else {
-				p.list = append(p.list, sentinel{name: pkg + "." + n, scope: pkg + "."})
-			}
-			fmt.Fprintf(&src, "\nfunc %s(t *testing.T) {\n\tif got, want := %d*%d, %d; got != want {\n\t\tt.Fatalf(\"got %%d, want %%d\", got, want)\n\t}\n}\n", n, a, b, want)
-		}
-		p.files[target] = src.String()
+		p.list = append(p.list, list...)
+		p.files[target] = src
 	}
 	if len(p.files) > 0 {
 		p.wrapper = "#!/bin/sh\n# forkbomb judge: the sentinel tests' source leaves the package folder\n# before its compiled test binary runs.\nrm -f -- ./" + file + "\nexec \"$@\"\n"
 	}
 	if !mustFail {
 		p.note = "only must-pass sentinel tests were placed: the command stops at the first failure (-failfast)"
+	}
+	if len(notes) > 0 {
+		sort.Strings(notes)
+		p.note = strings.TrimPrefix(p.note+"; the sentinels do not call the suite's helper(s) "+strings.Join(notes, ", ")+", whose signature could not be made certain", "; ")
 	}
 	return p
 }
@@ -128,4 +132,92 @@ func goClause(tree string, hidden []string, files []string) (string, string) {
 		}
 	}
 	return clause, all.String()
+}
+
+// goVal is one value kind: two Go expressions equal for a must-pass and
+// unequal for a must-fail, given to fmt with %[1]d and %[2]d two numbers
+// (b > 2a), %[3]q and %[4]q two words; cmp says == compares them.
+type goVal struct {
+	got, pass, fail string
+	cmp             bool
+}
+
+var goVals = []goVal{
+	{"%[1]d * 2", "%[1]d + %[1]d", "%[2]d", true},
+	{"%[3]q + \"-\" + %[4]q", "\"%[3]s-%[4]s\"", "\"%[3]s-%[3]s\"", true},
+	{"[]int{%[1]d, %[2]d}", "[]int{%[1]d, %[2]d}", "[]int{%[2]d, %[1]d}", false},
+	{"map[string]int{%[3]q: %[1]d}", "map[string]int{%[3]q: %[1]d}", "map[string]int{%[3]q: %[2]d}", false},
+	{"float64(%[1]d) / 8", "float64(%[1]d) * 0.125", "float64(%[1]d) * 0.25", true},
+}
+
+// goReports are the ways a sentinel reports a difference, one per value
+// kind in turn; %[1]s is the reflect package's name. No %% in t.Error and
+// t.Fatal: go vet, which go test runs, would fail the package.
+var goReports = []string{
+	"if got, want := %[2]s, %[3]s; got != want {\n\t\tt.Fatalf(\"got %%v, want %%v\", got, want)\n\t}",
+	"if got, want := %[2]s, %[3]s; got != want {\n\t\tt.Errorf(\"got %%q, want %%q\", got, want)\n\t}",
+	"if got, want := %[2]s, %[3]s; !%[1]s.DeepEqual(got, want) {\n\t\tt.Error(\"the slices differ\")\n\t}",
+	"if got, want := %[2]s, %[3]s; !%[1]s.DeepEqual(got, want) {\n\t\tt.Fatal(\"the maps differ\")\n\t}",
+	"if got, want := %[2]s, %[3]s; got != want {\n\t\tt.Errorf(\"got %%g, want %%g\", got, want)\n\t}",
+}
+
+// goSentinels is the source of one package's sentinel file and its
+// sentinels, "" when fresh names ran out.
+func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool) (string, []sentinel) {
+	alias := func() string { return "q" + randWord(upperAlpha, 8) }
+	tst, rfl := alias(), alias()
+	words := freshNames(2, "", func() string { return pick(nouns) })
+	names := freshNames(2+len(goVals)*(1+len(helpers))+len(helpers), text, func() string { return "Test" + title(pick(adjectives)) + title(pick(nouns)) })
+	if len(words) < 2 || len(names) < 2+len(goVals)*(1+len(helpers))+len(helpers) {
+		return "", nil
+	}
+	a, b := randInt(3, 90), randInt(200, 900)
+	val := func(tmpl string) string { return fmt.Sprintf(tmpl, a, b, words[0], words[1]) }
+	var src strings.Builder
+	fmt.Fprintf(&src, "package %s\n\nimport (\n\t%s \"testing\"\n\t%s \"reflect\"\n", clause, tst, rfl)
+	hAlias := make([]string, len(helpers))
+	for i, h := range helpers {
+		hAlias[i] = alias()
+		fmt.Fprintf(&src, "\t%s %q\n", hAlias[i], h.path)
+	}
+	src.WriteString(")\n")
+	var list []sentinel
+	test := func(fail bool, body string) {
+		if fail && !mustFail {
+			return
+		}
+		n := names[0]
+		names = names[1:]
+		list = append(list, sentinel{name: pkg + "." + n, mustFail: fail, scope: pkg + ".", goPkg: pkg})
+		fmt.Fprintf(&src, "\nfunc %s(t *%s.T) {\n\t%s\n}\n", n, tst, body)
+	}
+	var all []string
+	for i, v := range goVals {
+		all = append(all, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.pass)))
+	}
+	test(false, strings.Join(all, "\n\t"))
+	for i, v := range goVals {
+		test(true, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.fail)))
+	}
+	for i, h := range helpers {
+		call := func(x, y string) string {
+			if h.kind == "diff" {
+				return fmt.Sprintf("if d := %s.%s(%s, %s); d != \"\" {\n\t\tt.Errorf(\"differ: %%s\", d)\n\t}", hAlias[i], h.fn, x, y)
+			}
+			return fmt.Sprintf("%s.%s(t, %s, %s)", hAlias[i], h.fn, x, y)
+		}
+		var pass []string
+		for _, v := range goVals {
+			if v.cmp || h.anyKind {
+				pass = append(pass, call(val(v.got), val(v.pass)))
+			}
+		}
+		test(false, strings.Join(pass, "\n\t"))
+		for _, v := range goVals {
+			if v.cmp || h.anyKind {
+				test(true, call(val(v.got), val(v.fail)))
+			}
+		}
+	}
+	return src.String(), list
 }

@@ -13,27 +13,82 @@ import (
 // node:test sentinels are tests appended to each test file node's runner
 // finds by itself: node runs every file in a process of its own, so only a
 // test in the same file shares what the code under test did to node:assert
-// or node:test. Their assertions call the node:assert functions the file
-// uses, through the same module objects.
+// or node:test. They assert through the surfaces the file's tests use: the
+// node:assert and node:assert/strict functions the file calls, and, when
+// its tests call them on their context, the test context's t.assert —
+// on numbers, strings, floats, arrays and objects, one failing assertion
+// to a must-fail test, so a comparison made lenient for one kind only is
+// caught. A must-fail test reads t.assert first for its failing assertion
+// (an accessor whose first read per context is a no-op is caught), and one
+// reads it again after a passing one. One must-pass test checks that the
+// assertion modules are node's builtins and that each function it uses,
+// made to fail, throws node's AssertionError with nothing but node's own
+// frames between the throw and the test: a wrapper from the tree shows.
+// (Not the frames of a file with a source map: node --enable-source-maps
+// would name the original source in its frames, not the file.)
 
 var (
 	nodeAssertRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bassert\.([a-zA-Z]+)\(`) })
+	nodeCtxRE    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|[^\w$.])[A-Za-z_$][\w$]*\.assert\.([a-zA-Z]+)\(`)
+	})
 	nodeTestFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)(test|test-[^/]*|[^/]*[._-]test)\.(c|m)?js$`) })
 	nodeTestDir  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)test/.*\.(c|m)?js$`) })
 )
 
-// nodeAsserts are a must-pass and a must-fail call of each function;
-// %[1]s is the module, %[2]d and %[3]d two distinct numbers.
-var nodeAsserts = map[string][2]string{
-	"strictEqual":     {"%[1]s.strictEqual(%[2]d * 2, %[2]d + %[2]d)", "%[1]s.strictEqual(%[2]d * 2, %[3]d)"},
-	"equal":           {"%[1]s.equal(%[2]d * 2, %[2]d + %[2]d)", "%[1]s.equal(%[2]d * 2, %[3]d)"},
-	"deepStrictEqual": {"%[1]s.deepStrictEqual([%[2]d], [%[2]d])", "%[1]s.deepStrictEqual([%[2]d], [%[3]d])"},
-	"deepEqual":       {"%[1]s.deepEqual([%[2]d], [%[2]d])", "%[1]s.deepEqual([%[2]d], [%[3]d])"},
-	"notStrictEqual":  {"%[1]s.notStrictEqual(%[2]d, %[3]d)", "%[1]s.notStrictEqual(%[2]d, %[2]d)"},
-	"ok":              {"%[1]s.ok(%[2]d < %[3]d)", "%[1]s.ok(%[3]d < %[2]d)"},
-	"throws":          {"%[1]s.throws(() => { throw new RangeError('x'); })", "%[1]s.throws(() => %[2]d)"},
-	"match":           {"%[1]s.match('v%[2]d', /v%[2]d/)", "%[1]s.match('v%[2]d', /w%[3]d/)"},
+// nodeVal is one value kind: a must-pass and a must-fail call, given to
+// fmt with %[1]s the function, %[2]d and %[3]d two numbers (b > 2a), %[4]q
+// and %[5]q two distinct words.
+type nodeVal struct{ pass, fail string }
+
+var (
+	nodeNumber = nodeVal{"%[1]s(%[2]d * 2, %[2]d + %[2]d)", "%[1]s(%[2]d * 2, %[3]d)"}
+	nodeString = nodeVal{"%[1]s(%[4]q + %[2]d, '%[4]s%[2]d')", "%[1]s(%[4]q + %[2]d, '%[4]s%[3]d')"}
+	nodeFloat  = nodeVal{"%[1]s(%[2]d / 8, %[2]d * 0.125)", "%[1]s(%[2]d / 8, %[2]d * 0.25)"}
+	nodeArray  = nodeVal{"%[1]s([%[3]d, %[2]d].sort((x, y) => x - y), [%[2]d, %[3]d])", "%[1]s([%[3]d, %[2]d].sort((x, y) => x - y), [%[3]d, %[2]d])"}
+	nodeObject = nodeVal{"%[1]s(Object.fromEntries([[%[4]q, [%[2]d]]]), { %[4]q: [%[2]d] })", "%[1]s(Object.fromEntries([[%[4]q, [%[2]d]]]), { %[4]q: [%[3]d] })"}
+)
+
+// nodeAsserts are the functions a sentinel may call, each with the kinds
+// of value it takes.
+var nodeAsserts = map[string][]nodeVal{
+	"strictEqual":        {nodeNumber, nodeString, nodeFloat},
+	"equal":              {nodeNumber, nodeString, nodeFloat},
+	"deepStrictEqual":    {nodeArray, nodeObject, nodeString},
+	"deepEqual":          {nodeArray, nodeObject, nodeString},
+	"notStrictEqual":     {{"%[1]s(%[2]d, %[3]d)", "%[1]s(%[2]d, %[2]d)"}, {"%[1]s(%[4]q, %[5]q)", "%[1]s(%[4]q, %[4]q)"}},
+	"notEqual":           {{"%[1]s(%[2]d, %[3]d)", "%[1]s(%[2]d, %[2]d)"}, {"%[1]s(%[4]q, %[5]q)", "%[1]s(%[4]q, %[4]q)"}},
+	"notDeepStrictEqual": {{"%[1]s([%[2]d], [%[3]d])", "%[1]s([%[2]d], [%[2]d])"}},
+	"ok":                 {{"%[1]s(%[2]d < %[3]d)", "%[1]s(%[3]d < %[2]d, %[4]q)"}},
+	"throws":             {{"%[1]s(() => { throw new RangeError(%[4]q); })", "%[1]s(() => %[2]d)"}},
+	"match":              {{"%[1]s('%[4]s%[2]d', /^%[4]s[0-9]+$/)", "%[1]s('%[4]s%[2]d', /^%[5]s/)"}},
 }
+
+// nodeOrigin is the body of the must-pass test that checks the assertion
+// surface: %[1]s is the file's own name as its stack frames show it, %[2]s
+// the checks of the modules, %[3]s the probe calls ("null" for
+// %[1]s leaves the frames unread). The stack is read with
+// the default formatting and a limit of its own, so neither a patched
+// Error.prepareStackTrace nor a short limit can hide a frame.
+const nodeOrigin = `
+  const self = %[1]s;
+  const probe = (label, call) => {
+    const limit = Error.stackTraceLimit, prep = Error.prepareStackTrace;
+    let err, stack = '';
+    Error.stackTraceLimit = 50;
+    Error.prepareStackTrace = undefined;
+    try { call(); } catch (e) { err = e; stack = String(e && e.stack); } finally { Error.stackTraceLimit = limit; Error.prepareStackTrace = prep; }
+    if (!err || err.code !== 'ERR_ASSERTION' || err.name !== 'AssertionError') throw new Error(label + ' did not fail as node:assert does');
+    if (self === null) return;
+    const frames = stack.split('\n').filter((l) => /^\s+at /.test(l));
+    const mine = frames.findIndex((l) => l.includes(self));
+    if (mine < 0) throw new Error(label + ' failed outside this test');
+    for (const l of frames.slice(0, mine)) if (!/[( ]node:/.test(l)) throw new Error(label + ' ran code outside node: ' + l.trim());
+  };
+  const builtin = (name, mod) => {
+    if (typeof process.getBuiltinModule === 'function' && process.getBuiltinModule(name) !== mod) throw new Error(name + ' is not the builtin module');
+  };
+%[2]s%[3]s`
 
 func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 	p := &sentinelPlan{runner: "node", appends: map[string]string{}}
@@ -70,50 +125,107 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 		if !ok {
 			continue
 		}
-		text := string(data)
 		isESM := strings.HasSuffix(file, ".mjs") || esm && strings.HasSuffix(file, ".js")
-		used := map[string]bool{"strictEqual": true, "ok": true}
-		for _, m := range nodeAssertRE().FindAllStringSubmatch(text, -1) {
-			if _, ok := nodeAsserts[m[1]]; ok {
-				used[m[1]] = true
-			}
+		if src := nodeSentinels(p, string(data), isESM, mustFail); src != "" {
+			p.appends[file] = src
 		}
-		var fns []string
-		for fn := range used {
-			fns = append(fns, fn)
-		}
-		sort.Strings(fns)
-		ids := freshNames(3, text, func() string { return pick(nouns) + title(pick(adjectives)) + title(pick(nouns)) })
-		if len(ids) < 3 {
-			continue
-		}
-		mods := []string{"node:assert", "node:assert/strict"}
-		var src strings.Builder
-		if isESM {
-			fmt.Fprintf(&src, "import %s from 'node:test';\nimport %s from '%s';\nimport %s from '%s';\n", ids[0], ids[1], mods[0], ids[2], mods[1])
-		} else {
-			fmt.Fprintf(&src, ";const %s = require('node:test');\nconst %s = require('%s');\nconst %s = require('%s');\n", ids[0], ids[1], mods[0], ids[2], mods[1])
-		}
-		a, b := randInt(3, 90), randInt(200, 900) // b > 2a always: a must-fail "a*2 == b" can never hold
-		for _, mod := range []string{ids[1], ids[2]} {
-			for _, fn := range fns {
-				for i, fail := range []bool{false, true} {
-					if fail && !mustFail {
-						continue
-					}
-					name := freshNames(1, text+src.String(), func() string { return pick(adjectives) + " " + pick(nouns) + " " + pick(verbs) + " " + pick(nouns) })
-					if len(name) == 0 {
-						continue
-					}
-					p.list = append(p.list, sentinel{name: name[0], mustFail: fail})
-					fmt.Fprintf(&src, "%s(%q, () => { %s; });\n", ids[0], name[0], fmt.Sprintf(nodeAsserts[fn][i], mod, a, b))
-				}
-			}
-		}
-		p.appends[file] = src.String()
 	}
 	if !mustFail {
 		p.note = "only must-pass sentinel tests were placed: the command stops at the first failure"
 	}
 	return p
+}
+
+// nodeUsed are the functions of nodeAsserts that re matches in text, and
+// always.
+func nodeUsed(text string, re *regexp.Regexp, always ...string) []string {
+	used := map[string]bool{}
+	for _, a := range always {
+		used[a] = true
+	}
+	for _, m := range re.FindAllStringSubmatch(text, -1) {
+		if _, ok := nodeAsserts[m[1]]; ok {
+			used[m[1]] = true
+		}
+	}
+	var fns []string
+	for fn := range used {
+		fns = append(fns, fn)
+	}
+	sort.Strings(fns)
+	return fns
+}
+
+// nodeSentinels is the code appended to one test file, its sentinels
+// added to p.list.
+func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
+	ids := freshNames(3, text, func() string { return pick(nouns) + title(pick(adjectives)) + title(pick(nouns)) })
+	words := freshNames(2, "", func() string { return pick(nouns) })
+	if len(ids) < 3 || len(words) < 2 {
+		return ""
+	}
+	test, mods := ids[0], []string{ids[1], ids[2]}
+	var src strings.Builder
+	self := "__filename"
+	if strings.Contains(text, "sourceMappingURL") {
+		self = "null"
+	}
+	if isESM {
+		if self != "null" {
+			self = "import.meta.url"
+		}
+		fmt.Fprintf(&src, "import %s from 'node:test';\nimport %s from 'node:assert';\nimport %s from 'node:assert/strict';\n", test, mods[0], mods[1])
+	} else {
+		fmt.Fprintf(&src, ";const %s = require('node:test');\nconst %s = require('node:assert');\nconst %s = require('node:assert/strict');\n", test, mods[0], mods[1])
+	}
+	a, b := randInt(3, 90), randInt(200, 900) // b > 2a always: a must-fail "a*2 == b" can never hold
+	args := func(fn string) []any { return []any{fn, a, b, words[0], words[1]} }
+	add := func(fail bool, body string) {
+		name := freshNames(1, text+src.String(), func() string { return pick(adjectives) + " " + pick(nouns) + " " + pick(verbs) + " " + pick(nouns) })
+		if len(name) == 0 || fail && !mustFail {
+			return
+		}
+		p.list = append(p.list, sentinel{name: name[0], mustFail: fail})
+		fmt.Fprintf(&src, "%s(%q, (t) => {%s});\n", test, name[0], body)
+	}
+	type surface struct{ callee, fn, label string }
+	var surfaces []surface
+	modFns := nodeUsed(text, nodeAssertRE(), "strictEqual", "ok")
+	for i, mod := range mods {
+		for _, fn := range modFns {
+			surfaces = append(surfaces, surface{mod + "." + fn, fn, []string{"node:assert", "node:assert/strict"}[i] + " " + fn})
+		}
+	}
+	if nodeCtxRE().MatchString(text) {
+		for _, fn := range nodeUsed(text, nodeCtxRE(), "strictEqual", "ok") {
+			surfaces = append(surfaces, surface{"t.assert." + fn, fn, "t.assert." + fn})
+		}
+		// a read of t.assert after a passing one must reach the real one too
+		add(true, fmt.Sprintf(" t.assert.ok(%d < %d); t.assert.strictEqual(%d, %d); ", a, b, a, b))
+	}
+	var checks, probes strings.Builder
+	for i, mod := range mods {
+		name := []string{"node:assert", "node:assert/strict"}[i]
+		fmt.Fprintf(&checks, "  builtin(%q, %s);\n", name, mod)
+		resolve := fmt.Sprintf("require.resolve(%q) !== %q || require(%q) !== %s", name, name, name, mod)
+		if isESM {
+			resolve = fmt.Sprintf("import.meta.resolve(%q) !== %q", name, name)
+		}
+		fmt.Fprintf(&checks, "  if (%s) throw new Error(%q);\n", resolve, name+" does not resolve to the builtin module")
+	}
+	fmt.Fprintf(&checks, "  builtin('node:test', %s);\n", test)
+	for _, s := range surfaces {
+		vals := nodeAsserts[s.fn]
+		var pass strings.Builder
+		for _, v := range vals {
+			fmt.Fprintf(&pass, " %s;", fmt.Sprintf(v.pass, args(s.callee)...))
+		}
+		add(false, pass.String()+" ")
+		for _, v := range vals {
+			add(true, " "+fmt.Sprintf(v.fail, args(s.callee)...)+"; ")
+		}
+		fmt.Fprintf(&probes, "  probe(%q, () => %s);\n", s.label, fmt.Sprintf(vals[0].fail, args(s.callee)...))
+	}
+	add(false, fmt.Sprintf(nodeOrigin, self, checks.String(), probes.String()))
+	return src.String()
 }

@@ -11,26 +11,106 @@ import (
 // pytest sentinels are test functions appended to each test file the
 // baseline ran — in the same module, so whatever the code under test did
 // to pytest or to the assertions it uses (a plugin, a patched report
-// class, a replaced TestCase.assertEqual) reaches them too. A file of
-// unittest classes also gets a TestCase whose methods use the assertion
-// methods that file uses.
+// class, a replaced TestCase.assertEqual, a unittest of its own in
+// sys.modules) reaches them too. They speak the file's language: plain
+// `assert` on an int, a str, a list, a dict and a float, and, in a file of
+// unittest classes, a TestCase whose methods call the assertion methods
+// that file uses on the kinds of value each takes — each must-fail test
+// holding one failing assertion, so a comparison made lenient for one kind
+// only is caught. One must-pass test checks, inside the test process, that
+// unittest, pytest and pluggy were loaded from outside the tree and that
+// TestCase's methods are the standard library's own.
 
 var unittestAssertRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`self\.(assert[A-Za-z]+)\(`) })
 
-// pyAsserts are a must-pass and a must-fail call of each assertion
-// method a sentinel may use; %[1]d and %[2]d are two distinct numbers.
-var pyAsserts = map[string][2]string{
-	"assertEqual":    {"self.assertEqual(%[1]d * 2, %[1]d + %[1]d)", "self.assertEqual(%[1]d * 2, %[2]d)"},
-	"assertEquals":   {"self.assertEqual(%[1]d * 2, %[1]d + %[1]d)", "self.assertEqual(%[1]d * 2, %[2]d)"},
-	"assertNotEqual": {"self.assertNotEqual(%[1]d, %[2]d)", "self.assertNotEqual(%[1]d, %[1]d)"},
-	"assertTrue":     {"self.assertTrue(%[1]d < %[2]d)", "self.assertTrue(%[2]d < %[1]d)"},
-	"assertFalse":    {"self.assertFalse(%[2]d < %[1]d)", "self.assertFalse(%[1]d < %[2]d)"},
-	"assertIn":       {"self.assertIn(%[1]d, [%[2]d, %[1]d])", "self.assertIn(%[1]d, [%[2]d])"},
-	"assertIsNone":   {"self.assertIsNone(None)", "self.assertIsNone(%[1]d)"},
-	"assertGreater":  {"self.assertGreater(%[2]d, %[1]d)", "self.assertGreater(%[1]d, %[2]d)"},
-	"assertLess":     {"self.assertLess(%[1]d, %[2]d)", "self.assertLess(%[2]d, %[1]d)"},
-	"assertRaises":   {"self.assertRaises(ZeroDivisionError, lambda: %[1]d // 0)", "self.assertRaises(ZeroDivisionError, lambda: %[1]d // %[2]d)"},
+// pyVal is one value kind: a must-pass and a must-fail expression, given
+// to fmt with %[1]d and %[2]d two numbers (b > 2a), %[3]q and %[4]q two
+// distinct words.
+type pyVal struct{ pass, fail string }
+
+// pyPlain are the plain `assert` sentinels, by kind.
+var pyPlain = []pyVal{
+	{"%[1]d * 2 == %[1]d + %[1]d", "%[1]d * 2 == %[2]d"},
+	{"%[3]q + '-' + str(%[1]d) == '%[3]s-%[1]d'", "%[3]q + '-' + str(%[1]d) == '%[3]s-%[2]d'"},
+	{"sorted([%[2]d, %[1]d]) == [%[1]d, %[2]d]", "sorted([%[2]d, %[1]d]) == [%[2]d, %[1]d]"},
+	{"dict([(%[3]q, %[1]d)]) == {%[3]q: %[1]d}", "dict([(%[3]q, %[1]d)]) == {%[3]q: %[2]d}"},
+	{"%[1]d / 8 == %[1]d * 0.125", "%[1]d / 8 == %[1]d * 0.25"},
 }
+
+// pyAsserts are the TestCase methods a sentinel may call, each with the
+// kinds of value it takes, as a must-pass and a must-fail call (fmt
+// arguments as pyPlain's).
+var pyAsserts = map[string][]pyVal{
+	"assertEqual": {
+		{"self.assertEqual(%[1]d * 2, %[1]d + %[1]d)", "self.assertEqual(%[1]d * 2, %[2]d)"},
+		{"self.assertEqual(%[3]q + str(%[1]d), '%[3]s%[1]d')", "self.assertEqual(%[3]q + str(%[1]d), '%[3]s%[2]d')"},
+		{"self.assertEqual(sorted([%[2]d, %[1]d]), [%[1]d, %[2]d])", "self.assertEqual(sorted([%[2]d, %[1]d]), [%[2]d, %[1]d])"},
+		{"self.assertEqual(dict([(%[3]q, %[1]d)]), {%[3]q: %[1]d})", "self.assertEqual(dict([(%[3]q, %[1]d)]), {%[3]q: %[2]d})"},
+		{"self.assertEqual(%[1]d / 8, %[1]d * 0.125)", "self.assertEqual(%[1]d / 8, %[1]d * 0.25)"},
+	},
+	"assertListEqual":      {{"self.assertListEqual(sorted([%[2]d, %[1]d]), [%[1]d, %[2]d])", "self.assertListEqual(sorted([%[2]d, %[1]d]), [%[2]d, %[1]d])"}},
+	"assertDictEqual":      {{"self.assertDictEqual(dict([(%[3]q, %[1]d)]), {%[3]q: %[1]d})", "self.assertDictEqual(dict([(%[3]q, %[1]d)]), {%[4]q: %[1]d})"}},
+	"assertTupleEqual":     {{"self.assertTupleEqual(tuple([%[1]d, %[2]d]), (%[1]d, %[2]d))", "self.assertTupleEqual(tuple([%[1]d, %[2]d]), (%[2]d, %[1]d))"}},
+	"assertSetEqual":       {{"self.assertSetEqual(set([%[1]d, %[2]d]), {%[2]d, %[1]d})", "self.assertSetEqual(set([%[1]d, %[2]d]), {%[1]d})"}},
+	"assertSequenceEqual":  {{"self.assertSequenceEqual([%[1]d, %[2]d], (%[1]d, %[2]d))", "self.assertSequenceEqual([%[1]d, %[2]d], (%[2]d, %[1]d))"}},
+	"assertCountEqual":     {{"self.assertCountEqual([%[1]d, %[2]d], [%[2]d, %[1]d])", "self.assertCountEqual([%[1]d, %[2]d], [%[1]d, %[1]d])"}},
+	"assertMultiLineEqual": {{"self.assertMultiLineEqual(%[3]q + '\\n', '%[3]s\\n')", "self.assertMultiLineEqual(%[3]q + '\\n', '%[4]s\\n')"}},
+	"assertAlmostEqual":    {{"self.assertAlmostEqual(%[1]d / 7, %[1]d / 7 + 1e-9)", "self.assertAlmostEqual(%[1]d / 7, %[1]d / 7 + 0.5)"}},
+	"assertNotEqual": {
+		{"self.assertNotEqual(%[1]d, %[2]d)", "self.assertNotEqual(%[1]d, %[1]d)"},
+		{"self.assertNotEqual(%[3]q, %[4]q)", "self.assertNotEqual(%[3]q, %[3]q)"},
+	},
+	"assertTrue":    {{"self.assertTrue(%[1]d < %[2]d)", "self.assertTrue(%[2]d < %[1]d)"}},
+	"assertFalse":   {{"self.assertFalse(%[2]d < %[1]d)", "self.assertFalse(%[1]d < %[2]d)"}},
+	"assertIn":      {{"self.assertIn(%[3]q, [%[4]q, %[3]q])", "self.assertIn(%[3]q, [%[4]q])"}},
+	"assertNotIn":   {{"self.assertNotIn(%[3]q, [%[4]q])", "self.assertNotIn(%[3]q, [%[4]q, %[3]q])"}},
+	"assertIs":      {{"self.assertIs(None, None)", "self.assertIs([%[1]d], [%[1]d])"}},
+	"assertIsNone":  {{"self.assertIsNone(None)", "self.assertIsNone(%[1]d)"}},
+	"assertGreater": {{"self.assertGreater(%[2]d, %[1]d)", "self.assertGreater(%[1]d, %[2]d)"}},
+	"assertLess":    {{"self.assertLess(%[1]d, %[2]d)", "self.assertLess(%[2]d, %[1]d)"}},
+	"assertRaises":  {{"self.assertRaises(ZeroDivisionError, lambda: %[1]d // 0)", "self.assertRaises(ZeroDivisionError, lambda: %[1]d // %[2]d)"}},
+	"assertIsInstance": {
+		{"self.assertIsInstance([%[1]d], list)", "self.assertIsInstance([%[1]d], dict)"},
+	},
+	"assertRegex": {{"self.assertRegex('%[3]s%[1]d', '^%[3]s[0-9]+$')", "self.assertRegex('%[3]s%[1]d', '^%[4]s[0-9]+$')"}},
+}
+
+// pyAliases are deprecated names the sentinels call by their current one
+// (assertEquals is gone from Python 3.12).
+var pyAliases = map[string]string{"assertEquals": "assertEqual", "assertItemsEqual": "assertCountEqual", "assertRegexpMatches": "assertRegex"}
+
+// pyOrigin is the must-pass test body that checks where the test harness
+// came from; %[1]d is how many folders up the file's own path the tree's
+// root is. The file's path is read from its compiled code and from
+// __file__, either of which a patch would have to fake.
+const pyOrigin = `    import os, sys, sysconfig
+    import unittest, unittest.case
+    roots = set()
+    for here in ((lambda: 0).__code__.co_filename, globals().get('__file__') or ''):
+        root = os.path.realpath(here)
+        for _ in range(%[1]d):
+            root = os.path.dirname(root)
+        roots.add(root)
+    def inside(f, dirs):
+        f = os.path.realpath(f)
+        return any(f == d or f.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
+    for name in ('unittest', 'unittest.case', 'pytest', '_pytest', 'pluggy'):
+        mod = sys.modules.get(name)
+        if mod is None:
+            continue
+        where = getattr(mod, '__file__', None)
+        assert where, '%%s has no file' %% name
+        assert not inside(where, roots), '%%s is loaded from the tree: %%s' %% (name, where)
+    case = os.path.realpath(unittest.case.__file__)
+    paths = sysconfig.get_paths()
+    stdlib = {os.path.realpath(paths[k]) for k in ('stdlib', 'platstdlib') if paths.get(k)}
+    assert inside(case, stdlib), 'unittest is not the standard library: %%s' %% case
+    assert sys.modules['unittest'] is unittest and unittest.TestCase is unittest.case.TestCase, 'unittest.TestCase is not unittest.case.TestCase'
+    for k, v in list(vars(unittest.case.TestCase).items()):
+        code = getattr(getattr(v, '__func__', v), '__code__', None)
+        if code is not None and k.startswith(('assert', 'fail', '_')):
+            assert os.path.realpath(code.co_filename) == case, 'TestCase.%%s comes from %%s' %% (k, code.co_filename)
+`
 
 func planPytest(tree string, hidden []string, cmd string, base *Results) *sentinelPlan {
 	p := &sentinelPlan{runner: "pytest", appends: map[string]string{}}
@@ -57,56 +137,104 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 		if !ok {
 			continue
 		}
-		text := string(data)
-		names := freshNames(3, text, func() string { return "test_" + pick(adjectives) + "_" + pick(nouns) })
-		if len(names) < 3 {
-			continue
+		if src := pySentinels(p, f, string(data), mustFail); src != "" {
+			p.appends[f] = src
 		}
-		a, b := randInt(3, 90), randInt(200, 900) // b > 2a always: a must-fail "a*2 == b" can never hold
-		var src strings.Builder
-		add := func(name string, fail bool, body string) {
-			p.list = append(p.list, sentinel{name: f + "::" + name, mustFail: fail, scope: f + "::"})
-			fmt.Fprintf(&src, "\n\ndef %s():\n    %s\n", name, body)
-		}
-		add(names[0], false, fmt.Sprintf("assert %d * 2 == %d", a, 2*a))
-		if mustFail {
-			add(names[1], true, fmt.Sprintf("assert %d * 2 == %d", a, b))
-		}
-		add(names[2], false, fmt.Sprintf("assert sorted([%d, %d]) == [%d, %d]", b, a, a, b))
-		if strings.Contains(text, "TestCase") {
-			used := map[string]bool{"assertEqual": true, "assertTrue": true}
-			for _, m := range unittestAssertRE().FindAllStringSubmatch(text, -1) {
-				if _, ok := pyAsserts[m[1]]; ok {
-					used[m[1]] = true
-				}
-			}
-			cls := freshNames(1, text, func() string { return "Test" + title(pick(adjectives)) + title(pick(nouns)) })
-			if len(cls) == 1 {
-				fmt.Fprintf(&src, "\n\nimport unittest\n\n\nclass %s(unittest.TestCase):\n", cls[0])
-				var methods []string
-				for m := range used {
-					methods = append(methods, m)
-				}
-				sort.Strings(methods)
-				for _, m := range methods {
-					for i, fail := range []bool{false, true} {
-						if fail && !mustFail {
-							continue
-						}
-						mn := freshNames(1, text+src.String(), func() string { return "test_" + pick(verbs) + "_" + pick(nouns) })
-						if len(mn) == 0 {
-							continue
-						}
-						p.list = append(p.list, sentinel{name: f + "::" + cls[0] + "::" + mn[0], mustFail: fail, scope: f + "::"})
-						fmt.Fprintf(&src, "    def %s(self):\n        %s\n\n", mn[0], fmt.Sprintf(pyAsserts[m][i], a, b))
-					}
-				}
-			}
-		}
-		p.appends[f] = src.String()
 	}
 	if !mustFail {
 		p.note = "only must-pass sentinel tests were placed: the command stops at the first failure (-x, --maxfail)"
 	}
 	return p
+}
+
+// pySentinels is the code appended to one test file, its sentinels added
+// to p.list.
+func pySentinels(p *sentinelPlan, f, text string, mustFail bool) string {
+	var src strings.Builder
+	fresh := func(mk func() string) string {
+		n := freshNames(1, text+src.String(), mk)
+		if len(n) == 0 {
+			return ""
+		}
+		return n[0]
+	}
+	fn := func() string { return "test_" + pick(adjectives) + "_" + pick(nouns) }
+	words := freshNames(2, "", func() string { return pick(nouns) })
+	if len(words) < 2 {
+		return ""
+	}
+	a, b := randInt(3, 90), randInt(200, 900) // b > 2a always: a must-fail "a*2 == b" can never hold
+	args := []any{a, b, words[0], words[1]}
+	add := func(name, cls string, fail bool, body string) {
+		full := f + "::" + name
+		if cls != "" {
+			full = f + "::" + cls + "::" + name
+		}
+		p.list = append(p.list, sentinel{name: full, mustFail: fail, scope: f + "::"})
+		if cls != "" {
+			fmt.Fprintf(&src, "    def %s(self):\n%s\n", name, body)
+		} else {
+			fmt.Fprintf(&src, "\n\ndef %s():\n%s", name, body)
+		}
+	}
+	if n := fresh(fn); n != "" {
+		add(n, "", false, fmt.Sprintf(pyOrigin, strings.Count(f, "/")+1))
+	}
+	var all strings.Builder
+	for _, v := range pyPlain {
+		fmt.Fprintf(&all, "    assert %s\n", fmt.Sprintf(v.pass, args...))
+	}
+	if n := fresh(fn); n != "" {
+		add(n, "", false, all.String())
+	}
+	for _, v := range pyPlain {
+		if n := fresh(fn); n != "" && mustFail {
+			add(n, "", true, "    assert "+fmt.Sprintf(v.fail, args...)+"\n")
+		}
+	}
+	if !strings.Contains(text, "TestCase") {
+		return src.String()
+	}
+	cls := fresh(func() string { return "Test" + title(pick(adjectives)) + title(pick(nouns)) })
+	if cls == "" {
+		return src.String()
+	}
+	fmt.Fprintf(&src, "\n\nimport unittest\n\n\nclass %s(unittest.TestCase):\n", cls)
+	method := func() string { return "test_" + pick(verbs) + "_" + pick(nouns) }
+	for _, m := range unittestMethods(text) {
+		var pass strings.Builder
+		for _, v := range pyAsserts[m] {
+			fmt.Fprintf(&pass, "        %s\n", fmt.Sprintf(v.pass, args...))
+		}
+		if n := fresh(method); n != "" {
+			add(n, cls, false, pass.String())
+		}
+		for _, v := range pyAsserts[m] {
+			if n := fresh(method); n != "" && mustFail {
+				add(n, cls, true, "        "+fmt.Sprintf(v.fail, args...)+"\n")
+			}
+		}
+	}
+	return src.String()
+}
+
+// unittestMethods are the TestCase assertion methods a file calls that a
+// sentinel can call too, assertEqual and assertTrue always among them.
+func unittestMethods(text string) []string {
+	used := map[string]bool{"assertEqual": true, "assertTrue": true}
+	for _, m := range unittestAssertRE().FindAllStringSubmatch(text, -1) {
+		name := m[1]
+		if to, ok := pyAliases[name]; ok {
+			name = to
+		}
+		if _, ok := pyAsserts[name]; ok {
+			used[name] = true
+		}
+	}
+	var out []string
+	for m := range used {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
 }

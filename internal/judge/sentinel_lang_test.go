@@ -1,0 +1,169 @@
+package judge
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
+)
+
+// langCase is one test file and what the sentinels appended to it say.
+type langCase struct {
+	name, file, text string
+	want, not        []string // substrings the appended code must / must not hold
+}
+
+// plantIn writes files into a fresh tree, plans sentinels for the
+// baseline's names, and appends them as the judge would.
+func plantIn(t *testing.T, files map[string]string, base *Results, cmd string) (string, *sentinelPlan) {
+	t.Helper()
+	tree := t.TempDir()
+	for p, c := range files {
+		os.MkdirAll(filepath.Join(tree, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(tree, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := planSentinels(tree, nil, cmd, &Baseline{Results: base})
+	for f, src := range p.files {
+		if err := os.WriteFile(filepath.Join(tree, f), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, src := range p.appends {
+		full := filepath.Join(tree, f)
+		old, _ := os.ReadFile(full)
+		if err := os.WriteFile(full, append(old, []byte("\n"+src)...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tree, p
+}
+
+// checkOutcomes runs cmd in tree and checks every sentinel came out as it
+// must: the generated code is valid and an honest run has no tampering.
+func checkOutcomes(t *testing.T, tree string, p *sentinelPlan, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = tree
+	cmd.Env = append(os.Environ(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", "NODE_OPTIONS=")
+	out, _ := cmd.CombinedOutput()
+	r := parse(out)
+	if r == nil || !r.Named {
+		t.Fatalf("no named results:\n%s", out)
+	}
+	for _, s := range p.list {
+		got, ok := r.Tests[s.name]
+		if want := map[bool]Outcome{false: Passed, true: Failed}[s.mustFail]; !ok || got != want {
+			t.Errorf("%s: %v (ran %v), want %v", s.name, got, ok, want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+func pytestPlan(t *testing.T, cases []langCase) (string, *sentinelPlan) {
+	files := map[string]string{}
+	base := &Results{Format: "pytest", Named: true}
+	for _, c := range cases {
+		files[c.file] = c.text
+		base.add(c.file+"::"+c.name, Passed)
+	}
+	return plantIn(t, files, base, "python3 -m pytest -rA")
+}
+
+// TestPlanPytestLanguage: a file of plain functions gets plain asserts on
+// every kind of value and the harness-origin check; a file of unittest
+// classes also gets a TestCase calling the methods it uses, each on the
+// kinds it takes, one failing assertion per must-fail test. Run for real,
+// every sentinel comes out as it must.
+func TestPlanPytestLanguage(t *testing.T) {
+	t.Parallel()
+	cases := []langCase{
+		{name: "test_plain", file: "tests/test_plain.py", text: "def test_plain():\n    assert [1] == [1]\n",
+			want: []string{"assert sorted([", "assert dict([(", " + '-' + str(", "/ 8 == ", "for _ in range(2):", "vars(unittest.case.TestCase)", "co_filename"},
+			not:  []string{"class Test", "self.assert"}},
+		{name: "TestX::test_lists", file: "test_unit.py", text: "import unittest\n\n\nclass TestX(unittest.TestCase):\n    def test_lists(self):\n        self.assertListEqual([1], [1])\n        self.assertDictEqual({}, {})\n        self.assertAlmostEqual(0.1, 0.1)\n        self.assertIn(1, [1])\n        self.assertEquals(1, 1)\n",
+			want: []string{"for _ in range(1):", "(unittest.TestCase):", "self.assertListEqual(sorted(", "self.assertDictEqual(dict(", "self.assertAlmostEqual(", "self.assertIn(", "self.assertEqual(dict([(", "self.assertTrue("},
+			not:  []string{"self.assertEquals(", "self.assertRegex("}},
+	}
+	tree, p := pytestPlan(t, cases)
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			src := p.appends[c.file]
+			for _, w := range c.want {
+				if !strings.Contains(src, w) {
+					t.Errorf("no %q in:\n%s", w, src)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(src, w) {
+					t.Errorf("%q in:\n%s", w, src)
+				}
+			}
+			// one failing assertion per must-fail test: count them
+			fails := 0
+			for _, s := range p.list {
+				if s.mustFail && strings.HasPrefix(s.name, c.file+"::") {
+					fails++
+				}
+			}
+			if min := len(pyPlain); fails < min {
+				t.Errorf("%d must-fail sentinels, want at least %d", fails, min)
+			}
+		})
+	}
+	t.Run("run", func(t *testing.T) {
+		testutil.NeedPytest(t)
+		checkOutcomes(t, tree, p, testutil.SystemPython, "-m", "pytest", "-rA", "-p", "no:cacheprovider")
+	})
+}
+
+// TestPlanNodeLanguage: a file whose tests assert through t.assert gets
+// sentinels through t.assert (a must-fail one reading it first) as well as
+// through node:assert; a file that imports node:assert gets none through
+// t.assert; an ES module checks its imports with import.meta. Run for
+// real under node --test, every sentinel comes out as it must.
+func TestPlanNodeLanguage(t *testing.T) {
+	t.Parallel()
+	cases := []langCase{
+		{name: "ctx", file: "test/ctx.test.js", text: "const test = require('node:test');\ntest('ctx', (t) => { t.assert.deepStrictEqual([1], [1]); t.assert.equal(1, 1); });\n",
+			want: []string{"(t) => { t.assert.deepStrictEqual([", "(t) => { t.assert.equal(", "(t) => { t.assert.ok(", ".strictEqual(", "__filename", "require.resolve(\"node:assert\")", "probe(\"t.assert.deepStrictEqual\""}},
+		{name: "plain", file: "test/plain.test.js", text: "const test = require('node:test');\nconst assert = require('node:assert');\ntest('plain', () => { assert.match('a', /a/); });\n",
+			want: []string{".match('", "probe(\"node:assert/strict match\""},
+			not:  []string{"t.assert"}},
+		{name: "esm", file: "test/esm.test.mjs", text: "import test from 'node:test';\nimport assert from 'node:assert/strict';\ntest('esm', () => { assert.deepEqual({}, {}); });\n",
+			want: []string{"import.meta.url", "import.meta.resolve(", ".deepEqual(Object.fromEntries("},
+			not:  []string{"require("}},
+	}
+	files := map[string]string{"package.json": `{"scripts": {"test": "node --test"}}`}
+	base := &Results{Format: "tap", Named: true}
+	for _, c := range cases {
+		files[c.file] = c.text
+		base.add(c.name, Passed)
+	}
+	tree, p := plantIn(t, files, base, "npm test")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := p.appends[c.file]
+			for _, w := range c.want {
+				if !strings.Contains(src, w) {
+					t.Errorf("no %q in:\n%s", w, src)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(src, w) {
+					t.Errorf("%q in:\n%s", w, src)
+				}
+			}
+		})
+	}
+	t.Run("run", func(t *testing.T) {
+		testutil.Need(t, "node")
+		checkOutcomes(t, tree, p, "node", "--test")
+	})
+}
