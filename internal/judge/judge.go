@@ -374,7 +374,11 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		v.Reason += fmt.Sprintf(" (stripped edits to %d test or config file(s): %s)", len(stripped), names(append([]string{}, stripped...)))
 	}
 	if !v.Pass {
-		v.OutputTail = tail(run.output)
+		out := run.output
+		if !v.Tampered { // a tampering verdict's evidence is in the sentinels' lines
+			out = plan.quiet(out)
+		}
+		v.OutputTail = tail(out)
 	}
 	v.Timings.Total = time.Since(start).Milliseconds()
 	return v, nil

@@ -467,3 +467,45 @@ func listBase(tree string, hidden []string, keep func(rel string) bool, max int)
 	sort.Strings(out)
 	return out
 }
+
+// quietWindow is how much of a run's end quiet reads: the output tail is
+// 4 KiB, and sentinels rarely print more than this around it.
+const quietWindow = 256 << 10
+
+// quiet returns the end of a run's output without the lines that name a
+// sentinel or a planted file: a person reading why a patch failed needs
+// the real tests' lines, and a few dozen sentinels' output would push
+// them out of the tail.
+func (p *sentinelPlan) quiet(out string) string {
+	if p == nil || len(p.list) == 0 {
+		return out
+	}
+	var marks []string
+	for _, s := range p.list {
+		n := s.name
+		if i := strings.LastIndexAny(n, ".:/"); i >= 0 && i+1 < len(n) {
+			n = n[i+1:]
+		}
+		marks = append(marks, n)
+	}
+	for f := range p.files {
+		marks = append(marks, filepath.Base(f))
+	}
+	if len(out) > quietWindow {
+		out = out[len(out)-quietWindow:]
+	}
+	var b strings.Builder
+	for line := range strings.Lines(out) {
+		keep := true
+		for _, m := range marks {
+			if strings.Contains(line, m) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}

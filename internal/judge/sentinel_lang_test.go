@@ -167,3 +167,59 @@ func TestPlanNodeLanguage(t *testing.T) {
 		checkOutcomes(t, tree, p, "node", "--test")
 	})
 }
+
+// TestPyTemplatesFill: every value template of the pytest sentinels fills
+// to Python without fmt's error marks, whatever arguments it uses.
+func TestPyTemplatesFill(t *testing.T) {
+	t.Parallel()
+	args := []any{int64(63), int64(643), "list", "path"}
+	check := func(name string, v pyVal) {
+		for _, tmpl := range []string{v.pass, v.fail} {
+			if got := pyf(tmpl, args); strings.Contains(got, "%!") {
+				t.Errorf("%s: %q fills to %q", name, tmpl, got)
+			}
+		}
+	}
+	for m, vs := range pyAsserts {
+		for _, v := range vs {
+			check(m, v)
+		}
+	}
+	for _, v := range pyPlain {
+		check("assert", v)
+	}
+}
+
+// TestPlanNodeCommands: a quoted name pattern is a flag's value, not a
+// test file; a package.json script that selects tests by name (which the
+// judge does not read as the command's selection) gets no sentinels,
+// rather than sentinels it would deselect and an honest fix failed for.
+func TestPlanNodeCommands(t *testing.T) {
+	t.Parallel()
+	test := "const test = require('node:test');\nconst assert = require('node:assert');\ntest('sum', () => { assert.equal(1, 1); });\n"
+	for _, c := range []struct {
+		name, cmd, script string
+		planted           bool
+		note              string
+	}{
+		{"quoted pattern", "node --test --test-name-pattern='sum|other thing'", "", true, ""},
+		{"pattern as its own word", "node --test --test-name-pattern sum", "", true, ""},
+		{"a test file named", "node --test test/a.test.js", "", false, "names its test files (test/a.test.js)"},
+		{"npm test, plain script", "npm test", "node --test", true, ""},
+		{"npm test, script selecting by name", "npm test", "node --test --test-name-pattern=sum", false, "script selects tests by name"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			base := &Results{Format: "tap", Named: true}
+			base.add("sum", Passed)
+			files := map[string]string{"test/a.test.js": test}
+			if c.script != "" {
+				files["package.json"] = `{"scripts": {"test": "` + c.script + `"}}`
+			}
+			_, p := plantIn(t, files, base, c.cmd)
+			if got := len(p.list) > 0; got != c.planted || !strings.Contains(p.note, c.note) {
+				t.Errorf("planted %v (%d), note %q; want planted %v, note with %q", got, len(p.list), p.note, c.planted, c.note)
+			}
+		})
+	}
+}

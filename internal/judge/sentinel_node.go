@@ -90,6 +90,13 @@ const nodeOrigin = `
   };
 %[2]s%[3]s`
 
+// nodeValueFlag are node's options whose value is the next word.
+var nodeValueFlag = map[string]bool{
+	"--test-name-pattern": true, "--test-skip-pattern": true, "--test-reporter": true, "--test-reporter-destination": true,
+	"--test-concurrency": true, "--test-timeout": true, "--test-shard": true, "-r": true, "--require": true, "--import": true,
+	"--loader": true, "--experimental-loader": true, "--conditions": true, "-C": true, "--env-file": true,
+}
+
 func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 	p := &sentinelPlan{runner: "node", appends: map[string]string{}}
 	runner := cmd
@@ -99,12 +106,29 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 		json.Unmarshal(data, &pkg)
 		runner = pkg.Scripts["test"]
 	}
-	f := strings.Fields(runner)
+	f, ok := cmdWords(runner)
+	if !ok {
+		f = strings.Fields(runner)
+	}
 	if len(f) < 2 || path.Base(f[0]) != "node" || !contains(f, "--test") {
 		p.note = "no sentinel tests were placed: the judge plants tests for node's own runner (node --test) only"
 		return p
 	}
-	for _, a := range f[1:] {
+	if runner != cmd {
+		// The selection the judge reads and works around is the command's
+		// own; a script that selects by name would deselect the sentinels
+		// unseen, and an honest fix would fail as tampering.
+		if sel := selectsTests(runner); sel != "" {
+			p.note = "no sentinel tests were placed: the package.json test script selects tests by name (" + sel + ")"
+			return p
+		}
+	}
+	for i := 1; i < len(f); i++ {
+		a := f[i]
+		if nodeValueFlag[a] {
+			i++ // its value, not a file
+			continue
+		}
 		if !strings.HasPrefix(a, "-") {
 			p.note = "no sentinel tests were placed: the command names its test files (" + a + ")"
 			return p

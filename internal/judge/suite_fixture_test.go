@@ -78,7 +78,7 @@ func judgeSuite(t *testing.T, repo, test string, hidden []string, cases []suiteC
 	}
 	for i, c := range cases {
 		v := verdicts[i]
-		t.Logf("%s: %s — %s (stripped %v, tampered %v)", c.name, v.Verdict, v.Reason, v.Stripped, v.Tampered)
+		t.Logf("%s: %s — %s (stripped %v, tampered %v, sentinels %+v)", c.name, v.Verdict, v.Reason, v.Stripped, v.Tampered, v.Sentinels)
 		if v.Verdict != c.want {
 			t.Errorf("%s: verdict %s, want %s: %s\n%s", c.name, v.Verdict, c.want, v.Reason, tail(v.Output))
 			continue
