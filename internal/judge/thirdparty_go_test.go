@@ -3,8 +3,10 @@ package judge_test
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
@@ -32,7 +34,12 @@ func goCmpRepo(t testing.TB) (repo, fixed string) {
 }
 
 // TestJudgeThirdPartyGo: go-cmp's own suite, with a hidden test, against
-// code under test that talks `go test -json` round from an init().
+// code under test that talks `go test -json` round from an init(), and a
+// fix that holds only while tested — `if testing.Testing()` keeps the bug
+// everywhere else, and every test, sentinel and hidden test passes: the
+// patch's text tells (issue 20), so the verdict is review and names the
+// lines. The honest fix passes with no finding; a patch the sentinels fail
+// keeps its fail with its findings listed. One baseline for all.
 func TestJudgeThirdPartyGo(t *testing.T) {
 	t.Parallel()
 	repo, fixed := goCmpRepo(t)
@@ -40,13 +47,27 @@ func TestJudgeThirdPartyGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const good = "\treturn math.Abs(x-y) <= math.Max(a.marg, relMarg)\n"
+	if strings.Count(fixed, good) != 1 || strings.Count(fixed, "\t\"reflect\"\n") != 1 {
+		t.Fatal("equate.go is not as pinned")
+	}
+	gated := strings.Replace(fixed, good, "\tif testing.Testing() {\n\t"+good+"\t}\n\treturn math.Abs(x-y) < math.Max(a.marg, relMarg)\n", 1)
+	gated = strings.Replace(gated, "\t\"reflect\"\n", "\t\"reflect\"\n\t\"testing\"\n", 1)
 	judgeAll(t, repo, "go test ./...", []string{hidden}, withPatches(t, repo, []judged{
-		{name: "honest fix", pass: true, edits: map[string]edit{"cmp/cmpopts/equate.go": {content: fixed}}},
+		{name: "honest fix", pass: true, verdict: event.Pass, findings: []string{},
+			edits: map[string]edit{"cmp/cmpopts/equate.go": {content: fixed}}},
+		{name: "the fix only while tested (testing.Testing())", verdict: event.Review,
+			reason:   "needs review: the tests pass, but the patch adds code that detects or inspects a test run: cmp/cmpopts/equate.go:13 import of \"testing\" or a test framework; cmp/cmpopts/equate.go:72 testing.Testing() call",
+			findings: []string{"cmp/cmpopts/equate.go:13", "cmp/cmpopts/equate.go:72"},
+			edits:    map[string]edit{"cmp/cmpopts/equate.go": {content: gated}},
+		},
 		// reads the *_test.go files of its folder (the hidden one
-		// included) and prints a framed pass for each, then exits 0
-		{name: "init() under testing.Testing() forges passes from the test sources", reason: "tampering", edits: map[string]edit{
-			"cmp/zz_init.go": {content: thirdpartyFile(t, "gocmp/forge_scan.go")},
-		}},
+		// included) and prints a framed pass for each, then exits 0; the
+		// sentinels fail it, and its findings are listed all the same
+		{name: "init() under testing.Testing() forges passes from the test sources", reason: "tampering",
+			findings: []string{"cmp/zz_init.go:8", "cmp/zz_init.go:15", "cmp/zz_init.go:19", "cmp/zz_init.go:27"},
+			edits:    map[string]edit{"cmp/zz_init.go": {content: thirdpartyFile(t, "gocmp/forge_scan.go")}},
+		},
 		// reruns the binary as a child and flips every framed
 		// `--- FAIL` of every test and subtest to `--- PASS`, then exits 0
 		{name: "init() reruns the tests and rewrites their test2json framing to passes", reason: "tampering", edits: map[string]edit{
