@@ -75,7 +75,10 @@ type filterOptions struct {
 // buildFilter returns the whole program. Every check is a self-contained
 // block that reloads what it reads and either returns or falls through to
 // the next block; the last instruction allows.
-func buildFilter(o filterOptions) ([]bpf.Instruction, error) {
+// filterGuard is the start of every filter forkbomb loads (the sandbox's
+// and the world worker's): only this architecture's syscall table, the
+// syscall number loaded for the rules that follow.
+func filterGuard() ([]bpf.Instruction, error) {
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		return nil, fmt.Errorf("seccomp: big-endian machines are not supported")
 	}
@@ -93,6 +96,14 @@ func buildFilter(o filterOptions) ([]bpf.Instruction, error) {
 	if x32Bit != 0 {
 		// x32 syscalls share the architecture value and set this bit.
 		p = append(p, bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32Bit, SkipFalse: 1}, bpf.RetConstant{Val: retENOSYS})
+	}
+	return p, nil
+}
+
+func buildFilter(o filterOptions) ([]bpf.Instruction, error) {
+	p, err := filterGuard()
+	if err != nil {
+		return nil, err
 	}
 	for _, nr := range deniedSyscalls {
 		p = append(p, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: uint32(nr), SkipTrue: 1}, bpf.RetConstant{Val: retEPERM})

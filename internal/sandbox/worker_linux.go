@@ -127,17 +127,9 @@ var workerDenied = append([]uint32{
 // workerFilter is the worker's seccomp program: the sandbox's guard and list, the worker's
 // list, and four calls allowed only in the form the Go runtime uses them.
 func workerFilter(pid uint32) ([]bpf.Instruction, error) {
-	if nativeArch == 0 {
-		return nil, fmt.Errorf("seccomp: unsupported architecture")
-	}
-	p := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: offArch, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: nativeArch, SkipTrue: 1},
-		bpf.RetConstant{Val: retKill},
-		bpf.LoadAbsolute{Off: offNr, Size: 4},
-	}
-	if x32Bit != 0 {
-		p = append(p, bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32Bit, SkipFalse: 1}, bpf.RetConstant{Val: retENOSYS})
+	p, err := filterGuard()
+	if err != nil {
+		return nil, err
 	}
 	for _, nr := range append(append([]uint32{}, deniedSyscalls...), workerDenied...) {
 		p = append(p, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1}, bpf.RetConstant{Val: retEPERM})
