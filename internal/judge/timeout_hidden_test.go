@@ -15,10 +15,11 @@ func TestJudgeTimeoutKeepsTail(t *testing.T) {
 	t.Parallel()
 	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
-	// The limit covers the compile and link before the hang: 20 s leaves
-	// room for a loaded machine (8 s did not, once, as forkbomb-ci).
-	hang := "package calc\n\nimport \"fmt\"\n\nfunc Add(a, b int) int {\n\tfmt.Println(\"STUCK-IN-ADD\")\n\tfor {\n\t}\n}\n\nfunc Sub(a, b int) int { return a - b }\n"
-	v := judgeOneVerdict(t, repo, "go test ./...", map[string]edit{"calc.go": {content: hang}}, func(o *judge.Options) { o.Timeout = 20 * time.Second })
+	// The limit covers the compile and link before the hang, which on a
+	// loaded machine as forkbomb-ci once took all of 20 s; the hang
+	// sleeps, so a long limit costs this test wall time, not CPU.
+	hang := "package calc\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc Add(a, b int) int {\n\tfmt.Println(\"STUCK-IN-ADD\")\n\ttime.Sleep(time.Hour)\n\treturn 0\n}\n\nfunc Sub(a, b int) int { return a - b }\n"
+	v := judgeOneVerdict(t, repo, "go test ./...", map[string]edit{"calc.go": {content: hang}}, func(o *judge.Options) { o.Timeout = 90 * time.Second })
 	if !v.TimedOut || v.Pass || !strings.Contains(v.Reason, "timed out") {
 		t.Errorf("want a timeout, got timed_out=%v pass=%v: %s", v.TimedOut, v.Pass, v.Reason)
 	}
