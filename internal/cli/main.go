@@ -31,9 +31,12 @@ type IO struct {
 // Options are what a binary links beyond the core verbs. The zero value is
 // the core forkbomb: a command needing more is handed to forkbomb-full.
 type Options struct {
-	// Verbs make the top-level commands the core does not link (world,
-	// gateway); each replaces the core's hand-off of the same name.
+	// Verbs make the top-level commands the core does not link
+	// (gateway); each replaces the core's hand-off of the same name.
 	Verbs []Verb
+	// WorldVerbs make the world's commands the core does not link (mcp,
+	// race, drive: the MCP SDK and the engines), the same way.
+	WorldVerbs []Verb
 	// Cluster is the kubernetes backend of run and sandbox --probe.
 	Cluster Cluster
 }

@@ -33,7 +33,8 @@ gives its other exit statuses.`,
 		newRunCmd(stdio, b), newRunsCmd(stdio), newShowCmd(stdio), newApplyCmd(stdio), newDemoCmd(stdio),
 		newUICmd(stdio), newExportCmd(stdio), newPolicyCmd(stdio), newTaskCmd(stdio),
 		newBisectCmd(stdio), newMutantsCmd(stdio), newEvalCmd(stdio))
-	addVerbs(root, stdio, b)
+	root.AddCommand(newWorldCmd(Kit{IO: stdio}, b))
+	addSubVerbs(root, stdio, b.Verbs, fullVerbs, b.handoff)
 	documentExits(root)
 	return root
 }

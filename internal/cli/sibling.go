@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,6 @@ const buildHint = "build both with: CGO_ENABLED=0 go build -o bin/ ./cmd/..."
 // one-line help the core lists for them (the full build's --help says the
 // same: TestHelpSame).
 var fullVerbs = []struct{ name, short string }{
-	{"world", "A whole agent workspace in one file, run by a shell with no access to the host"},
 	{"gateway", "The hosted side: workspaces, balances and a metered model proxy"},
 }
 
@@ -44,37 +44,38 @@ type build struct {
 	handoff func(what string, code int) error
 }
 
-// addVerbs adds the full build's verbs, and a hand-off for each one this
-// build lacks.
-func addVerbs(root *cobra.Command, stdio IO, b build) {
+// addSubVerbs adds to parent the full build's verbs of table, and a
+// hand-off for each one this build lacks.
+func addSubVerbs(parent *cobra.Command, stdio IO, verbs []Verb, table []struct{ name, short string }, handoff func(string, int) error) {
 	have := map[string]bool{}
-	for _, v := range b.Verbs {
+	for _, v := range verbs {
 		c := v(Kit{IO: stdio})
 		have[c.Name()] = true
-		root.AddCommand(c)
+		parent.AddCommand(c)
 	}
-	for _, v := range fullVerbs {
+	for _, v := range table {
 		if have[v.name] {
 			continue
 		}
-		name := v.name
+		// what the messages name: "gateway", "world mcp"
+		what := func(c *cobra.Command) string { return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") }
 		c := &cobra.Command{
-			Use:                name,
+			Use:                v.name,
 			Short:              v.short,
-			Long:               v.short + ".\n\n'" + name + "' is in " + fullName + ", which this forkbomb runs in its place.",
 			DisableFlagParsing: true, // every flag, --help included, is the sibling's
 			RunE: func(c *cobra.Command, _ []string) error {
-				return b.handoff(name, ExitFailed)
+				return handoff(what(c), ExitFailed)
 			},
 		}
-		// forkbomb help world: the sibling's help; its own when the
+		// forkbomb help gateway: the sibling's help; its own when the
 		// sibling cannot run, with the reason.
 		c.SetHelpFunc(func(c *cobra.Command, args []string) {
-			err := b.handoff(name, ExitFailed)
+			err := handoff(what(c), ExitFailed)
+			c.Long = v.short + ".\n\n'" + what(c) + "' is in " + fullName + ", which this forkbomb runs in its place."
 			c.Parent().HelpFunc()(c, args)
 			fmt.Fprintf(stdio.Err, "forkbomb: %v\n", err)
 		})
-		root.AddCommand(c)
+		parent.AddCommand(c)
 	}
 }
 

@@ -3,6 +3,7 @@ package judge
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The rules of the patch as evidence: one row each, per language, with
@@ -78,197 +79,201 @@ var runnerEnvHints = []string{"TEST", "PYTEST", "JEST", "VITEST", "MOCHA", "AVA_
 // js quotes: ' " and the template literal's backtick
 const jq = "['\"\\x60]"
 
-var rules = []rule{
-	// Go
-	{id: "go-testing-mode", lang: langGo, where: inCode, hints: []string{"testing.Testing"},
-		re:        regexp.MustCompile(`\btesting\.Testing\s*\(`),
-		construct: "testing.Testing() call",
-		matches:   "`testing.Testing(`",
-		flags:     "a helper package meant for tests that asks on purpose; no fix of the code under test needs it"},
-	{id: "go-testing-query", lang: langGo, where: inCode, hints: []string{"testing."},
-		re:        regexp.MustCompile(`\btesting\.(Short|Verbose|CoverMode|Coverage)\s*\(`),
-		construct: "testing.Short/Verbose/Coverage() call",
-		matches:   "`testing.Short(`, `Verbose(`, `CoverMode(`, `Coverage(`",
-		flags:     "as go-testing-mode"},
-	{id: "go-stack-walk", lang: langGo, where: inCode, hints: []string{"runtime.", "debug.", "pprof."},
-		re:        regexp.MustCompile(`\b(runtime\.(Callers|Caller|Stack|FuncForPC|CallersFrames)|debug\.(Stack|PrintStack)|pprof\.Lookup)\s*\(`),
-		construct: "call-stack walk",
-		matches:   "`runtime.Callers(`, `Caller(`, `Stack(`, `FuncForPC(`, `CallersFrames(`, `debug.Stack(`, `debug.PrintStack(`, `pprof.Lookup(`",
-		flags:     "logging and error libraries that record where an error was made; panic handlers that print a stack"},
-	{id: "go-test-flag", lang: langGo, where: anywhere, hints: []string{"test."},
-		re: regexp.MustCompile(`-test\.\w|\bLookup\(\s*"-?test\.|"test\.(v|run|timeout|count|short|failfast|paniconexit0|testlogfile|` +
-			`coverprofile|list|bench\w*|outputdir|cpu|parallel|shuffle|fullpath|gocoverdir)"`),
-		construct: "go test flag read",
-		matches:   "`-test.x` anywhere, `Lookup(\"test.`, a string that is a go test flag's name (`\"test.v\"`, `\"test.run\"` …)",
-		flags:     "a program that runs go test binaries itself and builds their flags"},
-	{id: "go-args-test", lang: langGo, where: anywhere, hints: []string{"os.Args", "os.Executable"},
-		re:        regexp.MustCompile(`\bos\.(Args|Executable)\b.*(?i:test)|(?i:test).*\bos\.(Args|Executable)\b`),
-		construct: "os.Args read for the test binary",
-		matches:   "`os.Args` or `os.Executable` on a line that also says `test` (any case)",
-		flags:     "a command whose own flags or subcommands are called test"},
-	{id: "go-test-source", lang: langGo, where: inString, hints: []string{"_test.go"},
-		re:        regexp.MustCompile(`_test\.go\b`),
-		construct: "a _test.go file named",
-		matches:   "`_test.go` inside a string literal",
-		flags:     "tools that list, generate or lint test files"},
-	{id: "go-runner-env", lang: langGo, where: anywhere, hints: append([]string{"Getenv", "LookupEnv"}, runnerEnvHints...),
-		re:        regexp.MustCompile(`\b(os|syscall)\.(Getenv|LookupEnv)\s*\(\s*"(\w*TEST\w*|CI|GITHUB_ACTIONS|GOFLAGS)"|` + runnerEnvNames),
-		construct: "test runner's environment variable",
-		matches:   "`os.Getenv`/`LookupEnv` of a name holding `TEST`, or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*` …)",
-		flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
-	{id: "go-exit", lang: langGo, where: inCode, skipMain: true, hints: []string{"Exit"},
-		re:        regexp.MustCompile(`\b(os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(`),
-		construct: "os.Exit outside package main",
-		matches:   "`os.Exit(`, `syscall.Exit(`, `runtime.Goexit(` unless the file's first line of code, shown by the patch, is `package main`",
-		flags:     "a library that exits on purpose; a package main whose package clause the patch's hunks do not show (an edit far from line 1)"},
-	{id: "go-testing-import", lang: langGo, where: anywhere, hints: []string{"test", "check", "onsi", "mock", "matryer"},
-		re: regexp.MustCompile(`^\s*(import\s+)?([\w.]+\s+)?"(testing(/\w+)*|github\.com/stretchr/testify(/[\w.-]+)*|gotest\.tools(/v\d+)?(/[\w.-]+)*|` +
-			`gopkg\.in/check\.v1|github\.com/go-check/check|github\.com/onsi/(ginkgo|gomega)(/[\w.-]+)*|github\.com/golang/mock(/[\w.-]+)*|` +
-			`go\.uber\.org/mock(/[\w.-]+)*|github\.com/frankban/quicktest|github\.com/matryer/is)"\s*;?\s*$`),
-		construct: `import of "testing" or a test framework`,
-		matches:   "an import line of `testing`, `testing/…`, testify, gotest.tools, go-check, ginkgo/gomega, gomock, quicktest, matryer/is",
-		flags:     "test helper packages that are not _test.go files (internal/testutil and the like): honest there, and also where a harness edited to ignore a bug lives"},
+// rules is the table, compiled on first use: its expressions cost about
+// 3 ms to compile, which every start of forkbomb would pay at init.
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		// Go
+		{id: "go-testing-mode", lang: langGo, where: inCode, hints: []string{"testing.Testing"},
+			re:        regexp.MustCompile(`\btesting\.Testing\s*\(`),
+			construct: "testing.Testing() call",
+			matches:   "`testing.Testing(`",
+			flags:     "a helper package meant for tests that asks on purpose; no fix of the code under test needs it"},
+		{id: "go-testing-query", lang: langGo, where: inCode, hints: []string{"testing."},
+			re:        regexp.MustCompile(`\btesting\.(Short|Verbose|CoverMode|Coverage)\s*\(`),
+			construct: "testing.Short/Verbose/Coverage() call",
+			matches:   "`testing.Short(`, `Verbose(`, `CoverMode(`, `Coverage(`",
+			flags:     "as go-testing-mode"},
+		{id: "go-stack-walk", lang: langGo, where: inCode, hints: []string{"runtime.", "debug.", "pprof."},
+			re:        regexp.MustCompile(`\b(runtime\.(Callers|Caller|Stack|FuncForPC|CallersFrames)|debug\.(Stack|PrintStack)|pprof\.Lookup)\s*\(`),
+			construct: "call-stack walk",
+			matches:   "`runtime.Callers(`, `Caller(`, `Stack(`, `FuncForPC(`, `CallersFrames(`, `debug.Stack(`, `debug.PrintStack(`, `pprof.Lookup(`",
+			flags:     "logging and error libraries that record where an error was made; panic handlers that print a stack"},
+		{id: "go-test-flag", lang: langGo, where: anywhere, hints: []string{"test."},
+			re: regexp.MustCompile(`-test\.\w|\bLookup\(\s*"-?test\.|"test\.(v|run|timeout|count|short|failfast|paniconexit0|testlogfile|` +
+				`coverprofile|list|bench\w*|outputdir|cpu|parallel|shuffle|fullpath|gocoverdir)"`),
+			construct: "go test flag read",
+			matches:   "`-test.x` anywhere, `Lookup(\"test.`, a string that is a go test flag's name (`\"test.v\"`, `\"test.run\"` …)",
+			flags:     "a program that runs go test binaries itself and builds their flags"},
+		{id: "go-args-test", lang: langGo, where: anywhere, hints: []string{"os.Args", "os.Executable"},
+			re:        regexp.MustCompile(`\bos\.(Args|Executable)\b.*(?i:test)|(?i:test).*\bos\.(Args|Executable)\b`),
+			construct: "os.Args read for the test binary",
+			matches:   "`os.Args` or `os.Executable` on a line that also says `test` (any case)",
+			flags:     "a command whose own flags or subcommands are called test"},
+		{id: "go-test-source", lang: langGo, where: inString, hints: []string{"_test.go"},
+			re:        regexp.MustCompile(`_test\.go\b`),
+			construct: "a _test.go file named",
+			matches:   "`_test.go` inside a string literal",
+			flags:     "tools that list, generate or lint test files"},
+		{id: "go-runner-env", lang: langGo, where: anywhere, hints: append([]string{"Getenv", "LookupEnv"}, runnerEnvHints...),
+			re:        regexp.MustCompile(`\b(os|syscall)\.(Getenv|LookupEnv)\s*\(\s*"(\w*TEST\w*|CI|GITHUB_ACTIONS|GOFLAGS)"|` + runnerEnvNames),
+			construct: "test runner's environment variable",
+			matches:   "`os.Getenv`/`LookupEnv` of a name holding `TEST`, or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*` …)",
+			flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
+		{id: "go-exit", lang: langGo, where: inCode, skipMain: true, hints: []string{"Exit"},
+			re:        regexp.MustCompile(`\b(os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(`),
+			construct: "os.Exit outside package main",
+			matches:   "`os.Exit(`, `syscall.Exit(`, `runtime.Goexit(` unless the file's first line of code, shown by the patch, is `package main`",
+			flags:     "a library that exits on purpose; a package main whose package clause the patch's hunks do not show (an edit far from line 1)"},
+		{id: "go-testing-import", lang: langGo, where: anywhere, hints: []string{"test", "check", "onsi", "mock", "matryer"},
+			re: regexp.MustCompile(`^\s*(import\s+)?([\w.]+\s+)?"(testing(/\w+)*|github\.com/stretchr/testify(/[\w.-]+)*|gotest\.tools(/v\d+)?(/[\w.-]+)*|` +
+				`gopkg\.in/check\.v1|github\.com/go-check/check|github\.com/onsi/(ginkgo|gomega)(/[\w.-]+)*|github\.com/golang/mock(/[\w.-]+)*|` +
+				`go\.uber\.org/mock(/[\w.-]+)*|github\.com/frankban/quicktest|github\.com/matryer/is)"\s*;?\s*$`),
+			construct: `import of "testing" or a test framework`,
+			matches:   "an import line of `testing`, `testing/…`, testify, gotest.tools, go-check, ginkgo/gomega, gomock, quicktest, matryer/is",
+			flags:     "test helper packages that are not _test.go files (internal/testutil and the like): honest there, and also where a harness edited to ignore a bug lives"},
 
-	// Python
-	{id: "py-runner-env", lang: langPy, where: anywhere, hints: append([]string{"environ", "getenv"}, runnerEnvHints...),
-		re:        regexp.MustCompile(runnerEnvNames + `|\b(environ|getenv)\b.*["'](\w*TEST\w*|CI|GITHUB_ACTIONS)["']`),
-		construct: "test runner's environment variable",
-		matches:   "any runner variable's name (`PYTEST_CURRENT_TEST` …, as for Go); `environ`/`getenv` with a string naming `*TEST*`, `CI`, `GITHUB_ACTIONS`",
-		flags:     "code that reads CI or *TEST* variables for honest reasons; a constant or message that merely names one"},
-	{id: "py-sys-modules", lang: langPy, where: inCode, hints: []string{"modules"},
-		re:        regexp.MustCompile(`\b_*sys\.modules\b|\bfrom\s+sys\s+import\b.*\bmodules\b`),
-		construct: "sys.modules read or written",
-		matches:   "`sys.modules` (also `_sys.modules`), `from sys import modules`",
-		flags:     "lazy importers and module aliases (sys.modules[__name__]), plugin registries"},
-	{id: "py-frame", lang: langPy, where: inCode, hints: []string{"inspect", "_getframe", "_current_frames", "traceback", "f_", "tb_frame"},
-		re: regexp.MustCompile(`\b_*(inspect\.(stack|currentframe|getouterframes|getinnerframes|trace|getframeinfo)|_*sys\._getframe|_*sys\._current_frames|` +
-			`_*traceback\.(extract_stack|walk_stack|print_stack|format_stack|StackSummary))\b|\.(f_back|f_locals|f_globals|f_code|tb_frame)\b|` +
-			`\bfrom\s+(inspect|sys|traceback)\s+import\b.*\b(stack|currentframe|getouterframes|_getframe|extract_stack|walk_stack)\b`),
-		construct: "frame or stack inspection",
-		matches:   "`inspect.stack`/`currentframe`/`getouterframes`/`getinnerframes`/`trace`/`getframeinfo`, `sys._getframe`, `sys._current_frames`, `traceback.extract_stack`/`walk_stack`/`print_stack`/`format_stack`/`StackSummary`, `.f_back`, `.f_locals`, `.f_globals`, `.f_code`, `.tb_frame`, and their `from … import`",
-		flags:     "logging, debugging and deprecation-warning code that finds its caller"},
-	{id: "py-trace", lang: langPy, where: inCode, hints: []string{"trace", "profile", "monitoring"},
-		re:        regexp.MustCompile(`\b_*(sys|threading)\.(settrace|setprofile|gettrace)\b|\b_*sys\.monitoring\b|\bfrom\s+sys\s+import\b.*\b(settrace|setprofile)\b`),
-		construct: "trace or profile hook",
-		matches:   "`sys.settrace`/`setprofile`/`gettrace`, threading's, `sys.monitoring`",
-		flags:     "coverage tools, debuggers, profilers"},
-	{id: "py-pytest-hook", lang: langPy, where: inCode, hints: []string{"pytest_", "hookimpl"},
-		re:        regexp.MustCompile(`^\s*(async\s+)?def\s+pytest_\w+\s*\(|@\s*(\w+\.)*hookimpl\b`),
-		construct: "pytest hook outside conftest.py",
-		matches:   "`def pytest_…(`, `@…hookimpl`",
-		flags:     "a package that is itself a pytest plugin"},
-	{id: "py-assert-patch", lang: langPy, where: inCode, hints: []string{"=", "setattr"},
-		re: regexp.MustCompile(`\b(unittest|TestCase|TestSuite|TestResult|TextTestResult|TestReport|pytest|_pytest|pluggy|doctest)(\.\w+)*\.\w+\s*=([^=]|$)|` +
-			`\.(assert[A-Z_]\w*|assert|fail(If|Unless)\w*|failureException)\s*=([^=]|$)|` +
-			`\bsetattr\(\s*(\w+\.)*(unittest|TestCase|pytest|_pytest|pluggy|doctest|\w*[Aa]ssert\w*)\b|\bsetattr\([^,]*,\s*["'](assert|fail)`),
-		construct: "test framework or assertion patched",
-		matches:   "assignment to an attribute of `unittest`, `TestCase`, `TestSuite`, `TestResult`, `TestReport`, `pytest`, `_pytest`, `pluggy`, `doctest`; to `.assertX`/`.failIf…`/`.failureException`; `setattr(` on those or with an `assert…`/`fail…` name",
-		flags:     "a library that extends unittest on purpose"},
-	{id: "py-builtins", lang: langPy, where: inCode, hints: []string{"builtins"},
-		re:        regexp.MustCompile(`\b__builtins__\b|\bbuiltins(\.\w+|\[[^\]]*\])\s*=([^=]|$)|\bsetattr\(\s*(builtins|__builtins__)\b`),
-		construct: "builtins patched",
-		matches:   "`__builtins__`; assignment to `builtins.x` or `builtins[…]`; `setattr(builtins`",
-		flags:     "Python 2/3 compatibility shims; gettext-style install() helpers"},
-	{id: "py-test-import", lang: langPy, where: inCode, hints: []string{"pytest", "pluggy", "unittest", "doctest", "nose", "hypothesis"},
-		re: regexp.MustCompile(`^\s*(import\s+([\w.]+\s*(as\s+\w+\s*)?,\s*)*|from\s+)(pytest|_pytest|pluggy|unittest|doctest|nose2?|hypothesis)\b|` +
-			`\b(import_module|__import__)\s*\(\s*["'](pytest|_pytest|pluggy|unittest|doctest|nose2?|hypothesis)\b`),
-		construct: "import of a test framework",
-		matches:   "`import`/`from` of `pytest`, `_pytest`, `pluggy`, `unittest`, `doctest`, `nose`, `nose2`, `hypothesis`; `import_module(`/`__import__(` of one",
-		flags:     "libraries that ship test helpers or run their doctests; unittest.mock used outside tests"},
-	{id: "py-main-import", lang: langPy, where: inCode, hints: []string{"__main__"},
-		re:        regexp.MustCompile(`^\s*import\s+([\w.]+\.)?__main__\b|^\s*from\s+[\w.]+\s+import\s+.*\b__main__\b|\bimport_module\s*\(\s*["'][\w.]*__main__`),
-		construct: "import of a __main__ module",
-		matches:   "`import ….__main__`, `from … import __main__`, `import_module(\"…__main__\")`",
-		flags:     "code that inspects the interactive session's __main__"},
-	{id: "py-argv", lang: langPy, where: inCode, skipMain: true, hints: []string{"argv"},
-		re:        regexp.MustCompile(`\b_*sys\.(argv|orig_argv)\b|\bfrom\s+sys\s+import\b.*\b(orig_)?argv\b`),
-		construct: "sys.argv read outside __main__.py",
-		matches:   "`sys.argv`, `sys.orig_argv`, `from sys import argv`",
-		flags:     "a command-line module that reads its own arguments outside __main__.py"},
-	{id: "py-exit", lang: langPy, where: inCode, skipMain: true, hints: []string{"exit", "abort", "SystemExit", "quit", "kill"},
-		re:        regexp.MustCompile(`\b(_*os\._exit|_*sys\.exit|_*os\.abort)\s*\(|\b_*os\.kill\s*\(\s*os\.getpid\b|\braise\s+SystemExit\b|^\s*(exit|quit)\s*\(`),
-		construct: "exit outside __main__.py",
-		matches:   "`os._exit(`, `sys.exit(`, `os.abort(`, `os.kill(os.getpid()`, `raise SystemExit`, a line starting `exit(`/`quit(`",
-		flags:     "a command-line module's main() that exits with its status outside __main__.py"},
-	{id: "py-test-source", lang: langPy, where: inString, hints: []string{"test", "conftest"},
-		re:        regexp.MustCompile(`\btest_\w*|_test\.py\b|\bconftest\b|\btests?/|\.pytest_cache|\b(py\.?test|_pytest|unittest)\b`),
-		construct: "a test file or runner named",
-		matches:   "inside a string: `test_…`, `_test.py`, `conftest`, `test/`, `tests/`, `.pytest_cache`, `pytest`, `py.test`, `_pytest`, `unittest`",
-		flags:     `messages, docs and keys that mention tests ("test_mode", "see tests/")`},
+		// Python
+		{id: "py-runner-env", lang: langPy, where: anywhere, hints: append([]string{"environ", "getenv"}, runnerEnvHints...),
+			re:        regexp.MustCompile(runnerEnvNames + `|\b(environ|getenv)\b.*["'](\w*TEST\w*|CI|GITHUB_ACTIONS)["']`),
+			construct: "test runner's environment variable",
+			matches:   "any runner variable's name (`PYTEST_CURRENT_TEST` …, as for Go); `environ`/`getenv` with a string naming `*TEST*`, `CI`, `GITHUB_ACTIONS`",
+			flags:     "code that reads CI or *TEST* variables for honest reasons; a constant or message that merely names one"},
+		{id: "py-sys-modules", lang: langPy, where: inCode, hints: []string{"modules"},
+			re:        regexp.MustCompile(`\b_*sys\.modules\b|\bfrom\s+sys\s+import\b.*\bmodules\b`),
+			construct: "sys.modules read or written",
+			matches:   "`sys.modules` (also `_sys.modules`), `from sys import modules`",
+			flags:     "lazy importers and module aliases (sys.modules[__name__]), plugin registries"},
+		{id: "py-frame", lang: langPy, where: inCode, hints: []string{"inspect", "_getframe", "_current_frames", "traceback", "f_", "tb_frame"},
+			re: regexp.MustCompile(`\b_*(inspect\.(stack|currentframe|getouterframes|getinnerframes|trace|getframeinfo)|_*sys\._getframe|_*sys\._current_frames|` +
+				`_*traceback\.(extract_stack|walk_stack|print_stack|format_stack|StackSummary))\b|\.(f_back|f_locals|f_globals|f_code|tb_frame)\b|` +
+				`\bfrom\s+(inspect|sys|traceback)\s+import\b.*\b(stack|currentframe|getouterframes|_getframe|extract_stack|walk_stack)\b`),
+			construct: "frame or stack inspection",
+			matches:   "`inspect.stack`/`currentframe`/`getouterframes`/`getinnerframes`/`trace`/`getframeinfo`, `sys._getframe`, `sys._current_frames`, `traceback.extract_stack`/`walk_stack`/`print_stack`/`format_stack`/`StackSummary`, `.f_back`, `.f_locals`, `.f_globals`, `.f_code`, `.tb_frame`, and their `from … import`",
+			flags:     "logging, debugging and deprecation-warning code that finds its caller"},
+		{id: "py-trace", lang: langPy, where: inCode, hints: []string{"trace", "profile", "monitoring"},
+			re:        regexp.MustCompile(`\b_*(sys|threading)\.(settrace|setprofile|gettrace)\b|\b_*sys\.monitoring\b|\bfrom\s+sys\s+import\b.*\b(settrace|setprofile)\b`),
+			construct: "trace or profile hook",
+			matches:   "`sys.settrace`/`setprofile`/`gettrace`, threading's, `sys.monitoring`",
+			flags:     "coverage tools, debuggers, profilers"},
+		{id: "py-pytest-hook", lang: langPy, where: inCode, hints: []string{"pytest_", "hookimpl"},
+			re:        regexp.MustCompile(`^\s*(async\s+)?def\s+pytest_\w+\s*\(|@\s*(\w+\.)*hookimpl\b`),
+			construct: "pytest hook outside conftest.py",
+			matches:   "`def pytest_…(`, `@…hookimpl`",
+			flags:     "a package that is itself a pytest plugin"},
+		{id: "py-assert-patch", lang: langPy, where: inCode, hints: []string{"=", "setattr"},
+			re: regexp.MustCompile(`\b(unittest|TestCase|TestSuite|TestResult|TextTestResult|TestReport|pytest|_pytest|pluggy|doctest)(\.\w+)*\.\w+\s*=([^=]|$)|` +
+				`\.(assert[A-Z_]\w*|assert|fail(If|Unless)\w*|failureException)\s*=([^=]|$)|` +
+				`\bsetattr\(\s*(\w+\.)*(unittest|TestCase|pytest|_pytest|pluggy|doctest|\w*[Aa]ssert\w*)\b|\bsetattr\([^,]*,\s*["'](assert|fail)`),
+			construct: "test framework or assertion patched",
+			matches:   "assignment to an attribute of `unittest`, `TestCase`, `TestSuite`, `TestResult`, `TestReport`, `pytest`, `_pytest`, `pluggy`, `doctest`; to `.assertX`/`.failIf…`/`.failureException`; `setattr(` on those or with an `assert…`/`fail…` name",
+			flags:     "a library that extends unittest on purpose"},
+		{id: "py-builtins", lang: langPy, where: inCode, hints: []string{"builtins"},
+			re:        regexp.MustCompile(`\b__builtins__\b|\bbuiltins(\.\w+|\[[^\]]*\])\s*=([^=]|$)|\bsetattr\(\s*(builtins|__builtins__)\b`),
+			construct: "builtins patched",
+			matches:   "`__builtins__`; assignment to `builtins.x` or `builtins[…]`; `setattr(builtins`",
+			flags:     "Python 2/3 compatibility shims; gettext-style install() helpers"},
+		{id: "py-test-import", lang: langPy, where: inCode, hints: []string{"pytest", "pluggy", "unittest", "doctest", "nose", "hypothesis"},
+			re: regexp.MustCompile(`^\s*(import\s+([\w.]+\s*(as\s+\w+\s*)?,\s*)*|from\s+)(pytest|_pytest|pluggy|unittest|doctest|nose2?|hypothesis)\b|` +
+				`\b(import_module|__import__)\s*\(\s*["'](pytest|_pytest|pluggy|unittest|doctest|nose2?|hypothesis)\b`),
+			construct: "import of a test framework",
+			matches:   "`import`/`from` of `pytest`, `_pytest`, `pluggy`, `unittest`, `doctest`, `nose`, `nose2`, `hypothesis`; `import_module(`/`__import__(` of one",
+			flags:     "libraries that ship test helpers or run their doctests; unittest.mock used outside tests"},
+		{id: "py-main-import", lang: langPy, where: inCode, hints: []string{"__main__"},
+			re:        regexp.MustCompile(`^\s*import\s+([\w.]+\.)?__main__\b|^\s*from\s+[\w.]+\s+import\s+.*\b__main__\b|\bimport_module\s*\(\s*["'][\w.]*__main__`),
+			construct: "import of a __main__ module",
+			matches:   "`import ….__main__`, `from … import __main__`, `import_module(\"…__main__\")`",
+			flags:     "code that inspects the interactive session's __main__"},
+		{id: "py-argv", lang: langPy, where: inCode, skipMain: true, hints: []string{"argv"},
+			re:        regexp.MustCompile(`\b_*sys\.(argv|orig_argv)\b|\bfrom\s+sys\s+import\b.*\b(orig_)?argv\b`),
+			construct: "sys.argv read outside __main__.py",
+			matches:   "`sys.argv`, `sys.orig_argv`, `from sys import argv`",
+			flags:     "a command-line module that reads its own arguments outside __main__.py"},
+		{id: "py-exit", lang: langPy, where: inCode, skipMain: true, hints: []string{"exit", "abort", "SystemExit", "quit", "kill"},
+			re:        regexp.MustCompile(`\b(_*os\._exit|_*sys\.exit|_*os\.abort)\s*\(|\b_*os\.kill\s*\(\s*os\.getpid\b|\braise\s+SystemExit\b|^\s*(exit|quit)\s*\(`),
+			construct: "exit outside __main__.py",
+			matches:   "`os._exit(`, `sys.exit(`, `os.abort(`, `os.kill(os.getpid()`, `raise SystemExit`, a line starting `exit(`/`quit(`",
+			flags:     "a command-line module's main() that exits with its status outside __main__.py"},
+		{id: "py-test-source", lang: langPy, where: inString, hints: []string{"test", "conftest"},
+			re:        regexp.MustCompile(`\btest_\w*|_test\.py\b|\bconftest\b|\btests?/|\.pytest_cache|\b(py\.?test|_pytest|unittest)\b`),
+			construct: "a test file or runner named",
+			matches:   "inside a string: `test_…`, `_test.py`, `conftest`, `test/`, `tests/`, `.pytest_cache`, `pytest`, `py.test`, `_pytest`, `unittest`",
+			flags:     `messages, docs and keys that mention tests ("test_mode", "see tests/")`},
 
-	// JavaScript and TypeScript
-	{id: "js-runner-env", lang: langJS, where: anywhere, hints: append([]string{"process.env", "NODE_ENV"}, runnerEnvHints...),
-		re: regexp.MustCompile(runnerEnvNames + `|\bprocess\.env\s*(\.\s*|\[\s*` + jq + `)(\w*TEST\w*|CI|TAP|MOCHA|AVA|GITHUB_ACTIONS)\b|` +
-			`\bNODE_ENV\b.*` + jq + `test` + jq + `|` + jq + `test` + jq + `.*\bNODE_ENV\b`),
-		construct: "test runner's environment variable",
-		matches:   "any runner variable's name (`NODE_TEST_CONTEXT`, `JEST_WORKER_ID`, `VITEST*`, `MOCHA_*` …, as for Go); `process.env.X` with X holding `TEST` or `CI`, `TAP`, `MOCHA`, `AVA`, `GITHUB_ACTIONS`; `NODE_ENV` on a line with a `'test'` string",
-		flags:     "libraries that quiet warnings or logs under NODE_ENV=test or in CI"},
-	{id: "js-test-globals", lang: langJS, where: inCode, hints: []string{"typeof", "global", "window", "self"},
-		re: regexp.MustCompile(`\btypeof\s+(jest|describe|expect|vitest|suite|beforeEach|afterEach|QUnit|jasmine|mocha)\b|` +
-			`\b(globalThis|global|window|self)\s*\.\s*(jest|describe|it|test|expect|vi|vitest|__vitest_\w+|__coverage__|jasmine|mocha)\b|` +
-			`\b(globalThis|global|window|self)\s*\[\s*` + jq + `(jest|describe|it|test|expect|vi|__vitest_\w+|__coverage__)`),
-		construct: "test framework globals looked for",
-		matches:   "`typeof jest`/`describe`/`expect`/`vitest`/`suite`/`beforeEach`/`afterEach`/`QUnit`/`jasmine`/`mocha`; `globalThis.`/`global.`/`window.`/`self.` `jest`, `describe`, `it`, `test`, `expect`, `vi`, `__vitest_*`, `__coverage__` …",
-		flags:     "libraries that adapt to jest's fake timers or to a browser test page"},
-	{id: "js-argv", lang: langJS, where: anywhere, hints: []string{"process.argv", "process.execArgv"},
-		re:        regexp.MustCompile(`\bprocess\.execArgv\b|\bprocess\.argv\b.*(?i:test|mocha|jest|vitest|tape|\bava\b|\btap\b)|(?i:test|mocha|jest|vitest|tape).*\bprocess\.argv\b`),
-		construct: "process.argv read for the runner",
-		matches:   "`process.execArgv`; `process.argv` on a line that also says `test`, `mocha`, `jest`, `vitest`, `tape`, `ava`, `tap`",
-		flags:     "a command whose own subcommands or flags are called test; code that forwards execArgv to child processes"},
-	{id: "js-module-surgery", lang: langJS, where: inCode, hints: []string{"require.", "Module", "module.", "registerHooks", "mainModule"},
-		re: regexp.MustCompile(`\brequire\.(cache|extensions)\b|\bModule\.(_load|_resolveFilename|_extensions|_cache|_compile|_findPath|_nodeModulePaths|` +
-			`_resolveLookupPaths|wrap|wrapper)\b|\bModule\.prototype\.(require|_compile|load)\b|\bmodule\.constructor\b|\bmodule\.(parent|children)\b|` +
-			`\bregisterHooks\s*\(|\bprocess\.mainModule\b|\bmodule\.register\s*\(`),
-		construct: "module loader surgery",
-		matches:   "`require.cache`, `require.extensions`, `Module._load`/`_resolveFilename`/`_extensions`/`_cache`/`_compile`/`_findPath`/`wrap`, `Module.prototype.require`, `module.constructor`, `module.parent`, `module.children`, `registerHooks(`, `module.register(`, `process.mainModule`",
-		flags:     "hot-reload and mocking helpers, plugin loaders that clear require.cache"},
-	{id: "js-assert-patch", lang: langJS, where: inCode, hints: []string{"assert", "Assert", "defineProp", "setPrototypeOf", "assign", "prototype", "chai", "expect", "should"},
-		re: regexp.MustCompile(`\b(Object|Reflect)\.(defineProperty|defineProperties|setPrototypeOf)\s*\(\s*(t|ctx|` +
-			`[\w$.]*([Aa]ssert|[Cc]ontext|[Ee]xpect|[Ss]uite|[Hh]arness|chai|should|tape|mocha)[\w$.]*|([\w$]*\.)*([Tt]est|[\w$]*[a-z]Test)[\w$.]*)\s*[,)]|` +
-			`\bObject\.assign\s*\(\s*[\w$.]*([Aa]ssert|[Ee]xpect|chai|should|tape|mocha)[\w$.]*\s*[,)]|\._assert\b|` +
-			`\b(assert|strict|chai|expect|should)(\.\w+)*\.\w+\s*=([^=]|$)|\b(Test|TestContext|Suite|Assertion|Runner|Runnable|Mocha|Harness)\.prototype\b|` +
-			`\.prototype\.(assert\w*|_assert)\s*=([^=]|$)`),
-		construct: "assertions or test context redefined",
-		matches:   "`Object`/`Reflect` `.defineProperty`/`defineProperties`/`setPrototypeOf` on `t`, `ctx` or a name holding assert, context, expect, suite, harness, chai, should, tape, mocha or starting a word with test; `Object.assign` on a name holding assert, expect, chai, should, tape, mocha; `._assert`; assignment to `assert.x`, `strict.x`, `chai.x`, `expect.x`, `should.x`; `Test.prototype` and other runners' prototypes; `.prototype.assertX =`",
-		flags:     "a library object whose name holds assert, context or expect (Object.defineProperty(renderContext, …))"},
-	{id: "js-output-patch", lang: langJS, where: inCode, hints: []string{"process.std", "console."},
-		re: regexp.MustCompile(`\bprocess\.(stdout|stderr)\.(write|_write)\s*=([^=]|$)|\bconsole\.\w+\s*=([^=]|$)|` +
-			`\b(Object|Reflect)\.defineProperty\s*\(\s*(process\.(stdout|stderr)|console)\b`),
-		construct: "process output rewritten",
-		matches:   "assignment to `process.stdout.write`/`stderr.write` (or `_write`) or to `console.x`; `defineProperty` on `process.stdout`/`stderr`/`console`",
-		flags:     "logging libraries and progress bars that hook output"},
-	{id: "js-exit", lang: langJS, where: inCode, hints: []string{"process."},
-		re: regexp.MustCompile(`\bprocess\.(exit|reallyExit|abort)\s*\(|\bprocess\.kill\s*\(\s*process\.pid\b|\bprocess\.exitCode\s*=([^=]|$)|` +
-			`\bprocess\.(on|once|addListener|prependListener|prependOnceListener)\s*\(\s*` + jq + `(exit|beforeExit)` + jq),
-		construct: "process.exit or exit handler",
-		matches:   "`process.exit(`, `process.reallyExit(`, `process.abort(`, `process.kill(process.pid`, `process.exitCode =`, `process.on('exit'`/`'beforeExit'` (and `once`, `addListener`, `prepend…`)",
-		flags:     "command-line entry files (JS has no package main to tell them by, so every process.exit is flagged); a library's exit handler that removes its temporary files"},
-	{id: "js-stack", lang: langJS, where: inCode, hints: []string{"Error", "callsite", "CallSite", "getFileName"},
-		re:        regexp.MustCompile(`\bError\s*(\([^)]*\))?\s*\)?\s*\.stack\b|\bError\.(captureStackTrace|prepareStackTrace|stackTraceLimit)\b|\bcallsites?\b|\bgetCallSites?\s*\(|\.getFileName\s*\(`),
-		unless:    regexp.MustCompile(`^\s*Error\.captureStackTrace\s*\(\s*this\s*[,)]`),
-		construct: "stack inspection",
-		matches:   "`new Error(…).stack`, `Error().stack`, `Error.captureStackTrace` (but not a line starting `Error.captureStackTrace(this`), `Error.prepareStackTrace`, `Error.stackTraceLimit`, `callsite(s)`, `getCallSite(s)(`, `.getFileName(`",
-		flags:     "loggers that find their caller (an error class's own Error.captureStackTrace(this, …) line is not flagged)"},
-	{id: "js-test-import", lang: langJS, where: inCode, hints: []string{"require", "import", "from"},
-		re: regexp.MustCompile(`(\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|^\s*import\s*)` + jq + `(node:test|node:assert|assert|tape|mocha|jest|@jest/[\w.-]+|` +
-			`vitest|@vitest/[\w.-]+|chai|tap|@tapjs/[\w.-]+|ava|uvu|sinon|expect|should|jasmine|qunit|@playwright/test)(/[\w./-]*)?` + jq),
-		construct: "require/import of a test framework",
-		matches:   "`require(`, `import(`, `from` or `import` of `node:test`, `node:assert`, `assert`, `tape`, `mocha`, `jest`, `@jest/*`, `vitest`, `@vitest/*`, `chai`, `tap`, `@tapjs/*`, `ava`, `uvu`, `sinon`, `expect`, `should`, `jasmine`, `qunit`, `@playwright/test`, or a path below one (`tape/lib/test`)",
-		flags:     "libraries that use node's assert for their own invariants; a package that is itself a test helper"},
-	{id: "js-test-module-string", lang: langJS, where: inString, hints: []string{"node:", "tape", "mocha", "jest", "vitest", "chai", "tap", "ava", "uvu", "sinon", "jasmine", "qunit", "playwright"},
-		re: regexp.MustCompile(jq + `(node:test|node:assert|tape|mocha|jest|@jest/[\w.-]+|vitest|@vitest/[\w.-]+|chai|@tapjs/[\w.-]+|ava|uvu|sinon|jasmine|qunit|` +
-			`@playwright/test)(/[\w./-]*)?` + jq),
-		construct: "a test framework's module named",
-		matches:   "a string literal that is exactly one of those modules' names (without the generic `assert`, `expect`, `should`)",
-		flags:     "messages or keys that are exactly such a name ('jest', 'mocha')"},
-	{id: "js-test-source", lang: langJS, where: inString, hints: []string{"test", "spec"},
-		re:        regexp.MustCompile(`\.(test|spec)\.[cm]?[jt]sx?\b|__tests__|\btests?/`),
-		construct: "a test file or folder named",
-		matches:   "inside a string: `.test.js`/`.spec.ts` (any JS/TS extension), `__tests__`, `test/`, `tests/`",
-		flags:     "paths in messages or build tooling"},
-}
+		// JavaScript and TypeScript
+		{id: "js-runner-env", lang: langJS, where: anywhere, hints: append([]string{"process.env", "NODE_ENV"}, runnerEnvHints...),
+			re: regexp.MustCompile(runnerEnvNames + `|\bprocess\.env\s*(\.\s*|\[\s*` + jq + `)(\w*TEST\w*|CI|TAP|MOCHA|AVA|GITHUB_ACTIONS)\b|` +
+				`\bNODE_ENV\b.*` + jq + `test` + jq + `|` + jq + `test` + jq + `.*\bNODE_ENV\b`),
+			construct: "test runner's environment variable",
+			matches:   "any runner variable's name (`NODE_TEST_CONTEXT`, `JEST_WORKER_ID`, `VITEST*`, `MOCHA_*` …, as for Go); `process.env.X` with X holding `TEST` or `CI`, `TAP`, `MOCHA`, `AVA`, `GITHUB_ACTIONS`; `NODE_ENV` on a line with a `'test'` string",
+			flags:     "libraries that quiet warnings or logs under NODE_ENV=test or in CI"},
+		{id: "js-test-globals", lang: langJS, where: inCode, hints: []string{"typeof", "global", "window", "self"},
+			re: regexp.MustCompile(`\btypeof\s+(jest|describe|expect|vitest|suite|beforeEach|afterEach|QUnit|jasmine|mocha)\b|` +
+				`\b(globalThis|global|window|self)\s*\.\s*(jest|describe|it|test|expect|vi|vitest|__vitest_\w+|__coverage__|jasmine|mocha)\b|` +
+				`\b(globalThis|global|window|self)\s*\[\s*` + jq + `(jest|describe|it|test|expect|vi|__vitest_\w+|__coverage__)`),
+			construct: "test framework globals looked for",
+			matches:   "`typeof jest`/`describe`/`expect`/`vitest`/`suite`/`beforeEach`/`afterEach`/`QUnit`/`jasmine`/`mocha`; `globalThis.`/`global.`/`window.`/`self.` `jest`, `describe`, `it`, `test`, `expect`, `vi`, `__vitest_*`, `__coverage__` …",
+			flags:     "libraries that adapt to jest's fake timers or to a browser test page"},
+		{id: "js-argv", lang: langJS, where: anywhere, hints: []string{"process.argv", "process.execArgv"},
+			re:        regexp.MustCompile(`\bprocess\.execArgv\b|\bprocess\.argv\b.*(?i:test|mocha|jest|vitest|tape|\bava\b|\btap\b)|(?i:test|mocha|jest|vitest|tape).*\bprocess\.argv\b`),
+			construct: "process.argv read for the runner",
+			matches:   "`process.execArgv`; `process.argv` on a line that also says `test`, `mocha`, `jest`, `vitest`, `tape`, `ava`, `tap`",
+			flags:     "a command whose own subcommands or flags are called test; code that forwards execArgv to child processes"},
+		{id: "js-module-surgery", lang: langJS, where: inCode, hints: []string{"require.", "Module", "module.", "registerHooks", "mainModule"},
+			re: regexp.MustCompile(`\brequire\.(cache|extensions)\b|\bModule\.(_load|_resolveFilename|_extensions|_cache|_compile|_findPath|_nodeModulePaths|` +
+				`_resolveLookupPaths|wrap|wrapper)\b|\bModule\.prototype\.(require|_compile|load)\b|\bmodule\.constructor\b|\bmodule\.(parent|children)\b|` +
+				`\bregisterHooks\s*\(|\bprocess\.mainModule\b|\bmodule\.register\s*\(`),
+			construct: "module loader surgery",
+			matches:   "`require.cache`, `require.extensions`, `Module._load`/`_resolveFilename`/`_extensions`/`_cache`/`_compile`/`_findPath`/`wrap`, `Module.prototype.require`, `module.constructor`, `module.parent`, `module.children`, `registerHooks(`, `module.register(`, `process.mainModule`",
+			flags:     "hot-reload and mocking helpers, plugin loaders that clear require.cache"},
+		{id: "js-assert-patch", lang: langJS, where: inCode, hints: []string{"assert", "Assert", "defineProp", "setPrototypeOf", "assign", "prototype", "chai", "expect", "should"},
+			re: regexp.MustCompile(`\b(Object|Reflect)\.(defineProperty|defineProperties|setPrototypeOf)\s*\(\s*(t|ctx|` +
+				`[\w$.]*([Aa]ssert|[Cc]ontext|[Ee]xpect|[Ss]uite|[Hh]arness|chai|should|tape|mocha)[\w$.]*|([\w$]*\.)*([Tt]est|[\w$]*[a-z]Test)[\w$.]*)\s*[,)]|` +
+				`\bObject\.assign\s*\(\s*[\w$.]*([Aa]ssert|[Ee]xpect|chai|should|tape|mocha)[\w$.]*\s*[,)]|\._assert\b|` +
+				`\b(assert|strict|chai|expect|should)(\.\w+)*\.\w+\s*=([^=]|$)|\b(Test|TestContext|Suite|Assertion|Runner|Runnable|Mocha|Harness)\.prototype\b|` +
+				`\.prototype\.(assert\w*|_assert)\s*=([^=]|$)`),
+			construct: "assertions or test context redefined",
+			matches:   "`Object`/`Reflect` `.defineProperty`/`defineProperties`/`setPrototypeOf` on `t`, `ctx` or a name holding assert, context, expect, suite, harness, chai, should, tape, mocha or starting a word with test; `Object.assign` on a name holding assert, expect, chai, should, tape, mocha; `._assert`; assignment to `assert.x`, `strict.x`, `chai.x`, `expect.x`, `should.x`; `Test.prototype` and other runners' prototypes; `.prototype.assertX =`",
+			flags:     "a library object whose name holds assert, context or expect (Object.defineProperty(renderContext, …))"},
+		{id: "js-output-patch", lang: langJS, where: inCode, hints: []string{"process.std", "console."},
+			re: regexp.MustCompile(`\bprocess\.(stdout|stderr)\.(write|_write)\s*=([^=]|$)|\bconsole\.\w+\s*=([^=]|$)|` +
+				`\b(Object|Reflect)\.defineProperty\s*\(\s*(process\.(stdout|stderr)|console)\b`),
+			construct: "process output rewritten",
+			matches:   "assignment to `process.stdout.write`/`stderr.write` (or `_write`) or to `console.x`; `defineProperty` on `process.stdout`/`stderr`/`console`",
+			flags:     "logging libraries and progress bars that hook output"},
+		{id: "js-exit", lang: langJS, where: inCode, hints: []string{"process."},
+			re: regexp.MustCompile(`\bprocess\.(exit|reallyExit|abort)\s*\(|\bprocess\.kill\s*\(\s*process\.pid\b|\bprocess\.exitCode\s*=([^=]|$)|` +
+				`\bprocess\.(on|once|addListener|prependListener|prependOnceListener)\s*\(\s*` + jq + `(exit|beforeExit)` + jq),
+			construct: "process.exit or exit handler",
+			matches:   "`process.exit(`, `process.reallyExit(`, `process.abort(`, `process.kill(process.pid`, `process.exitCode =`, `process.on('exit'`/`'beforeExit'` (and `once`, `addListener`, `prepend…`)",
+			flags:     "command-line entry files (JS has no package main to tell them by, so every process.exit is flagged); a library's exit handler that removes its temporary files"},
+		{id: "js-stack", lang: langJS, where: inCode, hints: []string{"Error", "callsite", "CallSite", "getFileName"},
+			re:        regexp.MustCompile(`\bError\s*(\([^)]*\))?\s*\)?\s*\.stack\b|\bError\.(captureStackTrace|prepareStackTrace|stackTraceLimit)\b|\bcallsites?\b|\bgetCallSites?\s*\(|\.getFileName\s*\(`),
+			unless:    regexp.MustCompile(`^\s*Error\.captureStackTrace\s*\(\s*this\s*[,)]`),
+			construct: "stack inspection",
+			matches:   "`new Error(…).stack`, `Error().stack`, `Error.captureStackTrace` (but not a line starting `Error.captureStackTrace(this`), `Error.prepareStackTrace`, `Error.stackTraceLimit`, `callsite(s)`, `getCallSite(s)(`, `.getFileName(`",
+			flags:     "loggers that find their caller (an error class's own Error.captureStackTrace(this, …) line is not flagged)"},
+		{id: "js-test-import", lang: langJS, where: inCode, hints: []string{"require", "import", "from"},
+			re: regexp.MustCompile(`(\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|^\s*import\s*)` + jq + `(node:test|node:assert|assert|tape|mocha|jest|@jest/[\w.-]+|` +
+				`vitest|@vitest/[\w.-]+|chai|tap|@tapjs/[\w.-]+|ava|uvu|sinon|expect|should|jasmine|qunit|@playwright/test)(/[\w./-]*)?` + jq),
+			construct: "require/import of a test framework",
+			matches:   "`require(`, `import(`, `from` or `import` of `node:test`, `node:assert`, `assert`, `tape`, `mocha`, `jest`, `@jest/*`, `vitest`, `@vitest/*`, `chai`, `tap`, `@tapjs/*`, `ava`, `uvu`, `sinon`, `expect`, `should`, `jasmine`, `qunit`, `@playwright/test`, or a path below one (`tape/lib/test`)",
+			flags:     "libraries that use node's assert for their own invariants; a package that is itself a test helper"},
+		{id: "js-test-module-string", lang: langJS, where: inString, hints: []string{"node:", "tape", "mocha", "jest", "vitest", "chai", "tap", "ava", "uvu", "sinon", "jasmine", "qunit", "playwright"},
+			re: regexp.MustCompile(jq + `(node:test|node:assert|tape|mocha|jest|@jest/[\w.-]+|vitest|@vitest/[\w.-]+|chai|@tapjs/[\w.-]+|ava|uvu|sinon|jasmine|qunit|` +
+				`@playwright/test)(/[\w./-]*)?` + jq),
+			construct: "a test framework's module named",
+			matches:   "a string literal that is exactly one of those modules' names (without the generic `assert`, `expect`, `should`)",
+			flags:     "messages or keys that are exactly such a name ('jest', 'mocha')"},
+		{id: "js-test-source", lang: langJS, where: inString, hints: []string{"test", "spec"},
+			re:        regexp.MustCompile(`\.(test|spec)\.[cm]?[jt]sx?\b|__tests__|\btests?/`),
+			construct: "a test file or folder named",
+			matches:   "inside a string: `.test.js`/`.spec.ts` (any JS/TS extension), `__tests__`, `test/`, `tests/`",
+			flags:     "paths in messages or build tooling"},
+	}
+})
 
-var rulesByLang = byLang(rules)
+var rulesByLang = sync.OnceValue(func() map[string][]rule { return byLang(rules()) })
 
 func byLang(rs []rule) map[string][]rule {
 	out := map[string][]rule{}
@@ -279,4 +284,4 @@ func byLang(rs []rule) map[string][]rule {
 }
 
 // rulesFor returns a language's rows, in table order.
-func rulesFor(lang string) []rule { return rulesByLang[lang] }
+func rulesFor(lang string) []rule { return rulesByLang()[lang] }

@@ -206,7 +206,7 @@ func TestInspectPatchEveryRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rules {
+	for _, r := range rules() {
 		if !strings.Contains(string(doc), "| `"+r.id+"` |") {
 			t.Errorf("rule %s has no row in docs/JUDGE.md", r.id)
 		}

@@ -69,16 +69,38 @@ var fingerprint = sync.OnceValue(func() string {
 	return fingerprintOf(sources, deps)
 })
 
-// fingerprintOf is the sources' part and the modules' part, "S-M". M is
-// "unknown" for a binary that carries no module list — a test binary: go
-// test stamps none — which so vouches for its sources and toolchain only.
+// ProgramFingerprint is the fingerprint of another part of forkbomb run as
+// a program of its own (the world's worker): version names what it covers,
+// src are the part's sources and modules the modules it links, sorted.
+// Compare two with SameFingerprint.
+func ProgramFingerprint(version string, src embed.FS, modules []string) string {
+	var deps []*debug.Module
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		deps = bi.Deps
+	}
+	return sourcesFingerprint(version, src, modules, deps)
+}
+
+// SameFingerprint reports whether a program whose fingerprint is own runs
+// the code of the parent, whose fingerprint is parent (see sameBuild).
+func SameFingerprint(parent, own string) bool { return sameBuild(parent, own) }
+
+// fingerprintOf is this package's fingerprint.
 func fingerprintOf(src embed.FS, deps []*debug.Module) string {
+	return sourcesFingerprint(fingerprintVersion, src, linkedModules, deps)
+}
+
+// sourcesFingerprint is the sources' part and the modules' part, "S-M". M
+// is "unknown" for a binary that carries no module list — a test binary:
+// go test stamps none — which so vouches for its sources and toolchain
+// only.
+func sourcesFingerprint(version string, src embed.FS, modules []string, deps []*debug.Module) string {
 	h := newSum()
 	field := func(s string) {
 		h.write([]byte(strconv.Itoa(len(s)) + ":"))
 		h.write([]byte(s))
 	}
-	field(fingerprintVersion)
+	field(version)
 	field(runtime.Version())
 	field(runtime.GOOS + "/" + runtime.GOARCH)
 	entries, err := src.ReadDir(".")
@@ -113,7 +135,7 @@ func fingerprintOf(src embed.FS, deps []*debug.Module) string {
 	mods := "unknown"
 	if len(deps) > 0 {
 		m := newSum()
-		for _, path := range linkedModules {
+		for _, path := range modules {
 			v := path + " " + moduleVersion(deps, path) + "\n"
 			m.write([]byte(v))
 		}

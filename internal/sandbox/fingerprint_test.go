@@ -1,15 +1,11 @@
 package sandbox
 
 import (
-	"go/parser"
-	"go/token"
-	"os"
-	"os/exec"
 	"runtime/debug"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestFingerprintCoversTheInit: the fingerprint hashes this package's
@@ -18,56 +14,14 @@ import (
 // sources would not be hashed.
 func TestFingerprintCoversTheInit(t *testing.T) {
 	t.Parallel()
-	entries, err := sources.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashed := 0
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		hashed++
-		data, _ := sources.ReadFile(e.Name())
-		f, err := parser.ParseFile(token.NewFileSet(), e.Name(), data, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if strings.HasPrefix(path, "github.com/forkbomb/forkbomb/") {
-				t.Errorf("%s imports %s: its code would not be in the fingerprint", e.Name(), path)
-			}
-		}
-	}
-	if hashed < 40 {
-		t.Errorf("only %d sources embedded", hashed)
-	}
+	testutil.CheckFingerprintSources(t, sources, 40)
 }
 
 // TestFingerprintModulesListed: every module the package links,
-// transitively, is in linkedModules — which only the go tool knows, and
-// only in the source tree (the unprivileged run, away from it, has the
-// root run's word for it).
+// transitively, is in linkedModules.
 func TestFingerprintModulesListed(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat("fingerprint.go"); err != nil {
-		t.Skip("not run from the source tree; the run from it checks the linked modules")
-	}
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	var mods []string
-	for _, m := range strings.Fields(string(out)) {
-		if m != "github.com/forkbomb/forkbomb" && !slices.Contains(mods, m) {
-			mods = append(mods, m)
-		}
-	}
-	slices.Sort(mods)
-	if !slices.Equal(mods, linkedModules) {
-		t.Errorf("the package links modules %q; linkedModules lists %q", mods, linkedModules)
-	}
+	testutil.CheckLinkedModules(t, "fingerprint.go", linkedModules)
 }
 
 // TestFingerprintSeesModules: a linked module's version is part of it,

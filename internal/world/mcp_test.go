@@ -1,4 +1,6 @@
-package world
+// The MCP server (internal/world/worldmcp) is tested here, an external test of package world,
+// so that its worker is this test binary with the test-only commands of export_test.go.
+package world_test
 
 import (
 	"context"
@@ -9,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/forkbomb/forkbomb/internal/world"
+	"github.com/forkbomb/forkbomb/internal/world/worldmcp"
 )
 
 // serveEnv makes the test binary an MCP server on its stdin and stdout: the client below
@@ -17,7 +22,7 @@ const serveEnv = "FORKBOMB_WORLD_TEST_MCP_SERVE"
 
 func TestMain(m *testing.M) {
 	if file := os.Getenv(serveEnv); file != "" {
-		s := NewMCPServer(file, Limits{MaxCommands: 1000}, nil)
+		s := worldmcp.NewServer(file, world.Limits{MaxCommands: 1000}, nil)
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			os.Exit(1)
 		}
@@ -59,7 +64,7 @@ func callShell(t *testing.T, s *mcp.ClientSession, command string) (*mcp.CallToo
 func TestMCPStdio(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "w.world")
-	if err := New().Save(file); err != nil {
+	if err := world.New().Save(file); err != nil {
 		t.Fatal(err)
 	}
 	s := connect(t, file)
@@ -97,7 +102,7 @@ func TestMCPStdio(t *testing.T) {
 	if res, out := callShell(t, s, "echo hi"); !res.IsError || !strings.Contains(out, "not a valid world file") {
 		t.Errorf("broken world: %v %s", res.IsError, out)
 	}
-	if err := New().Save(file); err != nil {
+	if err := world.New().Save(file); err != nil {
 		t.Fatal(err)
 	}
 	if res, out := callShell(t, s, "echo alive"); res.IsError || !strings.Contains(out, "alive") {

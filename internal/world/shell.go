@@ -31,7 +31,8 @@ type Limits struct {
 // DefaultLimits are what an exec gets unless told otherwise.
 var DefaultLimits = Limits{MaxCommands: 100_000, WallTime: 30 * time.Second, MaxOutput: 16 << 20, MaxSize: 256 << 20}
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults is l with each limit not set (zero or less) taken from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
 	if l.MaxCommands <= 0 {
 		l.MaxCommands = DefaultLimits.MaxCommands
 	}
@@ -136,7 +137,7 @@ func (w *World) Exec(ctx context.Context, script string, stdin io.Reader, lim Li
 			res, err = failedResult(fmt.Sprintf("panic: %v", v)), nil
 		}
 	}()
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	w.FS.maxSize = lim.MaxSize
 	file, err := syntax.NewParser().Parse(strings.NewReader(script), "")
 	if err == nil {

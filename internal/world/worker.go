@@ -9,12 +9,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // The world's interpreter runs in a worker: this binary re-executed (the world package's init
@@ -41,7 +42,18 @@ const workerGrace = 500 * time.Millisecond
 // command, or a worker that died. Nothing of it is kept.
 const statusFailed = 125
 
-func init() {
+// workerHello is the worker's first line, written once it is confined and has checked its
+// build: a worker that ends before it has run nothing. A slim worker that does (another
+// build, another program at its name, one that cannot confine itself) is not used again, and
+// the trusted side runs the exec in a worker of its own binary instead.
+const workerHello = "forkbomb-world-worker ready\n"
+
+func init() { WorkerMain() }
+
+// WorkerMain serves as the world's worker, and exits, when this process was started as one; it
+// returns otherwise. Every binary that links worlds runs it at init; cmd/forkbomb-world, the
+// slim worker, calls it from main.
+func WorkerMain() {
 	if len(os.Args) > 1 && os.Args[1] == workerArg {
 		os.Exit(workerMain(os.Args[2:]))
 	}
@@ -69,12 +81,21 @@ func workerMain(args []string) int {
 	if len(args) > 0 {
 		data, _ = strconv.ParseInt(args[0], 10, 64)
 	}
+	// A slim worker is told the trusted side's fingerprint: one of another build says so and
+	// runs nothing.
+	if len(args) > 1 && !sandbox.SameFingerprint(args[1], fingerprint()) {
+		fmt.Fprintf(os.Stderr, "forkbomb world worker: %s is not of the build that started it\n", WorkerName)
+		return 3
+	}
 	if err := confineWorker(data); err != nil {
 		fmt.Fprintf(os.Stderr, "forkbomb world worker: %v\n", err)
 		return 3
 	}
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
+	if _, err := out.WriteString(workerHello); err != nil {
+		return 2
+	}
 	for {
 		q, err := readRequest(in)
 		if errors.Is(err, io.EOF) {
@@ -102,7 +123,7 @@ func serve(q *workRequest) (p *workResponse) {
 			p = &workResponse{Result: failedResult(fmt.Sprintf("panic: %v", v))}
 		}
 	}()
-	lim := q.Limits.withDefaults()
+	lim := q.Limits.WithDefaults()
 	if q.Bare {
 		if bareInterpreter == nil {
 			return &workResponse{Result: failedResult("no bare interpreter in this binary")}
@@ -175,24 +196,34 @@ func (r *Runner) Close() {
 }
 
 type workerProc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	in     *bufio.Writer
-	out    *bufio.Reader
-	head   *headWriter
-	exited chan struct{}
+	cmd  *exec.Cmd
+	slim *workerBin // the slim worker it runs, nil for this binary
+	// greeted: the worker's hello was read (hello)
+	greeted bool
+	stdin   io.WriteCloser
+	in      *bufio.Writer
+	out     *bufio.Reader
+	head    *headWriter
+	exited  chan struct{}
 }
 
 // workerData is the worker's RLIMIT_DATA: room for the world several times over (decoded,
 // encoded, the output) and the runtime.
 func workerData(maxSize int64) int64 { return max(2<<30, 8*maxSize) }
 
-func startWorker(l Limits) (*workerProc, error) {
+// startWorker starts the slim worker slim, or this binary when slim is nil.
+func startWorker(l Limits, slim *workerBin) (*workerProc, error) {
 	exe, err := selfExe()
 	if err != nil {
 		return nil, fmt.Errorf("start world worker: %w", err)
 	}
-	cmd := exec.Command(exe, workerArg, strconv.FormatInt(workerData(l.MaxSize), 10))
+	args := []string{workerArg, strconv.FormatInt(workerData(l.MaxSize), 10)}
+	if slim != nil {
+		exe = slim.exe()
+		args = append(args, fingerprint())
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Args[0] = WorkerName
 	// Nothing of forkbomb's environment (its keys least of all). USER and HOME are constants
 	// for os/user: test -O and -G ask it for the current user, and without cgo it answers
 	// from these when the host's passwd file cannot be read — which, in a worker, it cannot.
@@ -209,7 +240,7 @@ func startWorker(l Limits) (*workerProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start world worker: %w", err)
 	}
-	p := &workerProc{cmd: cmd, stdin: stdin, in: bufio.NewWriterSize(stdin, 64<<10),
+	p := &workerProc{cmd: cmd, slim: slim, stdin: stdin, in: bufio.NewWriterSize(stdin, 64<<10),
 		out: bufio.NewReaderSize(stdout, 64<<10), head: &headWriter{max: 4 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = p.head
 	if err := cmd.Start(); err != nil {
@@ -223,6 +254,27 @@ func (p *workerProc) kill() {
 	p.cmd.Process.Kill()
 	p.stdin.Close()
 	<-p.exited
+}
+
+// errNoHello is a worker that ended, or said something else, before its hello.
+type errNoHello struct{ error }
+
+func (e errNoHello) Unwrap() error { return e.error }
+
+// hello reads the worker's first line, once.
+func (p *workerProc) hello() error {
+	if p.greeted {
+		return nil
+	}
+	line, err := p.out.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != workerHello {
+		return fmt.Errorf("it said %q, not the worker's hello", oneLine(line))
+	}
+	p.greeted = true
+	return nil
 }
 
 // why says how a worker that stopped answering ended.
@@ -253,7 +305,15 @@ func (r *Runner) start(l Limits) error {
 			return nil
 		}
 	}
-	p, err := startWorker(l)
+	slim := slimWorker()
+	if !slim.usable() || r.bare {
+		slim = nil
+	}
+	p, err := startWorker(l, slim)
+	if err != nil && slim != nil {
+		slim.refuse(err.Error())
+		p, err = startWorker(l, nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -267,9 +327,14 @@ func (r *Runner) start(l Limits) error {
 // (plus workerGrace, when the worker does not answer) is a Result, not an error; an error is
 // a worker that could not be started, or ctx ending (the worker is then killed at once).
 func (r *Runner) Exec(ctx context.Context, world []byte, script string, stdin []byte, l Limits) (Result, []byte, error) {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.exec(ctx, world, script, stdin, l)
+}
+
+// exec is Exec with r.mu held.
+func (r *Runner) exec(ctx context.Context, world []byte, script string, stdin []byte, l Limits) (Result, []byte, error) {
 	if err := r.start(l); err != nil {
 		return Result{}, nil, err
 	}
@@ -281,8 +346,15 @@ func (r *Runner) Exec(ctx context.Context, world []byte, script string, stdin []
 	done := make(chan answer, 1)
 	go func() {
 		q := &workRequest{Limits: l, Bare: r.bare, Script: script, Stdin: stdin, World: world}
-		if err := writeRequest(p.in, q); err != nil {
-			done <- answer{nil, err}
+		// The request is written while the worker starts: a worker that ends before its
+		// hello has read none of it.
+		werr := writeRequest(p.in, q)
+		if err := p.hello(); err != nil {
+			done <- answer{nil, errNoHello{err}}
+			return
+		}
+		if werr != nil {
+			done <- answer{nil, werr}
 			return
 		}
 		resp, err := readResponse(p.out, l)
@@ -294,7 +366,12 @@ func (r *Runner) Exec(ctx context.Context, world []byte, script string, stdin []
 	case a := <-done:
 		if a.err != nil {
 			r.proc = nil
-			return failedResult(p.why(a.err)), nil, nil
+			why := p.why(a.err)
+			if errors.As(a.err, new(errNoHello)) && p.slim != nil { // it ran nothing
+				p.slim.refuse(why)
+				return r.exec(ctx, world, script, stdin, l)
+			}
+			return failedResult(why), nil, nil
 		}
 		if a.resp.Retire {
 			r.proc = nil
@@ -321,14 +398,14 @@ func (r *Runner) Exec(ctx context.Context, world []byte, script string, stdin []
 func (r *Runner) Start(l Limits) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.start(l.withDefaults())
+	return r.start(l.WithDefaults())
 }
 
 // ExecFile runs one script in the world at file, under its lock, in the worker, and saves
 // what the script left unless a limit or a failure ended it. The file is read afresh every
 // call; what the worker sends back is decoded in full before it is written.
 func (r *Runner) ExecFile(ctx context.Context, file, script string, stdin []byte, l Limits) (Result, error) {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	if err := r.Start(l); err != nil { // the worker starts while the lock is taken and the file read
 		return Result{}, err
 	}
@@ -357,7 +434,7 @@ func (r *Runner) ExecFile(ctx context.Context, file, script string, stdin []byte
 // ExecFile runs one script in the world at file in a worker of its own (see Runner.ExecFile).
 // stdin is read first, at most the world's size limit.
 func ExecFile(ctx context.Context, file, script string, stdin io.Reader, l Limits) (Result, error) {
-	l = l.withDefaults()
+	l = l.WithDefaults()
 	var in []byte
 	if stdin != nil {
 		b, err := io.ReadAll(io.LimitReader(stdin, l.MaxSize+1))

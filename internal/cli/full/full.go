@@ -9,5 +9,5 @@ import "github.com/forkbomb/forkbomb/internal/cli"
 
 // Options are every verb and backend: the full build.
 func Options() cli.Options {
-	return cli.Options{Verbs: []cli.Verb{newWorldCmd, newGatewayCmd}, Cluster: cluster{}}
+	return cli.Options{Verbs: []cli.Verb{newGatewayCmd}, WorldVerbs: []cli.Verb{newWorldMCPCmd, newWorldRaceCmd, newWorldDriveCmd}, Cluster: cluster{}}
 }

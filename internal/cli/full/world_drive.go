@@ -25,7 +25,7 @@ func newWorldDriveCmd(k cli.Kit) *cobra.Command {
 		logPath  string
 		recheck  bool
 		timeout  time.Duration
-		wl       worldLimits
+		wl       cli.WorldLimits
 	)
 	cmd := &cobra.Command{
 		Use:   "drive WORLD \"PROMPT\" [--max-turns N] [--model M] [--log PATH]",
@@ -60,7 +60,7 @@ hit a limit; 2 when it could not run.`,
 			cc.MaxTurns = maxTurns
 			var calls atomic.Int64
 			out, err := worldrace.Drive(c.Context(), worldrace.DriveOptions{File: args[0], Prompt: args[1], Agent: cc,
-				Limits: wl.l, Timeout: timeout, Log: log, Emit: func(k event.Kind, _ map[string]any) {
+				Limits: wl.Limits, Timeout: timeout, Log: log, Emit: func(k event.Kind, _ map[string]any) {
 					if k == event.ToolCall {
 						calls.Add(1)
 					}
@@ -81,6 +81,6 @@ hit a limit; 2 when it could not run.`,
 	f.StringVar(&logPath, "log", "", "write the CLI's transcript (stream-json) here")
 	f.BoolVar(&recheck, "recheck", false, "run the canary for the installed CLI first")
 	f.DurationVar(&timeout, "agent-timeout", 0, "for the whole turn (0: none); --timeout bounds each shell call")
-	wl.register(cmd)
+	wl.Register(cmd)
 	return cmd
 }

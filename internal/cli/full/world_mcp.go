@@ -1,11 +1,9 @@
 package full
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,10 +12,11 @@ import (
 	"github.com/forkbomb/forkbomb/internal/cli"
 
 	"github.com/forkbomb/forkbomb/internal/world"
+	"github.com/forkbomb/forkbomb/internal/world/worldmcp"
 )
 
 func newWorldMCPCmd(k cli.Kit) *cobra.Command {
-	var wl worldLimits
+	var wl cli.WorldLimits
 	var logPath string
 	cmd := &cobra.Command{
 		Use:   "mcp WORLD [--log PATH]",
@@ -36,7 +35,7 @@ func newWorldMCPCmd(k cli.Kit) *cobra.Command {
 				defer f.Close()
 				log = f
 			}
-			s := world.NewMCPServer(args[0], wl.l, log)
+			s := worldmcp.NewServer(args[0], wl.Limits, log)
 			t := &mcp.IOTransport{Reader: nopReadCloser{k.IO.In}, Writer: nopWriteCloser{k.IO.Out}}
 			if err := s.Run(c.Context(), t); err != nil && c.Context().Err() == nil {
 				return fmt.Errorf("mcp server: %w", err)
@@ -44,7 +43,7 @@ func newWorldMCPCmd(k cli.Kit) *cobra.Command {
 			return nil
 		},
 	}
-	wl.register(cmd)
+	wl.Register(cmd)
 	cmd.Flags().StringVar(&logPath, "log", "", "append each call and its result to this file (JSON lines)")
 	return cmd
 }
@@ -56,36 +55,3 @@ func (nopReadCloser) Close() error { return nil }
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-func newWorldMCPConfigCmd(k cli.Kit) *cobra.Command {
-	var logPath string
-	cmd := &cobra.Command{
-		Use:   "mcp-config WORLD [--log PATH]",
-		Short: "Print the MCP config a client needs for the world's server",
-		Args:  cli.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("mcp-config: %w", err)
-			}
-			abs, err := filepath.Abs(args[0])
-			if err != nil {
-				return fmt.Errorf("mcp-config: %w", err)
-			}
-			cmdArgs := []string{"world", "mcp", abs}
-			if logPath != "" {
-				lp, err := filepath.Abs(logPath)
-				if err != nil {
-					return fmt.Errorf("mcp-config: %w", err)
-				}
-				cmdArgs = append(cmdArgs, "--log", lp)
-			}
-			server := map[string]any{"type": "stdio", "command": exe, "args": cmdArgs}
-			enc := json.NewEncoder(k.IO.Out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(map[string]any{"mcpServers": map[string]any{"world": server}})
-		},
-	}
-	cmd.Flags().StringVar(&logPath, "log", "", "where the server appends its transcript")
-	return cmd
-}

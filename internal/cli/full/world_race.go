@@ -25,7 +25,7 @@ func newWorldRaceCmd(k cli.Kit) *cobra.Command {
 		timeout time.Duration
 		recheck bool
 		prompts string
-		wl      worldLimits
+		wl      cli.WorldLimits
 	)
 	cmd := &cobra.Command{
 		Use:   "race TRUNK --forks N --check CMD \"PROMPT\"",
@@ -88,7 +88,7 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 				return err
 			}
 			res, err := worldrace.Run(c.Context(), worldrace.Options{Trunk: args[0], Forks: forks, Check: check,
-				Prompt: args[1], Prompts: variants, Agent: agent, RunsDir: dir, Limits: wl.l, Timeout: timeout, Confined: eng == "claude-code"})
+				Prompt: args[1], Prompts: variants, Agent: agent, RunsDir: dir, Limits: wl.Limits, Timeout: timeout, Confined: eng == "claude-code"})
 			if res.RunID != "" {
 				fmt.Fprintf(k.IO.Out, "run %s\n", res.RunID)
 			}
@@ -114,7 +114,7 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 	f.BoolVar(&recheck, "recheck", false, "claude-code: run the canary for the installed CLI first")
 	f.StringVar(&runsDir, "runs-dir", "", "where the race is recorded (default $FORKBOMB_HOME/runs)")
 	f.DurationVar(&timeout, "agent-timeout", 0, "per agent (0: none); --timeout bounds each exec")
-	wl.register(cmd)
+	wl.Register(cmd)
 	return cmd
 }
 

@@ -1,4 +1,7 @@
-package world
+// Package worldmcp serves a world over MCP: one tool, "shell". It is a package of its own so that
+// what links worlds without serving them (the core forkbomb, the slim worker) does not link the
+// MCP SDK and its initialisers.
+package worldmcp
 
 import (
 	"context"
@@ -10,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/forkbomb/forkbomb/internal/world"
 )
 
 // ShellInput is the "shell" tool's argument.
@@ -33,16 +38,16 @@ ls mkdir rmdir rm cp mv ln touch stat chmod find grep sed awk sort uniq cut tr h
 xargs diff od basename dirname realpath readlink seq date env printenv base64 sha256sum md5sum jq
 tar gzip gunzip true false test sleep which du tree. There is no network and no other program.`
 
-// NewMCPServer returns an MCP server with one tool, "shell", bound to the world at file.
+// NewServer returns an MCP server with one tool, "shell", bound to the world at file.
 // Each call is appended to log (when not nil) as one JSON line: the command and its result.
 //
 // Every call runs in the server's worker (Runner: started on the first call, replaced when it
 // dies); a panic, a dead worker or a limit is that call's tool error and the server keeps
 // serving.
-func NewMCPServer(file string, l Limits, log io.Writer) *mcp.Server {
+func NewServer(file string, l world.Limits, log io.Writer) *mcp.Server {
 	var logMu sync.Mutex
-	runner := NewRunner()
-	s := mcp.NewServer(&mcp.Implementation{Name: "forkbomb-world", Version: fmt.Sprintf("v%d", FormatVersion)}, nil)
+	runner := world.NewRunner()
+	s := mcp.NewServer(&mcp.Implementation{Name: "forkbomb-world", Version: fmt.Sprintf("v%d", world.FormatVersion)}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "shell", Description: shellToolDescription},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ShellInput) (*mcp.CallToolResult, ShellOutput, error) {
 			res, err := runner.ExecFile(ctx, file, in.Command, nil, l)

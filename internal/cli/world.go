@@ -1,4 +1,4 @@
-package full
+package cli
 
 import (
 	"context"
@@ -7,46 +7,56 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/forkbomb/forkbomb/internal/cli"
-
 	"github.com/forkbomb/forkbomb/internal/world"
 )
 
-func newWorldCmd(k cli.Kit) *cobra.Command {
+// fullWorldVerbs are the world's verbs only forkbomb-full links (the MCP SDK, the engines),
+// with the one-line help the core lists for them; the full build adds them through
+// Options.WorldVerbs, and the core hands them on.
+var fullWorldVerbs = []struct{ name, short string }{
+	{"mcp", "MCP stdio server exposing one tool, \"shell\", bound to WORLD"},
+	{"race", "Fork a world N times, drive an agent in each, keep the first whose check passes"},
+	{"drive", "One Claude Code turn whose only tool is this world's shell"},
+}
+
+func newWorldCmd(k Kit, b build) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "world",
 		Short: "A whole agent workspace in one file, run by a shell with no access to the host",
 		Long: `A world is one file holding a workspace: a virtual filesystem under /work and the
 state of a shell (working directory, variables, functions, aliases, options). Its
 shell is mvdan.cc/sh's interpreter with every file, directory, stat and exec hook
-routed to the world and every command written in Go: no host file, host binary or
-socket is reachable from it. A fork is a copy of the file. WORLD is a file path.
-The format is described in docs/WORLDS.md.`,
+routed to the world and every command written in Go, run in a worker process the
+kernel confines: no host file, host binary or socket is reachable from it. A fork
+is a copy of the file. WORLD is a file path. The format is described in
+docs/WORLDS.md.`,
 	}
 	cmd.AddCommand(newWorldInitCmd(k), newWorldForkCmd(k), newWorldExecCmd(k),
 		newWorldCatCmd(k), newWorldInfoCmd(k), newWorldExportCmd(k), newWorldImportCmd(k),
-		newWorldMCPCmd(k), newWorldMCPConfigCmd(k), newWorldRaceCmd(k), newWorldDriveCmd(k))
+		newWorldMCPConfigCmd(k))
+	addSubVerbs(cmd, k.IO, b.WorldVerbs, fullWorldVerbs, b.handoff)
 	return cmd
 }
 
-func newWorldInitCmd(k cli.Kit) *cobra.Command {
+func newWorldInitCmd(k Kit) *cobra.Command {
 	var seeds []string
 	cmd := &cobra.Command{
 		Use:   "init WORLD [--seed HOSTFILE:GUESTPATH]...",
 		Short: "Make a new world; seeds copy host files in (the only way in)",
-		Args:  cli.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			w := world.New()
 			for _, s := range seeds {
 				host, guest, ok := strings.Cut(s, ":")
 				if !ok || host == "" || guest == "" {
-					return cli.Usagef("--seed %q is not HOSTFILE:GUESTPATH", s)
+					return Usagef("--seed %q is not HOSTFILE:GUESTPATH", s)
 				}
 				if err := seed(w, host, guest); err != nil {
 					return err
@@ -94,11 +104,11 @@ func seed(w *world.World, host, guest string) error {
 	return nil
 }
 
-func newWorldForkCmd(k cli.Kit) *cobra.Command {
+func newWorldForkCmd(k Kit) *cobra.Command {
 	return &cobra.Command{
 		Use:   "fork SRC DST",
 		Short: "Copy a world; SRC is never opened for writing",
-		Args:  cli.ExactArgs(2),
+		Args:  exactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			unlock, err := world.Lock(c.Context(), args[0])
 			if err != nil {
@@ -114,19 +124,20 @@ func newWorldForkCmd(k cli.Kit) *cobra.Command {
 	}
 }
 
-// worldLimits are the flags every verb that runs a script shares.
-type worldLimits struct{ l world.Limits }
+// WorldLimits are the flags every world verb that runs a script shares (the full build's too).
+type WorldLimits struct{ Limits world.Limits }
 
-func (wl *worldLimits) register(cmd *cobra.Command) {
+// Register adds the flags to cmd.
+func (wl *WorldLimits) Register(cmd *cobra.Command) {
 	d := world.DefaultLimits
-	cmd.Flags().IntVar(&wl.l.MaxCommands, "max-commands", d.MaxCommands, "commands one exec may run")
-	cmd.Flags().DurationVar(&wl.l.WallTime, "timeout", d.WallTime, "wall time of one exec")
-	cmd.Flags().Int64Var(&wl.l.MaxOutput, "max-output", d.MaxOutput, "bytes of stdout and stderr together")
-	cmd.Flags().Int64Var(&wl.l.MaxSize, "max-size", d.MaxSize, "bytes of file data in the world")
+	cmd.Flags().IntVar(&wl.Limits.MaxCommands, "max-commands", d.MaxCommands, "commands one exec may run")
+	cmd.Flags().DurationVar(&wl.Limits.WallTime, "timeout", d.WallTime, "wall time of one exec")
+	cmd.Flags().Int64Var(&wl.Limits.MaxOutput, "max-output", d.MaxOutput, "bytes of stdout and stderr together")
+	cmd.Flags().Int64Var(&wl.Limits.MaxSize, "max-size", d.MaxSize, "bytes of file data in the world")
 }
 
-func newWorldExecCmd(k cli.Kit) *cobra.Command {
-	var wl worldLimits
+func newWorldExecCmd(k Kit) *cobra.Command {
+	var wl WorldLimits
 	cmd := &cobra.Command{
 		Use:   "exec WORLD COMMAND...",
 		Short: "Run the words as one shell script in the world",
@@ -141,32 +152,32 @@ Exit status: the script's; 124 when a limit ended it; 1 when the world could not
 be read or saved; 130 when interrupted.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return cli.Usagef("exec takes WORLD and a command (see '%s --help')", c.CommandPath())
+				return Usagef("exec takes WORLD and a command (see '%s --help')", c.CommandPath())
 			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			res, err := execWorld(c, args[0], strings.Join(args[1:], " "), k.IO.In, wl.l)
+			res, err := execWorld(c, args[0], strings.Join(args[1:], " "), k.IO.In, wl.Limits)
 			if err != nil {
 				return err
 			}
 			k.IO.Out.Write(res.Stdout)
 			k.IO.Err.Write(res.Stderr)
 			if res.Status != 0 {
-				return cli.Exit(res.Status, nil)
+				return Exit(res.Status, nil)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
-	wl.register(cmd)
+	wl.Register(cmd)
 	return cmd
 }
 
 // execWorld runs one script in the world's worker (world.Runner: the interpreter in a process
 // the kernel confines) under the world's lock, and saves what it left unless a limit ended it.
 func execWorld(c *cobra.Command, file, script string, stdin io.Reader, l world.Limits) (world.Result, error) {
-	l = withDefaults(l)
+	l = l.WithDefaults()
 	r := world.NewRunner()
 	defer r.Close()
 	if err := r.Start(l); err != nil { // its start overlaps the read of stdin
@@ -177,23 +188,6 @@ func execWorld(c *cobra.Command, file, script string, stdin io.Reader, l world.L
 		return world.Result{}, err
 	}
 	return r.ExecFile(c.Context(), file, script, in, l)
-}
-
-func withDefaults(l world.Limits) world.Limits {
-	d := world.DefaultLimits
-	if l.MaxCommands <= 0 {
-		l.MaxCommands = d.MaxCommands
-	}
-	if l.WallTime <= 0 {
-		l.WallTime = d.WallTime
-	}
-	if l.MaxOutput <= 0 {
-		l.MaxOutput = d.MaxOutput
-	}
-	if l.MaxSize <= 0 {
-		l.MaxSize = d.MaxSize
-	}
-	return l
 }
 
 // readStdin reads the exec's stdin to its end before the script runs (the worker gets it as
@@ -235,11 +229,11 @@ func readStdin(ctx context.Context, in io.Reader, l world.Limits) ([]byte, error
 	}
 }
 
-func newWorldCatCmd(k cli.Kit) *cobra.Command {
+func newWorldCatCmd(k Kit) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cat WORLD GUESTPATH",
 		Short: "Print a file of the world (binary-safe)",
-		Args:  cli.ExactArgs(2),
+		Args:  exactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			w, err := world.Load(args[0], 0)
 			if err != nil {
@@ -276,12 +270,12 @@ type worldInfo struct {
 	Options   []string          `json:"options_on"`
 }
 
-func newWorldInfoCmd(k cli.Kit) *cobra.Command {
+func newWorldInfoCmd(k Kit) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "info WORLD [--json]",
 		Short: "Files, bytes, cwd, variables, functions, turns, format version",
-		Args:  cli.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			w, err := world.Load(args[0], 0)
 			if err != nil {
@@ -331,11 +325,11 @@ func newWorldInfoCmd(k cli.Kit) *cobra.Command {
 	return cmd
 }
 
-func newWorldExportCmd(k cli.Kit) *cobra.Command {
+func newWorldExportCmd(k Kit) *cobra.Command {
 	return &cobra.Command{
 		Use:   "export WORLD DIR",
 		Short: "Write the world's /work into a new or empty directory",
-		Args:  cli.ExactArgs(2),
+		Args:  exactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			w, err := world.Load(args[0], 0)
 			if err != nil {
@@ -350,11 +344,11 @@ func newWorldExportCmd(k cli.Kit) *cobra.Command {
 	}
 }
 
-func newWorldImportCmd(k cli.Kit) *cobra.Command {
+func newWorldImportCmd(k Kit) *cobra.Command {
 	return &cobra.Command{
 		Use:   "import DIR WORLD",
 		Short: "Make a world from a directory (refusing links that point out of it)",
-		Args:  cli.ExactArgs(2),
+		Args:  exactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if _, err := os.Lstat(args[1]); err == nil {
 				return fmt.Errorf("import: %s exists", args[1])
@@ -371,4 +365,37 @@ func newWorldImportCmd(k cli.Kit) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newWorldMCPConfigCmd(k Kit) *cobra.Command {
+	var logPath string
+	cmd := &cobra.Command{
+		Use:   "mcp-config WORLD [--log PATH]",
+		Short: "Print the MCP config a client needs for the world's server",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("mcp-config: %w", err)
+			}
+			abs, err := filepath.Abs(args[0])
+			if err != nil {
+				return fmt.Errorf("mcp-config: %w", err)
+			}
+			cmdArgs := []string{"world", "mcp", abs}
+			if logPath != "" {
+				lp, err := filepath.Abs(logPath)
+				if err != nil {
+					return fmt.Errorf("mcp-config: %w", err)
+				}
+				cmdArgs = append(cmdArgs, "--log", lp)
+			}
+			server := map[string]any{"type": "stdio", "command": exe, "args": cmdArgs}
+			enc := json.NewEncoder(k.IO.Out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(map[string]any{"mcpServers": map[string]any{"world": server}})
+		},
+	}
+	cmd.Flags().StringVar(&logPath, "log", "", "where the server appends its transcript")
+	return cmd
 }
