@@ -29,7 +29,7 @@ if [ ! -x "$JB/node_modules/.bin/just-bash" ]; then
 	npm install --prefix "$JB" --no-audit --no-fund --save-exact just-bash@3.4.2 >&2
 fi
 JUST="$JB/node_modules/.bin/just-bash"
-(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)  # forkbomb and forkbomb-full
+(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)  # forkbomb and its helpers (forkbomb-world: the worker)
 FB="$tmp/forkbomb"
 
 # A 1 MiB world: 64 files of 16 KiB.

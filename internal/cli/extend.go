@@ -14,13 +14,15 @@ import (
 )
 
 // The extension point of the full build. The core binary starts every
-// sandbox, so it links nothing only world, gateway or the kubernetes
-// backend need (their package initialisers alone cost each start ~3 ms);
+// sandbox, so it links nothing only gateway, world mcp/race/drive or the
+// kubernetes backend need (their package initialisers alone cost each
+// start ~10 ms);
 // internal/cli/full implements these and cmd/forkbomb-full passes them to
 // Main. Everything here is what such a verb needs of the core, and no more.
 
-// Verb makes one top-level command the core does not link. Its name must
-// be one of fullVerbs, so that the core lists it in --help and hands it on.
+// Verb makes one command the core does not link: a top-level one (its name
+// one of fullVerbs) or one of world's (fullWorldVerbs), so that the core
+// lists it in --help and hands it on.
 type Verb func(Kit) *cobra.Command
 
 // Kit is what the core lends a Verb.

@@ -1,8 +1,8 @@
 // Package cli holds forkbomb's commands, one file per verb, and decides the
 // process's exit status in one place (exit.go).
 //
-// The verbs whose dependencies are heavy (world, gateway, the kubernetes
-// backend) are not in this package: internal/cli/full adds them through
+// The verbs whose dependencies are heavy (gateway, world mcp/race/drive,
+// the kubernetes backend) are not in this package: internal/cli/full adds them through
 // Options, and only the forkbomb-full binary links it. The core forkbomb
 // binary hands such a command line to forkbomb-full beside it (sibling.go).
 package cli

@@ -18,8 +18,9 @@ import (
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
-// The world's interpreter runs in a worker: this binary re-executed (the world package's init
-// dispatches on workerArg, so forkbomb-full and every test binary that links worlds serve as
+// The world's interpreter runs in a worker: the slim forkbomb-world of the same build beside
+// this binary (workerbin.go), else this binary re-executed (the world package's init dispatches
+// on workerArg, so forkbomb, forkbomb-full and every test binary that links worlds serve as
 // their own worker with no change to their main). On Linux the worker confines itself before
 // it reads anything — Landlock with no filesystem right and no TCP, a seccomp filter that denies
 // every path call, exec and socket, no_new_privs, rlimits, an empty environment — so a hook the

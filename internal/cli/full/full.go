@@ -1,8 +1,8 @@
 // Package full is what forkbomb-full links beyond the core forkbomb: the
-// world and gateway verbs and the kubernetes backend, whose dependencies
-// (mvdan.cc/sh, gojq, GoAWK, the MCP SDK; SQLite and pgx; client-go) the
-// binary that starts every sandbox should not load. They reach the core
-// only through cli.Options.
+// gateway verb, the world's mcp, race and drive verbs, and the kubernetes
+// backend, whose dependencies (the MCP SDK and the engines' world
+// drivers; SQLite and pgx; client-go) the core should not load. They reach
+// the core only through cli.Options.
 package full
 
 import "github.com/forkbomb/forkbomb/internal/cli"
