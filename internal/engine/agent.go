@@ -15,9 +15,10 @@ import (
 // stopping it), streams what the agent does as events, and reports how it
 // ended and what it cost. The command engine (Command) runs an agent
 // program inside the fork's sandbox; the api engine (API) is forkbomb's
-// own tool loop over a model's API. Later engines (Claude Code, Codex,
-// a hosted one, a world) are new implementations of this interface; the
-// race never asks which one it has.
+// own tool loop over a model's API; ClaudeCode and Codex run those CLIs
+// whole in the sandbox, and the hosted engine is the api loop through a
+// gateway. Each implements this interface; the race never asks which one
+// it has.
 type Agent interface {
 	// Info says what the record keeps of the engine.
 	Info() Info
