@@ -18,8 +18,6 @@ import (
 // base, an honest fix, and a gaming patch of each class of the issue.
 // Their files live in testdata/suites/<project>.
 
-const suites = "testdata/suites"
-
 // suiteCase is a judged patch with the verdict it must get. Unlike
 // judged, it tells `review` from `fail`: code that knows it is under test
 // passes the tests and is sent to review, while a runner talked round

@@ -2,9 +2,9 @@ package judge
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -247,7 +247,11 @@ func TestPyImports(t *testing.T) {
 // BenchmarkTestOnly: the analysis of Go's own source tree, which Prepare
 // would pay once per judge.
 func BenchmarkTestOnly(b *testing.B) {
-	src := filepath.Join(runtime.GOROOT(), "src")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("go env GOROOT: %v", err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
 	if _, err := os.Stat(filepath.Join(src, "go.mod")); err != nil {
 		b.Skipf("no GOROOT/src: %v", err)
 	}

@@ -17,7 +17,6 @@ import (
 type streamLines struct {
 	lines chan string
 	done  chan struct{} // closed when the server ended the stream (EOF)
-	bytes int
 }
 
 func openStream(t *testing.T, url, lastID string) *streamLines {
