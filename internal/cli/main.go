@@ -62,7 +62,7 @@ func Run(ctx context.Context, args []string, stdio IO, o Options) int {
 }
 
 func runLine(ctx context.Context, args []string, stdio IO, b build) int {
-	root := newRootCmd(stdio, b)
+	root := newRootCmd(stdio, b, args)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	return exitCode(ctx, usageOrNot(err), stdio.Err)
