@@ -145,7 +145,7 @@ func runOnce(ctx context.Context, r *resolved, a attempt, stdio Stdio, probe boo
 		res.TimedOut, res.ExitCode = true, ExitTimeout
 	case limiter.exceeded():
 		res.Limit, res.ExitCode = "output", ExitKilledByLimit
-	case p.cg.oomKilled():
+	case p.cg.oomKills() > 0:
 		res.Limit, res.ExitCode = "memory", ExitKilledByLimit
 	case pidsHit:
 		res.Limit, res.ExitCode = "pids", ExitKilledByLimit

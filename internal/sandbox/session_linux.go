@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -178,38 +175,6 @@ func (s *session) teardown() {
 	}
 	s.wait.Wait()
 	s.p.close()
-}
-
-// counter reads "key N" from a cgroup events file; 0 if absent.
-func counter(file, key string) int64 {
-	if file == "" {
-		return 0
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == key {
-			n, _ := strconv.ParseInt(f[1], 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-// memoryEvents is the file that counts the cgroup's OOM kills, or "".
-func (cg *cgroup) memoryEvents() string {
-	switch {
-	case cg == nil:
-		return ""
-	case cg.v2 != "":
-		return filepath.Join(cg.v2, "memory.events")
-	}
-	if d, ok := cg.v1["memory"]; ok {
-		return filepath.Join(d, "memory.oom_control")
-	}
-	return ""
 }
 
 var _ io.Closer = (*Session)(nil)

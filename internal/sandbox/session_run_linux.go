@@ -89,7 +89,7 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 			f.Close()
 		}
 	}()
-	oomBase := counter(s.p.cg.memoryEvents(), "oom_kill")
+	oomBase := s.p.cg.oomKills()
 	pidsBase := counter(s.p.cg.pidsEvents(), "max")
 
 	fds := make([]int, len(childFDs))
@@ -173,7 +173,7 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 		res.TimedOut, res.ExitCode = true, ExitTimeout
 	case limiter.exceeded():
 		res.Limit, res.ExitCode = "output", ExitKilledByLimit
-	case counter(s.p.cg.memoryEvents(), "oom_kill") > oomBase:
+	case s.p.cg.oomKills() > oomBase:
 		res.Limit, res.ExitCode = "memory", ExitKilledByLimit
 	case pidsHit:
 		res.Limit, res.ExitCode = "pids", ExitKilledByLimit
