@@ -121,10 +121,10 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}
 	privTmp, privHome := filepath.Join(priv, "tmp"), filepath.Join(priv, "home")
-	// The two private folders are made while the init starts (the kernel's
-	// part of that keeps this thread busy): the init reads its config,
-	// which names them, only after they are made. close waits for them
-	// before the removal, so nothing is made after it.
+	// The two private folders are made while the init starts, which takes
+	// the kernel a while: the init reads its config, which names them,
+	// only after they are made. close waits for them before the removal,
+	// so nothing is made after it.
 	made := make(chan error, 1)
 	go func() {
 		for _, d := range []string{privTmp, privHome} {
