@@ -154,28 +154,40 @@ func (cg *cgroup) add(pid int) error {
 	return nil
 }
 
-// oomKilled reports whether the kernel's OOM killer acted in this cgroup.
-func (cg *cgroup) oomKilled() bool {
-	if cg == nil {
-		return false
-	}
-	file := ""
-	if cg.v2 != "" {
-		file = filepath.Join(cg.v2, "memory.events")
-	} else if d, ok := cg.v1["memory"]; ok {
-		file = filepath.Join(d, "memory.oom_control")
+// oomKills is how many processes the kernel's OOM killer killed in the
+// cgroup so far.
+func (cg *cgroup) oomKills() int64 { return counter(cg.memoryEvents(), "oom_kill") }
+
+// counter reads "key N" from a cgroup events file; 0 if absent.
+func counter(file, key string) int64 {
+	if file == "" {
+		return 0
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return false
+		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == "oom_kill" && f[1] != "0" {
-			return true
+		if f := strings.Fields(line); len(f) == 2 && f[0] == key {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n
 		}
 	}
-	return false
+	return 0
+}
+
+// memoryEvents is the file that counts the cgroup's OOM kills, or "".
+func (cg *cgroup) memoryEvents() string {
+	switch {
+	case cg == nil:
+		return ""
+	case cg.v2 != "":
+		return filepath.Join(cg.v2, "memory.events")
+	}
+	if d, ok := cg.v1["memory"]; ok {
+		return filepath.Join(d, "memory.oom_control")
+	}
+	return ""
 }
 
 // remove deletes the cgroup directories; the kernel refuses while a process

@@ -21,5 +21,8 @@
 //     subreaper and rlimits.
 //
 // Which backend works is found by trial (see Probe); Run never falls back to
-// running unconfined. The parent/child protocol is documented in init_linux.go.
+// running unconfined. Start keeps one such sandbox for many commands (a
+// Session); a session's init, a one-command init and a probe's are started
+// by the same code (start_linux.go). The parent/child protocol is documented
+// in init_linux.go, a session's in session_init_linux.go.
 package sandbox

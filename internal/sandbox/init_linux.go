@@ -2,7 +2,7 @@ package sandbox
 
 // The parent/child protocol.
 //
-// The parent (runWithMode in sandbox_linux.go) starts an init — the
+// The parent (startInit in start_linux.go) starts an init — the
 // standalone forkbomb-init (cmd/forkbomb-init) when one of the same build
 // is beside it, else /proc/self/exe again; see initbin_linux.go — as
 // "forkbomb-init" with argv[1] == initArg, in a new session, with the
@@ -19,9 +19,9 @@ package sandbox
 //	      initConfig, then EOF. The init reads it before
 //	      doing anything else, and the parent writes it only after putting
 //	      the init in its cgroup, finding the git directories the init must
-//	      protect and starting the pids watcher (which reads the init's
-//	      pid namespace while the init is still dumpable) — so the init
-//	      does nothing before it is limited and watched.
+//	      protect and reading, for the pids watch, the init's pid
+//	      namespace while the init is still dumpable — so the init does
+//	      nothing before it is limited and watched.
 //	fd 4  status: one JSON initStatus, then EOF: {error, kind} if
 //	      the init fails before the command starts (kind "ns" — namespaces
 //	      refused — is the only failure that lets ModeAuto fall back to

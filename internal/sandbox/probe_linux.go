@@ -69,7 +69,7 @@ func probeMode(ctx context.Context, mode Mode, dir, init string) (*ProbeReport, 
 	if err != nil {
 		return nil, err
 	}
-	return runProbe(ctx, r, mode)
+	return runProbe(ctx, r)
 }
 
 // probeInside runs in the init after set-up and inspects the sandbox.

@@ -2,9 +2,9 @@ package sandbox
 
 // The session protocol (Start and Session.Run in session_linux.go).
 //
-// A session's init is started exactly as a one-command init (see the
-// protocol in init_linux.go), with the same fd 3 config and fd 4 status,
-// plus
+// A session's init is started as a one-command init is, by the same
+// startInit (start_linux.go; the protocol in init_linux.go), with the same
+// fd 3 config and fd 4 status, plus
 //
 //	fd 5  control: one end of an AF_UNIX SOCK_SEQPACKET socketpair, so
 //	      every message keeps its boundaries.

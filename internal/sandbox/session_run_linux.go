@@ -39,7 +39,7 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := &Result{Mode: s.mode, Init: s.initPath, Warnings: append([]string(nil), s.warn...)}
+	res := &Result{Mode: s.p.mode, Init: initUsed(s.p.b), Warnings: append([]string(nil), s.p.warn...)}
 
 	// The command's three streams: files handed over as they are, as Run
 	// does, else pipes this side copies (through the output cap).
@@ -89,8 +89,8 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 			f.Close()
 		}
 	}()
-	oomBase := counter(s.cg.memoryEvents(), "oom_kill")
-	pidsBase := counter(s.cg.pidsEvents(), "max")
+	oomBase := s.p.cg.oomKills()
+	pidsBase := counter(s.p.cg.pidsEvents(), "max")
 
 	fds := make([]int, len(childFDs))
 	for i, f := range childFDs {
@@ -119,7 +119,7 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 		return nil, st.err()
 	}
 
-	pw := s.watchPids(pidsBase, killCmd)
+	pw := watchPids(s.p.cg, s.p.pidsNS, s.r.Pids, pidsBase, killCmd)
 	var timer <-chan time.Time
 	if c.Timeout > 0 {
 		t := time.NewTimer(c.Timeout)
@@ -173,14 +173,14 @@ func (s *session) run(ctx context.Context, c Cmd, stdio Stdio) (*Result, error) 
 		res.TimedOut, res.ExitCode = true, ExitTimeout
 	case limiter.exceeded():
 		res.Limit, res.ExitCode = "output", ExitKilledByLimit
-	case counter(s.cg.memoryEvents(), "oom_kill") > oomBase:
+	case s.p.cg.oomKills() > oomBase:
 		res.Limit, res.ExitCode = "memory", ExitKilledByLimit
 	case pidsHit:
 		res.Limit, res.ExitCode = "pids", ExitKilledByLimit
 	case gone:
 		s.teardown()
 		why := ""
-		if s.cg == nil && (s.r.Memory > 0 || s.r.Pids > 0) {
+		if s.p.cg == nil && (s.r.Memory > 0 || s.r.Pids > 0) {
 			// The rlimit stand-ins bound the init too (see Start); its pid
 			// namespace took the command's processes with it.
 			why = " (a memory or process limit, likely: without a cgroup they bind the init as well)"
@@ -248,21 +248,4 @@ func dupFile(f *os.File) (*os.File, error) {
 
 func dupCloexec(fd int) (int, error) {
 	return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-}
-
-// watchPids is the session's pids watch for one command: with a cgroup,
-// a refused fork since the command started; without one, in a pid
-// namespace, the sandbox's tasks at the bound.
-func (s *session) watchPids(base int64, onHit func()) *pidsWatch {
-	if s.r.Pids <= 0 {
-		return nil
-	}
-	if file := s.cg.pidsEvents(); file != "" {
-		return startPidsWatch(func() bool { return counter(file, "max") > base }, pidsEventsEvery, onHit)
-	}
-	if s.pidsNS != "" {
-		ns, pids := s.pidsNS, s.r.Pids
-		return startPidsWatch(func() bool { return tasksInPidNS(ns) >= pids }, pidsScanEvery, onHit)
-	}
-	return nil
 }

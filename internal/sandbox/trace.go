@@ -16,7 +16,7 @@ import (
 //
 // on CLOCK_MONOTONIC, which the parent and the init share (no time
 // namespace), so both sides line up; the phases are named in
-// runWithMode and initMain. Off unless Stdio.Trace is set (the CLI sets
+// startInit, runOnce and initMain. Off unless Stdio.Trace is set (the CLI sets
 // it to stderr when FORKBOMB_TRACE_START is set); the init then writes its
 // own phases to its stderr, the command's.
 type tracer struct{ w io.Writer }

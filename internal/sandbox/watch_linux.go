@@ -35,29 +35,22 @@ const (
 	pidsScanEvery   = 200 * time.Millisecond
 )
 
-// watchPids starts the watch; onHit kills the command. It returns nil when
-// there is nothing to watch (no --pids, or no cgroup and no pid namespace).
-func watchPids(cg *cgroup, initPid, pids int, mode Mode, onHit func()) *pidsWatch {
+// watchPids starts the watch for one command; onHit kills it. With a
+// cgroup it looks for a fork refused since the command started (the
+// cgroup's count was base then); without one, in the pid namespace ns
+// (initProc.pidsNS), for the sandbox's tasks at the bound. It returns nil
+// when there is nothing to watch: no --pids, or neither.
+func watchPids(cg *cgroup, ns string, pids int, base int64, onHit func()) *pidsWatch {
 	if pids <= 0 {
 		return nil
 	}
-	var check func() bool
-	every := pidsEventsEvery
-	switch {
-	case cg != nil && cg.pidsEvents() != "":
-		file := cg.pidsEvents()
-		check = func() bool { return pidsRefused(file) }
-	case cg == nil && mode == ModeNamespaces:
-		ns, err := os.Readlink("/proc/" + strconv.Itoa(initPid) + "/ns/pid")
-		if err != nil {
-			return nil
-		}
-		every = pidsScanEvery
-		check = func() bool { return tasksInPidNS(ns) >= pids }
-	default:
-		return nil
+	if file := cg.pidsEvents(); file != "" {
+		return startPidsWatch(func() bool { return counter(file, "max") > base }, pidsEventsEvery, onHit)
 	}
-	return startPidsWatch(check, every, onHit)
+	if ns != "" {
+		return startPidsWatch(func() bool { return tasksInPidNS(ns) >= pids }, pidsScanEvery, onHit)
+	}
+	return nil
 }
 
 // startPidsWatch calls check every period until it says the limit is
@@ -110,21 +103,6 @@ func (cg *cgroup) pidsEvents() string {
 		return filepath.Join(d, "pids.events")
 	}
 	return ""
-}
-
-// pidsRefused reports whether the kernel refused a fork in the cgroup.
-func pidsRefused(file string) bool {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == "max" && f[1] != "0" {
-			return true
-		}
-	}
-	return false
 }
 
 // tasksInPidNS counts the threads of every process in the pid namespace
