@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -39,7 +40,7 @@ func TestNew(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			a, err := New(tt.engine, tt.s)
+			a, err := New(context.Background(), tt.engine, tt.s)
 			if tt.want != "" {
 				if err != nil {
 					t.Fatal(err)
@@ -72,7 +73,7 @@ func TestNew(t *testing.T) {
 // TestAPIKeyIsASecret: the record learns the key from the engine itself.
 func TestAPIKeyIsASecret(t *testing.T) {
 	t.Parallel()
-	a, err := New("api", Settings{APIKey: "sk-test-0123456789"})
+	a, err := New(context.Background(), "api", Settings{APIKey: "sk-test-0123456789"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,12 @@
 // only through cli.Options.
 package full
 
-import "github.com/forkbomb/forkbomb/internal/cli"
+import (
+	"github.com/forkbomb/forkbomb/internal/backend"
+	"github.com/forkbomb/forkbomb/internal/cli"
+)
 
 // Options are every verb and backend: the full build.
 func Options() cli.Options {
-	return cli.Options{Verbs: []cli.Verb{newWorldCmd, newGatewayCmd}, Cluster: cluster{}}
+	return cli.Options{Verbs: []cli.Verb{newWorldCmd, newGatewayCmd}, Backends: backend.Linked{Kubernetes: openCluster}}
 }
