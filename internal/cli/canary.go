@@ -23,9 +23,9 @@ func newCanaryCmd(stdio IO) *cobra.Command {
 		asJSON  bool
 		timeout time.Duration
 	)
-	var keys []string
+	var keys strings.Builder
 	for _, d := range eng.offered {
-		keys = append(keys, d.Name+": "+d.Summary)
+		keys.WriteString(wrap("  "+d.Name+": "+d.Summary, "    "))
 	}
 	cmd := &cobra.Command{
 		Use:   "canary [--engine " + strings.Join(eng.Offered(), "|") + "]",
@@ -46,7 +46,7 @@ session stream — never from what the model says it did:
 
 The agent reaches its model only through forkbomb's model proxy, which holds
 the key:
-`+wrap("  "+strings.Join(keys, "; ")+".", "  ")+`The result is kept per agent CLI version in $FORKBOMB_HOME/canary.json;
+`+keys.String()+`The result is kept per agent CLI version in $FORKBOMB_HOME/canary.json;
 'forkbomb run' with that engine starts forks only when the canary passed for
 the installed version (run --recheck runs it first).`, "canary"),
 		Args: exactArgs(0),

@@ -43,7 +43,7 @@ kill the rest. Everything is recorded in the runs directory; 'forkbomb apply'
 puts the winner on a new branch.
 
 Engines (--engine):
-` + eng.Docs() + pick + `
+` + eng.Docs() + wrap(pick, "") + `
 
 Each fork's agent — an agent program or CLI with everything it starts,
 forkbomb's own loop each shell command — and each test run judging a fork
