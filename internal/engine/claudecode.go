@@ -144,6 +144,10 @@ func agentVersion(ctx context.Context, bin string) (string, error) {
 		Command: []string{bin, "--version"}, Workdir: dir, ReadOnly: []string{filepath.Dir(bin)},
 		Timeout: 30 * time.Second, MaxOutput: 4 << 10, Toolchains: true,
 	}, sandbox.Stdio{Stdout: &out, Stderr: io.Discard})
+	if ctx.Err() != nil {
+		// stopped (an interrupted command), not a broken CLI
+		return "", fmt.Errorf("version of %s: %w", bin, ctx.Err())
+	}
 	if err != nil {
 		return "", fmt.Errorf("version of %s: %w", bin, err)
 	}

@@ -79,10 +79,13 @@ func New(ctx context.Context, name string, s Settings) (Agent, error) {
 		return nil, err
 	}
 	a, err := d.New(ctx, s)
-	if errors.Is(err, ErrAgentNotInstalled) {
+	switch {
+	case errors.Is(err, ErrAgentNotInstalled):
 		// Names cannot be called from a constructor (the registry
 		// refers to them), so the choice is named here.
 		return nil, fmt.Errorf("%w (engines: %s)", err, strings.Join(Names(), ", "))
+	case err != nil:
+		return nil, err // not a typed nil in an Agent
 	}
-	return a, err
+	return a, nil
 }
