@@ -140,11 +140,9 @@ func credentialValues(env []string) []string {
 	return out
 }
 
-// checkCanary refuses a run whose agent CLI (engine d's) has not passed
-// the canary in its installed version; with recheck it runs the canary
-// first.
-func checkCanary(ctx context.Context, stdio IO, d *engine.Descriptor, es engine.Settings, info engine.Info, recheck bool) error {
-	eng := d.Name
+// checkCanary refuses a run whose agent CLI has not passed the canary in
+// its installed version; with recheck it runs the canary first.
+func checkCanary(ctx context.Context, stdio IO, eng string, es engine.Settings, info engine.Info, recheck bool) error {
 	l, err := state()
 	if err != nil {
 		return err

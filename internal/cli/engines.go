@@ -171,7 +171,7 @@ func ready(ctx context.Context, stdio IO, name string, s Setup) (engine.Agent, f
 		return nil, nil, err
 	}
 	if d.Canary && !s.NoCanary {
-		if err := checkCanary(ctx, stdio, d, es, a.Info(), s.Recheck); err != nil {
+		if err := checkCanary(ctx, stdio, name, es, a.Info(), s.Recheck); err != nil {
 			done()
 			return nil, nil, err
 		}

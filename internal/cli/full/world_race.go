@@ -65,6 +65,9 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 			if err != nil {
 				return err
 			}
+			// an agent CLI gets each branch as a Confined workspace (the
+			// world's MCP server in its sandbox); forkbomb's loop calls
+			// the world's shell here
 			res, err := worldrace.Run(c.Context(), worldrace.Options{Trunk: args[0], Forks: forks, Check: check,
 				Prompt: args[1], Prompts: variants, Agent: agent, RunsDir: dir, Limits: wl.l, Timeout: timeout, Confined: !d.Loop})
 			if res.RunID != "" {
