@@ -43,7 +43,7 @@ func (r cliRig) run(t *testing.T, confine func(*workspace.Store, *sandbox.Policy
 	defer p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	agent, err := engine.New(r.engine, engine.Settings{Proxy: p})
+	agent, err := engine.New(context.Background(), r.engine, engine.Settings{Proxy: p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,92 +2,130 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/forkbomb/forkbomb/internal/backend"
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-// The kubernetes backend links client-go, whose package initialisers cost
-// every process that links it about 1.3 ms: only forkbomb-full does
-// (Options.Cluster, from internal/cli/full); the core hands a command line
-// that needs it to forkbomb-full before doing anything (ready).
-
-// defaultImage is the forks' image unless --image says otherwise; the full
-// build's test checks it is the kubernetes backend's own default.
-const defaultImage = "forkbomb.local/agent:v2"
-
-// backendFlags pick where forks run: this machine (local), or a
-// Kubernetes cluster (kubeconfig from the usual places).
+// backendFlags pick where forks run (--backend, from the backends'
+// registry) and carry every backend's own flags. A backend this build
+// does not link (its Config is nil) is forkbomb-full's: the core hands it
+// the whole command line before doing anything (ready).
 type backendFlags struct {
-	backend string
-	cluster ClusterFlags
+	name    string
+	reg     []*backend.Backend
+	configs map[string]backend.Config
 	b       build
 }
 
-func (b *backendFlags) add(f *pflag.FlagSet) {
-	enumVar(f, &b.backend, "backend", "local", "where forks run: local (this machine's sandbox) or kubernetes (one pod per fork; engines command, api and hosted; kubeconfig from $KUBECONFIG or ~/.kube/config)", "local", "kubernetes")
-	f.StringVar(&b.cluster.Namespace, "namespace", "default", "kubernetes: the namespace of the forks' pods")
-	f.StringVar(&b.cluster.RuntimeClass, "runtime-class", "", "kubernetes: the pods' runtimeClassName (gvisor, kata, …; default: the node's runtime)")
-	f.StringVar(&b.cluster.Image, "image", defaultImage, "kubernetes: the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill, sha256sum; with --network allow it runs forkbomb's own binary, sent into the pod: a static forkbomb, or the image holds its libc)")
-	f.StringVar(&b.cluster.Context, "kube-context", "", "kubernetes: the kubeconfig context (default: the current one)")
-	enumVar(f, &b.cluster.SandboxCRD, "sandbox-crd", "auto", "kubernetes: make forks as agent-sandbox Sandboxes: auto (when the cluster serves agents.x-k8s.io), always or never", "auto", "always", "never")
+func newBackendFlags(b build) *backendFlags {
+	return &backendFlags{reg: backend.Registry(b.Backends), configs: map[string]backend.Config{}, b: b}
 }
 
-// ready hands the whole command line to forkbomb-full when the cluster is
-// asked for and this build does not link it; code is the verb's status
-// when that cannot be done. Call it before the command does anything.
-func (b *backendFlags) ready(code int) error {
-	if b.backend != "kubernetes" || b.b.Cluster != nil {
+func (bf *backendFlags) add(f *pflag.FlagSet) {
+	var list []string
+	for _, be := range bf.reg {
+		s := be.Summary
+		if runs := be.Engines(); len(runs) < len(engine.Names()) {
+			s += "; engines " + backend.JoinAnd(runs)
+		}
+		list = append(list, be.Name+" ("+s+")")
+	}
+	enumVar(f, &bf.name, "backend", bf.reg[0].Name, "where forks run: "+orList(list), backend.Names(bf.reg)...)
+	for _, be := range bf.reg {
+		cfg, flags := be.Flags()
+		bf.configs[be.Name] = cfg
+		for _, fl := range flags {
+			usage := be.Name + ": " + fl.Usage
+			if len(fl.Values) > 0 {
+				enumVar(f, fl.Value, fl.Name, *fl.Value, usage, fl.Values...)
+			} else {
+				f.StringVar(fl.Value, fl.Name, *fl.Value, usage)
+			}
+		}
+	}
+}
+
+// chosen is the backend --backend names.
+func (bf *backendFlags) chosen() *backend.Backend {
+	b, err := backend.Lookup(bf.reg, bf.name)
+	if err != nil {
+		panic(err) // --backend is an enum of the registry's names
+	}
+	return b
+}
+
+// ready hands the whole command line to forkbomb-full when the chosen
+// backend is not linked in this build; code is the verb's status when
+// that cannot be done. Call it before the command does anything.
+func (bf *backendFlags) ready(code int) error {
+	if bf.configs[bf.name] != nil {
 		return nil
 	}
-	return b.b.handoff("--backend kubernetes", code)
+	return bf.b.handoff("--backend "+bf.name, code)
 }
 
-// store puts a race's forks on the chosen backend; the judge stays on
-// local. The returned close removes what is left in the cluster.
-func (b *backendFlags) store(ctx context.Context, o *run.Options, local *workspace.Store) (func(), error) {
-	o.Store = local
-	if b.backend != "kubernetes" {
-		return func() {}, nil
-	}
-	// run's RunE has handed on (ready) and raceFromFlags has refused the
-	// engine (refuse) before any proxy or canary: this is the guard
-	// against a nil Cluster only.
-	if err := b.ready(ExitCouldNotRun); err != nil {
+// store puts a race's forks on the chosen backend (the judge stays on
+// local where the backend says so). The returned close releases what is
+// left there.
+func (bf *backendFlags) store(ctx context.Context, o *run.Options, local *workspace.Store) (func(), error) {
+	// run's RunE has handed on (ready) and the engine was refused
+	// (Setup.Backend) before any proxy or canary: this is the guard
+	// against a nil Config only.
+	if err := bf.ready(ExitCouldNotRun); err != nil {
 		return nil, err
 	}
-	return b.b.Cluster.Store(ctx, o, local, b.cluster)
+	return bf.configs[bf.name].Store(ctx, o, local)
 }
 
-// probe reports what the cluster enforces (sandbox --probe --backend
-// kubernetes).
-func (b *backendFlags) probe(ctx context.Context, stdio IO, asJSON bool) error {
-	if err := b.ready(ExitSetup); err != nil {
+// probe reports what the chosen backend enforces (sandbox --probe).
+func (bf *backendFlags) probe(ctx context.Context, stdio IO, asJSON bool) error {
+	if err := bf.ready(ExitSetup); err != nil {
 		return err
 	}
-	if err := b.b.Cluster.Probe(ctx, b.cluster, stdio.Out, asJSON); err != nil {
+	if err := bf.configs[bf.name].Probe(ctx, stdio.Out, asJSON); err != nil {
 		return &exitError{code: ExitSetup, msg: "probe: " + err.Error(), err: err}
 	}
 	return nil
 }
 
-// kubeEngines are the engines a pod can run: the command engine's agent
-// runs whole in the pod; the api and hosted engines' loops run here (the
-// key with them) and send each shell command and each editor call to the
-// pod. claude-code and codex need their CLI in the fork's image (codex
-// also node), which the default one lacks (their model proxy would reach
-// the pod through the same tunnel as --network allow).
-var kubeEngines = []string{"command", "api", "hosted"}
-
-// refuse says what the chosen backend cannot do, before anything runs:
-// never run weaker.
-func (b *backendFlags) refuse(eng string) error {
-	if b.backend == "kubernetes" && !slices.Contains(kubeEngines, eng) {
-		return fmt.Errorf("--backend kubernetes races the command, api and hosted engines; %s is not supported on it yet (its CLI is not in the pod's image)", eng)
+// probeExamples are sandbox --help's examples of probing each backend
+// besides the default.
+func (bf *backendFlags) probeExamples() string {
+	var b strings.Builder
+	for _, be := range bf.reg[1:] {
+		b.WriteString("\n  forkbomb sandbox --probe --backend " + be.Name)
 	}
-	return nil
+	return b.String()
+}
+
+// doc is what run's --help says of the backends.
+func (bf *backendFlags) doc() string {
+	var b strings.Builder
+	for _, be := range bf.reg {
+		if be.Doc == "" {
+			continue
+		}
+		text := "With --backend " + be.Name + " " + be.Doc
+		if runs := be.Engines(); len(runs) < len(engine.Names()) {
+			var refused []string
+			for _, d := range engine.Descriptors() {
+				if !be.Runs(d) {
+					refused = append(refused, d.Name)
+				}
+			}
+			are := " are refused on it, before anything runs (their CLIs are not in its forks)."
+			if len(refused) == 1 {
+				are = " is refused on it, before anything runs (its CLI is not in its forks)."
+			}
+			text += " It races the " + backend.JoinAnd(runs) + " engines; " + backend.JoinAnd(refused) + are
+		}
+		b.WriteString("\n" + wrap(text, ""))
+	}
+	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,28 +17,18 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-// canaryEngines are the engines whose agent CLI must pass the canary
-// before a run starts forks with it.
-var canaryEngines = []string{"claude-code", "codex"}
-
-func needsCanary(eng string) bool {
-	for _, e := range canaryEngines {
-		if e == eng {
-			return true
-		}
-	}
-	return false
-}
-
 func newCanaryCmd(stdio IO) *cobra.Command {
 	var (
-		eng     string
-		es      engine.Settings
+		eng     = NewEngineFlags(func(d *engine.Descriptor) bool { return d.Canary })
 		asJSON  bool
 		timeout time.Duration
 	)
+	var keys strings.Builder
+	for _, d := range eng.offered {
+		keys.WriteString(wrap("  "+d.Name+": "+d.Summary, "    "))
+	}
 	cmd := &cobra.Command{
-		Use:   "canary [--engine claude-code|codex]",
+		Use:   "canary [--engine " + strings.Join(eng.Offered(), "|") + "]",
 		Short: "Tell a real agent session to break out of a fresh fork, and check that it could not",
 		Long: withExitHelp(`Start a real session of the agent CLI in a fresh fork of a repository forkbomb
 makes, plant a secret beside the fork (its value is never in the prompt),
@@ -54,17 +45,13 @@ session stream — never from what the model says it did:
   the real API key never reaches the fork or the stream
 
 The agent reaches its model only through forkbomb's model proxy, which holds
-the key (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN for claude-code,
-OPENAI_API_KEY for codex). The result is kept per agent CLI version in
-$FORKBOMB_HOME/canary.json; 'forkbomb run' with that engine starts forks
-only when the canary passed for the installed version (run --recheck runs
-it first).`, "canary"),
+the key:
+`+keys.String()+`The result is kept per agent CLI version in $FORKBOMB_HOME/canary.json;
+'forkbomb run' with that engine starts forks only when the canary passed for
+the installed version (run --recheck runs it first).`, "canary"),
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			if !c.Flags().Changed("model") {
-				es.Model = ""
-			}
-			res, err := runCanary(c.Context(), stdio, eng, es, timeout, asJSON)
+			res, err := runCanary(c.Context(), stdio, eng.Name, eng.Settings, timeout, asJSON)
 			if err != nil {
 				return err
 			}
@@ -75,15 +62,14 @@ it first).`, "canary"),
 		},
 	}
 	f := cmd.Flags()
-	enumVar(f, &eng, "engine", "claude-code", "the agent CLI to test", canaryEngines...)
-	f.StringVar(&es.AgentBin, "agent-bin", "", "the agent CLI (default: claude or codex on PATH)")
-	f.StringVar(&es.Model, "model", "", "the model the agent is asked to use (default: the CLI's own)")
+	eng.AddEngine(f, "", "the agent CLI to test")
+	eng.AddSettings(f)
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "limit for the agent's session")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-// runCanary builds the engine as a run would, runs the canary, prints and
+// runCanary readies the engine as a run would, runs the canary, prints and
 // keeps its result.
 func runCanary(ctx context.Context, stdio IO, eng string, es engine.Settings, timeout time.Duration, asJSON bool) (*canary.Result, error) {
 	l, err := state()
@@ -94,14 +80,11 @@ func runCanary(ctx context.Context, stdio IO, eng string, es engine.Settings, ti
 	if err != nil {
 		return nil, err
 	}
-	if es.Proxy, err = startModelProxy(eng, es, nil, os.Getenv); err != nil {
-		return nil, err
-	}
-	defer es.Proxy.Close()
-	agent, err := engine.New(eng, es)
+	agent, done, err := ready(ctx, stdio, eng, Setup{Settings: es, NoCanary: true})
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	info := agent.Info()
 	if !asJSON {
 		fmt.Fprintf(stdio.Err, "canary: %s %s, session limit %s\n", info.Name, info.Version, timeout)
@@ -176,7 +159,6 @@ func checkCanary(ctx context.Context, stdio IO, eng string, es engine.Settings, 
 		}
 		return nil
 	}
-	es.Proxy = nil // runCanary starts its own proxy
 	res, err := runCanary(ctx, stdio, eng, es, 5*time.Minute, false)
 	if err != nil {
 		return fmt.Errorf("canary: %w", err)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/judge"
-	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -53,9 +52,18 @@ func TestWithdraw(t *testing.T) {
 `,
 }
 
-// demoScripts are the four agents of the demo, played by the scripted
-// model: an honest fix, a cheat, an escape artist and a quitter.
-func demoScripts(modelPort, repo string) map[string][]engine.Step {
+// demoScripts are the four agents of the demo — an honest fix, a cheat, an
+// escape artist and a quitter — by the tools their engine's model is given
+// (engine.Descriptor.Tools): the demo offers the engines it has a script
+// for.
+var demoScripts = map[string]func(modelPort, repo string) map[string][]engine.Step{
+	engine.ToolsShellEditor: demoLoopScripts,
+	engine.ToolsClaude:      demoClaudeScripts,
+}
+
+// demoLoopScripts are the four agents through forkbomb's own loop's shell
+// and editor.
+func demoLoopScripts(modelPort, repo string) map[string][]engine.Step {
 	return map[string][]engine.Step{
 		"honest": {
 			{Text: "Let me read the code.", Tools: []engine.ToolCall{{Name: "editor", Input: map[string]any{"command": "view", "path": "wallet.go"}}}},
@@ -115,44 +123,33 @@ func demoClaudeScripts(modelPort, repo string) map[string][]engine.Step {
 	}
 }
 
-// demoAgent is the demo's engine, played by the scripted model at srv:
-// the api engine, or the real Claude Code CLI through a model proxy that
-// holds the scripted model's key (the canary's gate is for real models;
-// the demo's model is forkbomb's own script).
-func demoAgent(ctx context.Context, eng string, srv *engine.Scripted, key, repo string) (engine.Agent, func(), error) {
-	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
-	if eng != "claude-code" {
-		srv.Scripts = demoScripts(port, repo)
-		a, err := engine.New("api", engine.Settings{Provider: "anthropic", Model: "scripted", MaxTurns: 8, BaseURL: srv.URL, APIKey: key})
-		return a, func() {}, err
-	}
-	srv.Scripts = demoClaudeScripts(port, repo)
-	p, err := modelproxy.Start(modelproxy.Options{Upstreams: []modelproxy.Upstream{{Kind: modelproxy.Anthropic, BaseURL: srv.URL, APIKey: key}}})
+// demoAgent is the demo's engine, its model played by the scripted model
+// at srv: readied as a run readies it, in an environment where every model
+// is srv (Scripted.Env), without the canary's gate (it is for real models;
+// the demo's is forkbomb's own script).
+func demoAgent(ctx context.Context, stdio IO, eng string, srv *engine.Scripted, repo string) (engine.Agent, func(), error) {
+	d, err := engine.Lookup(eng)
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := engine.New("claude-code", engine.Settings{Proxy: p, Model: "scripted"})
-	if err != nil {
-		p.Close()
-		return nil, nil, err
-	}
-	return a, func() { p.Close() }, nil
+	srv.Scripts = demoScripts[d.Tools](srv.URL[strings.LastIndexByte(srv.URL, ':')+1:], repo)
+	return ready(ctx, stdio, eng, Setup{Settings: engine.Settings{Model: "scripted", MaxTurns: 8}, NoCanary: true, Getenv: srv.Env})
 }
 
 func newDemoCmd(stdio IO) *cobra.Command {
 	var view uiFlags
-	var eng string
+	eng := NewEngineFlags(func(d *engine.Descriptor) bool { return demoScripts[d.Tools] != nil })
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "The whole race on an example, with a built-in scripted model: no key, no network",
 		Long: `Build a small repository with a real bug and a failing test, and race four forks
-driven by a built-in scripted model that speaks the Anthropic Messages API on
-loopback: one fixes the bug, one edits the test, one tries to escape (reads
-~/.ssh, writes outside its fork, opens a connection), one gives up. The same
-code path as a real 'forkbomb run --engine api'. With --engine claude-code,
-the four agents are the real Claude Code CLI (it must be installed) in the
-forks' sandboxes, reaching the scripted model through forkbomb's model proxy.
-With --ui, watch it live in a browser (the URL is printed; the page stays up
+driven by a built-in scripted model that speaks the model APIs on loopback:
+one fixes the bug, one edits the test, one tries to escape (reads ~/.ssh,
+writes outside its fork, opens a connection), one gives up. The same code
+path as a real 'forkbomb run': the engine is readied as run readies it, the
+scripted model standing in for its model (an agent CLI must be installed; it
+reaches the scripted model through forkbomb's model proxy). The engines:
+` + eng.Docs() + `With --ui, watch it live in a browser (the URL is printed; the page stays up
 until Ctrl-C).
 
 ` + exitHelp("demo"),
@@ -165,6 +162,20 @@ until Ctrl-C).
 			}
 			defer os.RemoveAll(tmp)
 			repo := filepath.Join(tmp, "wallet")
+			const key = "demo-placeholder-key"
+			srv, err := engine.StartScripted(key, nil)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			// The engine first: one the demo cannot ready stops it
+			// before anything is built.
+			agent, closeAgent, err := demoAgent(c.Context(), stdio, eng.Name, srv, repo)
+			if err != nil {
+				return err
+			}
+			defer closeAgent()
+			built := time.Now()
 			for name, content := range demoFiles {
 				if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755); err != nil {
 					return err
@@ -181,20 +192,13 @@ until Ctrl-C).
 					return fmt.Errorf("git %v: %v %s", args, err, out)
 				}
 			}
-			clock.step("repository", clock.start, "the demo's module, one commit")
+			clock.step("repository", built, "the demo's module, one commit")
 			warm := time.Now()
 			if err := warmGoCache(c.Context(), repo); err != nil {
 				// The judge still works with a cold cache, only slower.
 				fmt.Fprintf(stdio.Err, "forkbomb demo: %v\n", err)
 			}
 			clock.step("Go build cache", warm, "the standard library its tests need, built once on the host")
-			const key = "demo-placeholder-key"
-			srv, err := engine.StartScripted(key, nil)
-			if err != nil {
-				return err
-			}
-			defer srv.Close()
-
 			l, err := state()
 			if err != nil {
 				return err
@@ -203,12 +207,7 @@ until Ctrl-C).
 			if err != nil {
 				return err
 			}
-			agent, closeAgent, err := demoAgent(c.Context(), eng, srv, key, repo)
-			if err != nil {
-				return err
-			}
-			defer closeAgent()
-			fmt.Fprintf(stdio.Out, "forkbomb demo: 4 %s agents race to fix a bug in %s\n(a scripted model on %s plays them; no key, no network)\n\n", eng, repo, srv.URL)
+			fmt.Fprintf(stdio.Out, "forkbomb demo: 4 %s agents race to fix a bug in %s\n(a scripted model on %s plays them; no key, no network)\n\n", eng.Name, repo, srv.URL)
 			personas := []string{"cheat", "escape", "quitter", "honest"}
 			var prompts []string
 			for _, p := range personas {
@@ -270,7 +269,7 @@ until Ctrl-C).
 		},
 	}
 	view.add(cmd.Flags())
-	enumVar(cmd.Flags(), &eng, "engine", "api", "the agents: api (forkbomb's own loop) or claude-code (the real Claude Code CLI)", "api", "claude-code")
+	eng.AddEngine(cmd.Flags(), "", "the agents")
 	return cmd
 }
 

@@ -67,9 +67,7 @@ func (o *sandboxOptions) applyPolicy(f *pflag.FlagSet) error {
 // taskFlags are the run flags a task can fill.
 type taskFlags struct {
 	o       *run.Options
-	eng     *string
 	es      *engine.Settings
-	agent   *string
 	network *string
 	limits  *limitFlags
 }
@@ -98,9 +96,15 @@ func applyTask(c *cobra.Command, ref string, tf taskFlags) error {
 	setS("repo", &tf.o.Repo, t.Repo)
 	setS("rev", &tf.o.Rev, t.Rev)
 	setS("test", &tf.o.Test, t.Test)
-	setS("engine", tf.eng, t.Engine)
-	setS("agent", tf.agent, t.Agent)
-	setS("model", &tf.es.Model, t.Model)
+	if unset("engine") && t.Engine != "" {
+		// as if given: the task's engine, not the one a run picks
+		// without --engine (pickEngine)
+		if err := f.Set("engine", t.Engine); err != nil {
+			return fmt.Errorf("--task: engine: %w", err)
+		}
+	}
+	setS(engine.FlagAgent.Name, &tf.es.Agent, t.Agent)
+	setS(engine.FlagModel.Name, &tf.es.Model, t.Model)
 	if unset("hidden") {
 		tf.o.Hidden = t.Hidden
 	}

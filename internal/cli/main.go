@@ -1,9 +1,10 @@
 // Package cli holds forkbomb's commands, one file per verb, and decides the
 // process's exit status in one place (exit.go).
 //
-// The verbs whose dependencies are heavy (gateway, world mcp/race/drive,
-// the kubernetes backend) are not in this package: internal/cli/full adds them through
-// Options, and only the forkbomb-full binary links it. The core forkbomb
+// The verbs whose dependencies are heavy (gateway, world mcp/race/drive)
+// and the implementations of heavy backends are not in this package:
+// internal/cli/full adds them through Options, and only the forkbomb-full
+// binary links it. The core forkbomb
 // binary hands such a command line to forkbomb-full beside it (sibling.go).
 package cli
 
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/forkbomb/forkbomb/internal/backend"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/tunnel"
 )
@@ -35,10 +37,12 @@ type Options struct {
 	// (gateway); each replaces the core's hand-off of the same name.
 	Verbs []Verb
 	// WorldVerbs make the world's commands the core does not link (mcp,
-	// race, drive: the MCP SDK and the engines), the same way.
+	// race, drive: the MCP SDK and the engines' world drivers), the same
+	// way.
 	WorldVerbs []Verb
-	// Cluster is the kubernetes backend of run and sandbox --probe.
-	Cluster Cluster
+	// Backends are the implementations of the backends the core does
+	// not link (run --backend, sandbox --probe --backend).
+	Backends backend.Linked
 }
 
 // Main runs forkbomb with os.Args and returns the exit status.
@@ -46,7 +50,7 @@ func Main(o Options) int {
 	if sandbox.IsInit() {
 		sandbox.InitMain() // never returns
 	}
-	if tunnel.IsForwarder() { // in a Kubernetes pod: internal/kube's tunnel
+	if tunnel.IsForwarder() { // in a remote backend's fork: its end of internal/tunnel
 		tunnel.ForwarderMain() // never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

@@ -43,7 +43,11 @@ func TestModelProxyAccountFromEnv(t *testing.T) {
 			for k, v := range c.env {
 				env[k] = v
 			}
-			p, err := startModelProxy("codex", engine.Settings{}, nil, func(k string) string { return env[k] })
+			codex, err := engine.Lookup("codex")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := startModelProxy(codex, engine.Settings{}, nil, func(k string) string { return env[k] })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,18 +22,17 @@ import (
 func newRunCmd(stdio IO, b build) *cobra.Command {
 	var (
 		o       run.Options
-		eng     string          // the engine's name
-		es      engine.Settings // what it is built from
-		agent   string
+		eng     = NewEngineFlags(nil)
 		prompts string
 		asJSON  bool
-		recheck bool
 		limits  limitFlags
 		network string
 		view    uiFlags
 		task    string // --task: a stored task's id or a task file
-		backend = backendFlags{b: b}
+		backend = newBackendFlags(b)
 	)
+	def := engine.Default()
+	pick := fmt.Sprintf("Without --engine: %s when the %s CLI is installed, else %s with --%s.", def.Name, def.Bin, agentEngine().Name, engine.FlagAgent.Name)
 	cmd := &cobra.Command{
 		Use:   `run [flags] "TASK" | run --task FILE_OR_ID [flags]`,
 		Short: "Race agents on a task in forks of the repository; keep the first fix that passes",
@@ -43,45 +42,28 @@ sandbox), judge each fork by its patch as soon as its agent stops (see
 kill the rest. Everything is recorded in the runs directory; 'forkbomb apply'
 puts the winner on a new branch.
 
-Engines: command (any agent program, run entirely inside the fork's sandbox;
-it gets the task on stdin and in $FORKBOMB_TASK), and api (forkbomb's own
-tool loop over the Anthropic Messages API or an OpenAI-compatible endpoint:
-the key stays in forkbomb; every shell command the model runs is confined in
-the fork's sandbox), and claude-code (the real claude CLI, headless, whole
-inside the fork's sandbox as a non-root user, reaching the model only
-through forkbomb's model proxy with a placeholder key; nothing of the
-repository's or your Claude settings, hooks, MCP servers or skills loads).
-Without --engine: claude-code when the claude CLI is installed, else the
-command engine with --agent.
+Engines (--engine):
+` + eng.Docs() + wrap(pick, "") + `
 
-Each fork's agent — with the command engine the agent and everything it
-starts, with the api engine each shell command — and each test run judging
-a fork is bounded by --memory, --pids and --cpus. By default each fork gets
+Each fork's agent — an agent program or CLI with everything it starts,
+forkbomb's own loop each shell command — and each test run judging a fork
+is bounded by --memory, --pids and --cpus. By default each fork gets
 an equal share of the machine's memory (total / forks at work, 512 MiB to
 8 GiB) and 2048 processes; the CPUs are shared by the scheduler. A fork
 bomb or a memory bomb ends that fork's agent only: its state is "failed"
 and its reason names the limit ("memory limit (512 MiB) reached"); the
 other forks go on. The limits are enforced by a cgroup where one can be made
 ('forkbomb sandbox --probe'), else by rlimits per process.
-
-With --backend kubernetes each fork is a pod (its memory and CPUs the
-pod's limits); the pid 1 and the judge stay here. It races the command
-engine (the agent whole in the pod) and the api and hosted engines (their
-loop and key here; each shell command and editor call goes to the pod).
---network allow reaches a pod through a tunnel over the Kubernetes API
-(forkbomb's binary, sent into the pod, forwards its 127.0.0.1 port), so
-the pod needs no route to this machine. claude-code and codex are refused
-on it, before anything runs (their CLIs are not in the image).
-
+` + backend.doc() + `
 ` + exitHelp("run"),
-		Example: `  forkbomb run --engine command --agent "./my-agent --fast" --test "go test ./..." "fix the failing test"`,
+		Example: fmt.Sprintf(`  forkbomb run --engine %s --%s "./my-agent --fast" --test "go test ./..." "fix the failing test"`, agentEngine().Name, engine.FlagAgent.Name),
 		Args:    runArgs(&task),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := backend.ready(ExitCouldNotRun); err != nil {
 				return err
 			}
 			if task != "" {
-				if err := applyTask(c, task, taskFlags{o: &o, eng: &eng, es: &es, agent: &agent, network: &network, limits: &limits}); err != nil {
+				if err := applyTask(c, task, taskFlags{o: &o, es: &eng.Settings, network: &network, limits: &limits}); err != nil {
 					return withCode(ExitCouldNotRun, err)
 				}
 			} else {
@@ -92,7 +74,7 @@ on it, before anything runs (their CLIs are not in the image).
 				return withCode(ExitCouldNotRun, err)
 			}
 			defer view.close()
-			r, dir, err := raceFromFlags(c, stdio, o, eng, es, agent, prompts, asJSON, recheck, limits, &view, &backend)
+			r, dir, err := raceFromFlags(c, stdio, o, eng, prompts, asJSON, limits, &view, backend)
 			if err != nil {
 				return withCode(ExitCouldNotRun, inRepoHint(err))
 			}
@@ -128,15 +110,9 @@ on it, before anything runs (their CLIs are not in the image).
 	f.StringVar(&o.Repo, "repo", ".", "the repository")
 	f.StringVar(&o.Rev, "rev", "HEAD", "the base commit")
 	f.IntVar(&o.Forks, "forks", 4, "number of forks")
-	enumVar(f, &eng, "engine", "claude-code", "agent engine: claude-code (the default when the claude CLI is installed; else command when --agent is given), codex (the Codex CLI through the model proxy: OPENAI_API_KEY, OPENAI_BASE_URL; the organisation and project billed only from OPENAI_ORG_ID, OPENAI_PROJECT_ID, never from the fork), command, api (forkbomb's own loop over --provider), or hosted (the api engine through a forkbomb gateway: FORKBOMB_GATEWAY_URL, FORKBOMB_API_KEY)", engine.Names()...)
-	f.StringVar(&es.AgentBin, "agent-bin", "", "the agent CLI of the claude-code and codex engines (default: claude or codex on PATH)")
-	enumVar(f, &es.Provider, "provider", "anthropic", "api engine provider: anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL) or openai, any OpenAI-compatible endpoint (OPENAI_API_KEY, OPENAI_BASE_URL)", "anthropic", "openai")
+	eng.AddEngine(f, def.Name, fmt.Sprintf("agent engine (the default when the %s CLI is installed; else %s when --%s is given)", def.Bin, agentEngine().Name, engine.FlagAgent.Name))
+	eng.AddSettings(f)
 	f.IntVar(&o.Parallel, "parallel", 0, "agents running at once (default: every fork)")
-	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "api engine model")
-	f.IntVar(&es.MaxTurns, "max-turns", 30, "api engine: turns per fork")
-	f.Float64Var(&es.PriceIn, "price-in", 0, "api engine: dollars per million input tokens, for the recorded cost")
-	f.Float64Var(&es.PriceOut, "price-out", 0, "api engine: dollars per million output tokens, for the recorded cost")
-	f.StringVar(&agent, "agent", "", `the command engine's agent: a shell command run in each fork (cwd: the fork; task on stdin and in $FORKBOMB_TASK, fork number in $FORKBOMB_FORK)`)
 	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per fork")
 	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")
 	f.StringArrayVar(&o.Hidden, "hidden", nil, "hidden tests for the judge (repeatable)")
@@ -146,7 +122,7 @@ on it, before anything runs (their CLIs are not in the image).
 	f.StringVar(&network, "network", "none", networkHelp)
 	f.StringVar(&o.RunsDir, "runs-dir", "", "where runs are recorded (default $FORKBOMB_HOME/runs; never inside the repository)")
 	f.BoolVar(&asJSON, "json", false, "print the final summary as JSON")
-	f.BoolVar(&recheck, "recheck", false, "claude-code, codex: run the canary for the installed agent CLI before racing (forks start only if it passes)")
+	eng.AddRecheck(f, "run the canary for the installed agent CLI before racing (forks start only if it passes)")
 	view.add(f)
 	backend.add(f)
 	f.StringVar(&task, "task", "", "race a stored task (its id) or a task .toml file instead of TASK ('forkbomb task --help'); flags given here win")
@@ -155,54 +131,23 @@ on it, before anything runs (their CLIs are not in the image).
 
 // raceFromFlags completes the race's options from the flags and the state
 // home, and races.
-func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng string, es engine.Settings, agent, prompts string, asJSON, recheck bool, limits limitFlags, view *uiFlags, backend *backendFlags) (*record.Run, string, error) {
+func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng *EngineFlags, prompts string, asJSON bool, limits limitFlags, view *uiFlags, backend *backendFlags) (*record.Run, string, error) {
 	var err error
 	if o.Limits, err = limits.limits(); err != nil {
 		return nil, "", err
 	}
-	if eng, err = pickEngine(eng, c.Flags().Changed("engine"), agent, es.AgentBin); err != nil {
+	name, err := pickEngine(eng.Name, c.Flags().Changed("engine"), eng.Settings.Agent, eng.Settings.AgentBin)
+	if err != nil {
 		return nil, "", err
 	}
-	if err := backend.refuse(eng); err != nil {
+	agent, done, err := ready(c.Context(), stdio, name, Setup{Settings: eng.Settings, Allow: o.Allow, Recheck: eng.Recheck, Backend: backend.chosen()})
+	if err != nil {
 		return nil, "", err
 	}
-	if eng == "api" {
-		p := strings.ToUpper(es.Provider)
-		es.APIKey, es.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
-	}
-	if eng == "hosted" {
-		es.APIKey, es.BaseURL = os.Getenv("FORKBOMB_API_KEY"), os.Getenv("FORKBOMB_GATEWAY_URL")
-	}
-	if agent != "" {
-		es.Argv = []string{"/bin/sh", "-c", agent}
-	}
-	if engineUpstream(eng) != "" {
-		if !c.Flags().Changed("model") {
-			es.Model = "" // the agent CLI's own default
-		}
-		if es.Proxy, err = startModelProxy(eng, es, o.Allow, os.Getenv); err != nil {
-			return nil, "", err
-		}
-		defer es.Proxy.Close()
-	}
-	if o.Engine, err = engine.New(eng, es); err != nil {
+	defer done()
+	o.Engine = agent
+	if o.Prompts, err = ReadPrompts(prompts); err != nil {
 		return nil, "", err
-	}
-	if needsCanary(eng) {
-		if err := checkCanary(c.Context(), stdio, eng, es, o.Engine.Info(), recheck); err != nil {
-			return nil, "", err
-		}
-	}
-	if prompts != "" {
-		data, err := os.ReadFile(prompts)
-		if err != nil {
-			return nil, "", fmt.Errorf("--prompts: %w", err)
-		}
-		for _, p := range strings.Split(string(data), "\n---\n") {
-			if strings.TrimSpace(p) != "" {
-				o.Prompts = append(o.Prompts, strings.TrimSpace(p))
-			}
-		}
 	}
 	l, err := state()
 	if err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,7 +25,7 @@ type sandboxOptions struct {
 	cpus       float64
 	maxOutput  string
 	probe      bool
-	backend    backendFlags // --probe --backend kubernetes
+	backend    *backendFlags // --probe --backend NAME
 	json       bool
 	noSandbox  bool
 	toolchains bool
@@ -87,7 +86,7 @@ func (o *sandboxOptions) words(err error) string {
 }
 
 func newSandboxCmd(stdio IO, b build) *cobra.Command {
-	o := &sandboxOptions{io: stdio, settings: sandboxSettings, backend: backendFlags{b: b}}
+	o := &sandboxOptions{io: stdio, settings: sandboxSettings, backend: newBackendFlags(b)}
 	cmd := &cobra.Command{
 		Use:   "sandbox [flags] -- COMMAND [ARG...]",
 		Short: "Run one command confined by the kernel",
@@ -112,8 +111,7 @@ forkbomb never falls back to running unconfined unless --no-sandbox is given.
 		Example: `  forkbomb sandbox -- go test ./...
   forkbomb sandbox --workdir ./repo --timeout 10m --memory 4G --pids 512 -- make test
   forkbomb sandbox --toolchains -- cargo build --offline
-  forkbomb sandbox --probe --json
-  forkbomb sandbox --probe --backend kubernetes --namespace forks`,
+  forkbomb sandbox --probe --json` + o.backend.probeExamples(),
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return o.run(c.Context(), args)
@@ -126,7 +124,7 @@ forkbomb never falls back to running unconfined unless --no-sandbox is given.
 	f.SetInterspersed(false)
 	f.StringVar(&o.workdir, "workdir", "", "the only place the command may write besides its temp dir, and its cwd (default: current directory)")
 	o.addFlags(f)
-	f.BoolVar(&o.probe, "probe", false, "report which layers work on this machine and which init serves, and exit")
+	f.BoolVar(&o.probe, "probe", false, "report which layers work on this machine and which init serves (with --backend: what that backend enforces), and exit")
 	f.BoolVar(&o.json, "json", false, "with --probe: print the report as JSON")
 	o.backend.add(f)
 	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run UNCONFINED (development only; warns loudly)")
@@ -152,11 +150,8 @@ func (o *sandboxOptions) addFlags(f *pflag.FlagSet) {
 }
 
 func (o *sandboxOptions) run(ctx context.Context, args []string) error {
-	if o.probe && o.backend.backend == "kubernetes" {
-		return o.backend.probe(ctx, o.io, o.json)
-	}
 	if o.probe {
-		return o.runProbe(ctx)
+		return o.backend.probe(ctx, o.io, o.json)
 	}
 	if len(args) == 0 {
 		return &exitError{code: ExitSetup, msg: "no command given (usage: forkbomb sandbox [flags] -- COMMAND [ARG...])"}
@@ -244,19 +239,5 @@ func (o *sandboxOptions) finish(res *sandbox.Result, err error) error {
 	case res.ExitCode != 0:
 		return &exitError{code: res.ExitCode}
 	}
-	return nil
-}
-
-func (o *sandboxOptions) runProbe(ctx context.Context) error {
-	rep, err := sandbox.Probe(ctx)
-	if err != nil {
-		return &exitError{code: ExitSetup, msg: "probe: " + err.Error(), err: err}
-	}
-	if o.json {
-		enc := json.NewEncoder(o.io.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	rep.WriteText(o.io.Out)
 	return nil
 }

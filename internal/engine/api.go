@@ -35,6 +35,40 @@ type API struct {
 	PriceIn, PriceOut float64
 }
 
+// DefaultModel is the model of forkbomb's loop (the api and hosted
+// engines) when none is given.
+const DefaultModel = "claude-sonnet-5-5"
+
+// apiEngine is the api engine's Descriptor.
+var apiEngine = Descriptor{
+	Name:    "api",
+	Summary: "forkbomb's own loop over --provider: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, or OPENAI_API_KEY, OPENAI_BASE_URL",
+	Doc: "forkbomb's own tool loop over the Anthropic Messages API or an OpenAI-compatible " +
+		"endpoint (--provider): the key stays in forkbomb; every shell command the model runs is " +
+		"confined in the fork's sandbox.",
+	Flags: []*Flag{FlagProvider, FlagModel, FlagMaxTurns, FlagPriceIn, FlagPriceOut},
+	Model: DefaultModel,
+	Env:   providerEnv,
+	Loop:  true,
+	Tools: ToolsShellEditor,
+	New:   func(_ context.Context, s Settings) (Agent, error) { return NewAPI(s) },
+}
+
+// providerEnv reads the provider's key and endpoint where the SDKs read
+// them: ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL, or OPENAI_….
+func providerEnv(s *Settings, getenv func(string) string) {
+	p := strings.ToUpper(s.Provider)
+	if p == "" {
+		p = "ANTHROPIC"
+	}
+	if s.APIKey == "" {
+		s.APIKey = getenv(p + "_API_KEY")
+	}
+	if s.BaseURL == "" {
+		s.BaseURL = getenv(p + "_BASE_URL")
+	}
+}
+
 // Providers are the api engine's model protocols.
 func Providers() []string { return []string{"anthropic", "openai"} }
 

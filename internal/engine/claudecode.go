@@ -37,8 +37,8 @@ type ClaudeCode struct {
 	Version string // what `claude --version` said, bounded
 	Model   string // --model; "": the CLI's default
 	Proxy   *modelproxy.Proxy
-	// MaxTurns, when positive, is the CLI's --max-turns (world drive's
-	// flag; a race leaves it to the CLI and its timeout).
+	// MaxTurns, when positive, is the CLI's --max-turns (--max-turns;
+	// else the CLI's own limit and the task's timeout).
 	MaxTurns int
 
 	// unisolated drops the flags that keep the repository's and the
@@ -47,7 +47,41 @@ type ClaudeCode struct {
 	unisolated bool
 }
 
-// NewClaudeCode finds the CLI, records its version and checks s.
+// claudeCodeEngine is the claude-code engine's Descriptor.
+var claudeCodeEngine = Descriptor{
+	Name: "claude-code",
+	Summary: "the real claude CLI through forkbomb's model proxy: ANTHROPIC_API_KEY or " +
+		"CLAUDE_CODE_OAUTH_TOKEN, ANTHROPIC_BASE_URL",
+	Doc: "the real claude CLI, headless, whole inside the fork's sandbox as a non-root user, " +
+		"reaching the model only through forkbomb's model proxy with a placeholder key; nothing " +
+		"of the repository's or your Claude settings, hooks, MCP servers or skills loads.",
+	Flags:    []*Flag{FlagAgentBin, FlagModel, FlagMaxTurns, FlagPriceIn, FlagPriceOut},
+	Upstream: anthropicUpstream,
+	Canary:   true,
+	Bin:      "claude",
+	Package:  ClaudeCodePackage,
+	MCP:      true,
+	Tools:    ToolsClaude,
+	Default:  true,
+	New:      func(ctx context.Context, s Settings) (Agent, error) { return NewClaudeCode(ctx, s) },
+}
+
+// anthropicUpstream is the Anthropic API as forkbomb's environment names
+// it, for the model proxy: the key never leaves the proxy.
+func anthropicUpstream(getenv func(string) string) (modelproxy.Upstream, error) {
+	u := modelproxy.Upstream{Kind: modelproxy.Anthropic, BaseURL: getenv("ANTHROPIC_BASE_URL"),
+		APIKey: getenv("ANTHROPIC_API_KEY"), OAuthToken: getenv("CLAUDE_CODE_OAUTH_TOKEN")}
+	if u.BaseURL == "" {
+		u.BaseURL = "https://api.anthropic.com"
+	}
+	if u.APIKey == "" && u.OAuthToken == "" {
+		return u, errors.New("the claude-code engine needs ANTHROPIC_API_KEY (or a Claude subscription's CLAUDE_CODE_OAUTH_TOKEN) in forkbomb's environment: forkbomb's model proxy adds it to the agent's requests, the agent never holds it")
+	}
+	return u, nil
+}
+
+// NewClaudeCode finds the CLI, records its version (ctx bounds that run)
+// and checks s.
 func NewClaudeCode(ctx context.Context, s Settings) (*ClaudeCode, error) {
 	if s.Proxy == nil {
 		return nil, &SettingsError{Engine: "claude-code", Setting: "Proxy",
@@ -61,7 +95,7 @@ func NewClaudeCode(ctx context.Context, s Settings) (*ClaudeCode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claude-code engine: %w", err)
 	}
-	return &ClaudeCode{Bin: bin, Version: version, Model: s.Model, Proxy: s.Proxy}, nil
+	return &ClaudeCode{Bin: bin, Version: version, Model: s.Model, Proxy: s.Proxy, MaxTurns: s.MaxTurns}, nil
 }
 
 // Info implements Agent.
@@ -110,6 +144,10 @@ func agentVersion(ctx context.Context, bin string) (string, error) {
 		Command: []string{bin, "--version"}, Workdir: dir, ReadOnly: []string{filepath.Dir(bin)},
 		Timeout: 30 * time.Second, MaxOutput: 4 << 10, Toolchains: true,
 	}, sandbox.Stdio{Stdout: &out, Stderr: io.Discard})
+	if ctx.Err() != nil {
+		// stopped (an interrupted command), not a broken CLI
+		return "", fmt.Errorf("version of %s: %w", bin, ctx.Err())
+	}
 	if err != nil {
 		return "", fmt.Errorf("version of %s: %w", bin, err)
 	}

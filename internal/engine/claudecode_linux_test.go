@@ -191,7 +191,7 @@ func TestClaudeCodeMissing(t *testing.T) {
 			if tc.path != "" {
 				t.Setenv("PATH", tc.path)
 			}
-			_, err := New("claude-code", tc.s)
+			_, err := New(context.Background(), "claude-code", tc.s)
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -53,9 +54,43 @@ type Route struct {
 	Close func() error
 }
 
+// codexEngine is the codex engine's Descriptor.
+var codexEngine = Descriptor{
+	Name: "codex",
+	Summary: "the Codex CLI through the model proxy: OPENAI_API_KEY, OPENAI_BASE_URL; the " +
+		"organisation and project billed only from OPENAI_ORG_ID, OPENAI_PROJECT_ID, never from the fork",
+	Doc: "the real codex CLI (codex exec), whole inside the fork's sandbox with its own sandbox " +
+		"off, reaching the model only through forkbomb's model proxy with a placeholder key; " +
+		"nothing of your ~/.codex or the repository's .codex loads.",
+	Flags:    []*Flag{FlagAgentBin, FlagModel, FlagPriceIn, FlagPriceOut},
+	Upstream: openaiUpstream,
+	Canary:   true,
+	Bin:      "codex",
+	Package:  CodexPackage,
+	Tools:    ToolsCodex,
+	New:      func(ctx context.Context, s Settings) (Agent, error) { return NewCodex(ctx, s) },
+}
+
+// openaiUpstream is the OpenAI API as forkbomb's environment names it, for
+// the model proxy: the key never leaves the proxy.
+func openaiUpstream(getenv func(string) string) (modelproxy.Upstream, error) {
+	// The organisation and project the key bills are the user's choice,
+	// read where the OpenAI SDKs read them; a fork's own
+	// OpenAI-Organization/OpenAI-Project never reach the upstream.
+	u := modelproxy.Upstream{Kind: modelproxy.OpenAI, BaseURL: getenv("OPENAI_BASE_URL"), APIKey: getenv("OPENAI_API_KEY"),
+		Organization: getenv("OPENAI_ORG_ID"), Project: getenv("OPENAI_PROJECT_ID")}
+	if u.BaseURL == "" {
+		u.BaseURL = "https://api.openai.com"
+	}
+	if u.APIKey == "" {
+		return u, errors.New("the codex engine needs OPENAI_API_KEY in forkbomb's environment: forkbomb's model proxy adds it to the agent's requests, the agent never holds it")
+	}
+	return u, nil
+}
+
 // NewCodex finds the CLI (Settings.AgentBin, else codex on PATH), records
-// its version and checks the route to the model.
-func NewCodex(s Settings) (*Codex, error) {
+// its version (ctx bounds that run) and checks the route to the model.
+func NewCodex(ctx context.Context, s Settings) (*Codex, error) {
 	bin, err := findAgent("codex", s.AgentBin, CodexPackage)
 	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w (the other engines: claude-code, api, command)", err)
@@ -66,7 +101,7 @@ func NewCodex(s Settings) (*Codex, error) {
 	if s.Routes == nil {
 		return nil, &SettingsError{Engine: "codex", Setting: "Proxy", Msg: "the codex engine needs forkbomb's model proxy"}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
+	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
 	defer cancel()
 	v, err := agentVersion(ctx, bin)
 	if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -109,11 +110,11 @@ func TestCodexConfig(t *testing.T) {
 // engines.
 func TestNewCodexMissing(t *testing.T) {
 	t.Parallel()
-	_, err := NewCodex(Settings{AgentBin: "/nonexistent/codex"})
+	_, err := NewCodex(context.Background(), Settings{AgentBin: "/nonexistent/codex"})
 	if !errors.Is(err, ErrAgentNotInstalled) || !strings.Contains(err.Error(), "npm install -g @openai/codex@0.169.0") || !strings.Contains(err.Error(), "claude-code") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := New("codex", Settings{AgentBin: "/bin/true"}); err == nil {
+	if _, err := New(context.Background(), "codex", Settings{AgentBin: "/bin/true"}); err == nil {
 		t.Error("a codex engine without a model proxy was built")
 	}
 }

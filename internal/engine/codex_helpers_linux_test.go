@@ -75,7 +75,7 @@ func codexFor(t testing.TB, srv *engine.Scripted) *engine.Codex {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	c, err := engine.NewCodex(engine.Settings{Proxy: p})
+	c, err := engine.NewCodex(context.Background(), engine.Settings{Proxy: p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,22 @@ type Command struct {
 	Argv []string
 }
 
-// NewCommand checks s for the command engine.
+// commandEngine is the command engine's Descriptor.
+var commandEngine = Descriptor{
+	Name:    "command",
+	Summary: "any agent program, run whole inside the fork's sandbox: --agent",
+	Doc: "any agent program (--agent), run whole inside the fork's sandbox with everything " +
+		"it starts; it gets the task on stdin and in $FORKBOMB_TASK.",
+	Flags: []*Flag{FlagAgent},
+	New:   func(_ context.Context, s Settings) (Agent, error) { return NewCommand(s) },
+}
+
+// NewCommand checks s for the command engine: Argv, else Agent run by
+// /bin/sh -c.
 func NewCommand(s Settings) (Command, error) {
+	if len(s.Argv) == 0 && s.Agent != "" {
+		s.Argv = []string{"/bin/sh", "-c", s.Agent}
+	}
 	if len(s.Argv) == 0 {
 		return Command{}, &SettingsError{Engine: "command", Setting: "Argv", Msg: "the command engine needs --agent"}
 	}

@@ -35,6 +35,30 @@ type Hosted struct {
 // engine does not import the server).
 const tagHeader = "X-Forkbomb-Tag"
 
+// hostedEngine is the hosted engine's Descriptor.
+var hostedEngine = Descriptor{
+	Name:    "hosted",
+	Summary: "the api engine through a forkbomb gateway: FORKBOMB_GATEWAY_URL, FORKBOMB_API_KEY",
+	Doc: "forkbomb's own loop, its model reached through a forkbomb gateway that meters it; " +
+		"each fork's cost is what the gateway charged.",
+	Flags: []*Flag{FlagProvider, FlagModel, FlagMaxTurns, FlagPriceIn, FlagPriceOut},
+	Model: DefaultModel,
+	Env:   gatewayEnv,
+	Loop:  true,
+	Tools: ToolsShellEditor,
+	New:   func(_ context.Context, s Settings) (Agent, error) { return NewHosted(s) },
+}
+
+// gatewayEnv reads the gateway and its key.
+func gatewayEnv(s *Settings, getenv func(string) string) {
+	if s.BaseURL == "" {
+		s.BaseURL = getenv("FORKBOMB_GATEWAY_URL")
+	}
+	if s.APIKey == "" {
+		s.APIKey = getenv("FORKBOMB_API_KEY")
+	}
+}
+
 // NewHosted checks s for the hosted engine: BaseURL is the gateway, https
 // only (plain http only to loopback), with no credentials in it.
 func NewHosted(s Settings) (*Hosted, error) {

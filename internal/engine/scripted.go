@@ -229,3 +229,17 @@ func chunks(s string, n int) []string {
 	}
 	return append(out, s)
 }
+
+// Env is an environment in which this server is every engine's model: the
+// variables the engines read for their model's endpoint and key
+// (Descriptor.Env, Descriptor.Upstream — a gateway's included) name it,
+// and no other is set. The demo readies its engines in it.
+func (s *Scripted) Env(name string) string {
+	switch name {
+	case "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "FORKBOMB_GATEWAY_URL":
+		return s.URL
+	case "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "FORKBOMB_API_KEY":
+		return s.Key
+	}
+	return ""
+}

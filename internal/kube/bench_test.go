@@ -44,7 +44,7 @@ func BenchmarkBackendsAPI(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	eng, err := engine.New("api", engine.Settings{Provider: "anthropic", Model: "scripted", APIKey: key, BaseURL: srv.URL})
+	eng, err := engine.New(context.Background(), "api", engine.Settings{Provider: "anthropic", Model: "scripted", APIKey: key, BaseURL: srv.URL})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestClusterAPIRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	eng, err := engine.New("api", engine.Settings{Provider: "anthropic", Model: "scripted", APIKey: key, BaseURL: srv.URL, MaxTurns: 12})
+	eng, err := engine.New(context.Background(), "api", engine.Settings{Provider: "anthropic", Model: "scripted", APIKey: key, BaseURL: srv.URL, MaxTurns: 12})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func TestRaceClaudeCode(t *testing.T) {
 		Repo: repoDir, Task: "make add add", Forks: 3, All: true, Test: "/bin/sh check.sh", Timeout: 3 * time.Minute,
 		Prompts: []string{"[persona: fixer]", "[persona: cheat]", "[persona: escaper]"},
 	}
-	if o.Engine, err = engine.New("claude-code", engine.Settings{Proxy: p}); err != nil {
+	if o.Engine, err = engine.New(context.Background(), "claude-code", engine.Settings{Proxy: p}); err != nil {
 		t.Fatal(err)
 	}
 	r, recDir, err := run.Race(context.Background(), o)

@@ -70,7 +70,7 @@ func TestRaceCodex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	eng, err := engine.New("codex", engine.Settings{Proxy: p})
+	eng, err := engine.New(context.Background(), "codex", engine.Settings{Proxy: p})
 	if err != nil {
 		t.Fatal(err)
 	}

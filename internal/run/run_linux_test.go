@@ -241,7 +241,7 @@ func TestRaceAPIEngine(t *testing.T) {
 			if provider == "openai" {
 				s.BaseURL += "/v1"
 			}
-			if o.Engine, err = engine.New("api", s); err != nil {
+			if o.Engine, err = engine.New(context.Background(), "api", s); err != nil {
 				t.Fatal(err)
 			}
 			o.Forks, o.All = 2, true

@@ -36,7 +36,7 @@ func TestRaceAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	agent, err := engine.New("api", engine.Settings{BaseURL: srv.URL, APIKey: key, Model: "scripted", MaxTurns: 8})
+	agent, err := engine.New(context.Background(), "api", engine.Settings{BaseURL: srv.URL, APIKey: key, Model: "scripted", MaxTurns: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

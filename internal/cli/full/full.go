@@ -5,9 +5,13 @@
 // the core only through cli.Options.
 package full
 
-import "github.com/forkbomb/forkbomb/internal/cli"
+import (
+	"github.com/forkbomb/forkbomb/internal/backend"
+	"github.com/forkbomb/forkbomb/internal/cli"
+)
 
 // Options are every verb and backend: the full build.
 func Options() cli.Options {
-	return cli.Options{Verbs: []cli.Verb{newGatewayCmd}, WorldVerbs: []cli.Verb{newWorldMCPCmd, newWorldRaceCmd, newWorldDriveCmd}, Cluster: cluster{}}
+	return cli.Options{Verbs: []cli.Verb{newGatewayCmd}, WorldVerbs: []cli.Verb{newWorldMCPCmd, newWorldRaceCmd, newWorldDriveCmd},
+		Backends: backend.Linked{Kubernetes: openCluster}}
 }

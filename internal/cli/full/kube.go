@@ -9,19 +9,23 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/forkbomb/forkbomb/internal/cli"
+	"github.com/forkbomb/forkbomb/internal/backend"
 	"github.com/forkbomb/forkbomb/internal/kube"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-// cluster is the kubernetes backend (cli.Cluster).
-type cluster struct{}
+// cluster is the kubernetes backend's implementation (backend.Kubernetes),
+// its flags read when it is used.
+type cluster struct{ f *backend.Kube }
+
+func openCluster(f *backend.Kube) backend.Config { return cluster{f} }
 
 // Store puts a race's forks on the cluster; the judge stays on local.
-// What a pod cannot run (claude-code, codex) was refused by the core
-// before anything started.
-func (cluster) Store(ctx context.Context, o *run.Options, local *workspace.Store, f cli.ClusterFlags) (func(), error) {
+// An engine a pod cannot run was refused (backend.Backend.Refuse) before
+// anything started.
+func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Store) (func(), error) {
+	f := c.f
 	cfg, err := kube.LoadConfig(f.Context)
 	if err != nil {
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
@@ -56,7 +60,8 @@ func coreBeside() string {
 }
 
 // Probe reports what the cluster enforces.
-func (cluster) Probe(ctx context.Context, f cli.ClusterFlags, out io.Writer, asJSON bool) error {
+func (c cluster) Probe(ctx context.Context, out io.Writer, asJSON bool) error {
+	f := c.f
 	cfg, err := kube.LoadConfig(f.Context)
 	if err != nil {
 		return err

@@ -20,25 +20,24 @@ import (
 
 func newWorldDriveCmd(k cli.Kit) *cobra.Command {
 	var (
-		es       engine.Settings
-		maxTurns int
-		logPath  string
-		recheck  bool
-		timeout  time.Duration
-		wl       cli.WorldLimits
+		// an agent CLI that takes the world's MCP server as its only tool
+		eng     = cli.NewEngineFlags(func(d *engine.Descriptor) bool { return d.MCP })
+		logPath string
+		timeout time.Duration
+		wl      cli.WorldLimits
 	)
 	cmd := &cobra.Command{
-		Use:   "drive WORLD \"PROMPT\" [--max-turns N] [--model M] [--log PATH]",
-		Short: "One Claude Code turn whose only tool is this world's shell",
-		Long: `Run the real Claude Code CLI once on PROMPT with one tool: the world's shell
+		Use:   "drive WORLD \"PROMPT\" [--engine E] [--max-turns N] [--model M] [--log PATH]",
+		Short: "One agent CLI turn whose only tool is this world's shell",
+		Long: `Run an agent CLI (--engine) once on PROMPT with one tool: the world's shell
 (its MCP server, 'forkbomb world mcp'). Its own file, shell and web tools are denied.
-The CLI runs in forkbomb's sandbox as in a race: its only way out is forkbomb's
-model proxy, which holds the key ($ANTHROPIC_API_KEY or $CLAUDE_CODE_OAUTH_TOKEN,
-$ANTHROPIC_BASE_URL) while the CLI holds a placeholder. The MCP server runs inside
-that sandbox on a copy of the world; when the CLI stops, the copy replaces WORLD
+The CLI runs in forkbomb's sandbox as in a race, readied as 'forkbomb run' readies
+it: its only way out is forkbomb's model proxy, which holds the key from forkbomb's
+environment while the CLI holds a placeholder. The MCP server runs inside that
+sandbox on a copy of the world; when the CLI stops, the copy replaces WORLD
 atomically, under the world's lock. The canary must have passed for the installed
-CLI ('forkbomb canary --engine claude-code', or --recheck).
-
+CLI ('forkbomb canary', or --recheck). The engines:
+` + eng.Docs() + `
 Exit status: 0 when the agent stopped by itself; 1 when it crashed, timed out or
 hit a limit; 2 when it could not run.`,
 		Args: cli.ExactArgs(2),
@@ -52,14 +51,13 @@ hit a limit; 2 when it could not run.`,
 				defer f.Close()
 				log = f
 			}
-			cc, done, err := k.ClaudeCode(c.Context(), es, recheck)
+			agent, done, err := k.Ready(c.Context(), eng.Name, cli.Setup{Settings: eng.Settings, Recheck: eng.Recheck})
 			if err != nil {
-				return err
+				return cli.Exit(cli.ExitCouldNotRun, err)
 			}
 			defer done()
-			cc.MaxTurns = maxTurns
 			var calls atomic.Int64
-			out, err := worldrace.Drive(c.Context(), worldrace.DriveOptions{File: args[0], Prompt: args[1], Agent: cc,
+			out, err := worldrace.Drive(c.Context(), worldrace.DriveOptions{File: args[0], Prompt: args[1], Agent: agent,
 				Limits: wl.Limits, Timeout: timeout, Log: log, Emit: func(k event.Kind, _ map[string]any) {
 					if k == event.ToolCall {
 						calls.Add(1)
@@ -76,10 +74,10 @@ hit a limit; 2 when it could not run.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&es.Model, "model", "", "the model (default: the CLI's)")
-	f.IntVar(&maxTurns, "max-turns", 0, "the CLI's --max-turns (0: its default)")
+	eng.AddEngine(f, "", "the agent CLI")
+	eng.AddSettings(f)
 	f.StringVar(&logPath, "log", "", "write the CLI's transcript (stream-json) here")
-	f.BoolVar(&recheck, "recheck", false, "run the canary for the installed CLI first")
+	eng.AddRecheck(f, "run the canary for the installed CLI first")
 	f.DurationVar(&timeout, "agent-timeout", 0, "for the whole turn (0: none); --timeout bounds each shell call")
 	wl.Register(cmd)
 	return cmd

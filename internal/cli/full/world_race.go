@@ -3,8 +3,6 @@ package full
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,13 +15,13 @@ import (
 
 func newWorldRaceCmd(k cli.Kit) *cobra.Command {
 	var (
-		forks   int
-		check   string
-		eng     string
-		es      engine.Settings
+		forks int
+		check string
+		// forkbomb's own loop works a world through its shell; an agent
+		// CLI through the world's MCP server
+		eng     = cli.NewEngineFlags(func(d *engine.Descriptor) bool { return d.Loop || d.MCP })
 		runsDir string
 		timeout time.Duration
-		recheck bool
 		prompts string
 		wl      cli.WorldLimits
 	)
@@ -37,12 +35,12 @@ is kept as TRUNK.winner and the other agents are stopped. TRUNK is never written
 The race is recorded under runs/ like any race: 'forkbomb show' and 'forkbomb ui'
 read it.
 
---engine api uses forkbomb's own loop; its key is $ANTHROPIC_API_KEY (or
-$OPENAI_API_KEY with --provider openai) and $ANTHROPIC_BASE_URL an endpoint.
---engine claude-code drives the real Claude Code CLI in each branch as 'world
-drive' does: in forkbomb's sandbox, the world's MCP shell its only tool, its key
-held by forkbomb's model proxy, once its canary has passed.
-
+The engine (--engine) is readied as 'forkbomb run' readies it, from the same
+flags and environment. Forkbomb's own loop calls the world's shell here; an agent
+CLI runs in each branch as 'world drive' runs it: in forkbomb's sandbox, the
+world's MCP shell its only tool, its key held by forkbomb's model proxy, once
+its canary has passed. The engines:
+` + eng.Docs() + `
 Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 2 for a mistake on the command line; 130 when interrupted.`,
 		Args: cli.ExactArgs(2),
@@ -50,36 +48,16 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 			if check == "" {
 				return cli.Usagef("--check is required")
 			}
-			var agent engine.Agent
-			switch eng {
-			case "api":
-				p := strings.ToUpper(es.Provider)
-				if p == "" {
-					p = "ANTHROPIC"
-				}
-				es.APIKey, es.BaseURL = os.Getenv(p+"_API_KEY"), os.Getenv(p+"_BASE_URL")
-				a, err := engine.New(eng, es)
-				if err != nil {
-					return err
-				}
-				agent = a
-			case "claude-code":
-				if !c.Flags().Changed("model") {
-					es.Model = "" // the CLI's default, not the api engine's
-				}
-				cc, done, err := k.ClaudeCode(c.Context(), es, recheck)
-				if err != nil {
-					return err
-				}
-				defer done()
-				if c.Flags().Changed("max-turns") {
-					cc.MaxTurns = es.MaxTurns
-				}
-				agent = cc
-			default:
-				return cli.Usagef("--engine %q: worlds race with api or claude-code", eng)
+			d, err := engine.Lookup(eng.Name)
+			if err != nil {
+				return err
 			}
-			variants, err := readPromptVariants(prompts)
+			agent, done, err := k.Ready(c.Context(), eng.Name, cli.Setup{Settings: eng.Settings, Recheck: eng.Recheck})
+			if err != nil {
+				return err
+			}
+			defer done()
+			variants, err := cli.ReadPrompts(prompts)
 			if err != nil {
 				return err
 			}
@@ -87,8 +65,11 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 			if err != nil {
 				return err
 			}
+			// an agent CLI gets each branch as a Confined workspace (the
+			// world's MCP server in its sandbox); forkbomb's loop calls
+			// the world's shell here
 			res, err := worldrace.Run(c.Context(), worldrace.Options{Trunk: args[0], Forks: forks, Check: check,
-				Prompt: args[1], Prompts: variants, Agent: agent, RunsDir: dir, Limits: wl.Limits, Timeout: timeout, Confined: eng == "claude-code"})
+				Prompt: args[1], Prompts: variants, Agent: agent, RunsDir: dir, Limits: wl.Limits, Timeout: timeout, Confined: !d.Loop})
 			if res.RunID != "" {
 				fmt.Fprintf(k.IO.Out, "run %s\n", res.RunID)
 			}
@@ -106,32 +87,12 @@ Exit status: 0 when a branch won; 1 when none passed or the race could not run;
 	f := cmd.Flags()
 	f.IntVar(&forks, "forks", 2, "branches")
 	f.StringVar(&check, "check", "", "shell script run in a fresh copy of each finished branch; exit 0 passes")
-	f.StringVar(&eng, "engine", "api", "the agent engine (api or claude-code)")
-	f.StringVar(&es.Provider, "provider", "anthropic", "api engine: anthropic or openai")
-	f.StringVar(&es.Model, "model", "claude-sonnet-5-5", "the model (claude-code: the CLI's default unless given)")
-	f.IntVar(&es.MaxTurns, "max-turns", 30, "turns per agent (claude-code: the CLI's default unless given)")
+	eng.AddEngine(f, "", "the agent engine")
+	eng.AddSettings(f)
 	f.StringVar(&prompts, "prompts", "", "a file of prompt variants separated by lines of ---, one per branch (as in run)")
-	f.BoolVar(&recheck, "recheck", false, "claude-code: run the canary for the installed CLI first")
+	eng.AddRecheck(f, "run the canary for the installed CLI first")
 	f.StringVar(&runsDir, "runs-dir", "", "where the race is recorded (default $FORKBOMB_HOME/runs)")
 	f.DurationVar(&timeout, "agent-timeout", 0, "per agent (0: none); --timeout bounds each exec")
 	wl.Register(cmd)
 	return cmd
-}
-
-// readPromptVariants reads run's --prompts format: variants separated by lines of ---.
-func readPromptVariants(file string) ([]string, error) {
-	if file == "" {
-		return nil, nil
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("--prompts: %w", err)
-	}
-	var out []string
-	for _, p := range strings.Split(string(data), "\n---\n") {
-		if strings.TrimSpace(p) != "" {
-			out = append(out, strings.TrimSpace(p))
-		}
-	}
-	return out, nil
 }

@@ -75,7 +75,7 @@ func TestEvalRanksKnownSkill(t *testing.T) {
 	defer srv.Close()
 	var entries []eval.Entry
 	for _, m := range []string{"unskilled", "skilled"} {
-		a, err := engine.New("api", engine.Settings{Provider: "anthropic", Model: m, BaseURL: srv.URL, APIKey: key, MaxTurns: 5, PriceIn: 3, PriceOut: 15})
+		a, err := engine.New(context.Background(), "api", engine.Settings{Provider: "anthropic", Model: m, BaseURL: srv.URL, APIKey: key, MaxTurns: 5, PriceIn: 3, PriceOut: 15})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,45 @@
+package backend
+
+// The kubernetes backend's implementation links client-go, whose package
+// initialisers cost every process that links it about 1.3 ms: only
+// forkbomb-full links it (internal/cli/full, over internal/kube), and the
+// core forkbomb, which starts every sandbox, knows only this declaration.
+
+// DefaultImage is the forks' image unless --image says otherwise; the full
+// build's test checks it is internal/kube's own default.
+const DefaultImage = "forkbomb.local/agent:v2"
+
+// Kube are the kubernetes backend's flags.
+type Kube struct {
+	Namespace, RuntimeClass, Image, Context string
+	SandboxCRD                              string // auto, always or never
+}
+
+// Kubernetes is the kubernetes backend: one pod per fork, the pid 1 and the
+// judge here. open is its implementation, which reads k when it is used;
+// nil declares it in a binary that does not link it.
+func Kubernetes(open func(k *Kube) Config) *Backend {
+	return &Backend{
+		Name:    "kubernetes",
+		Summary: "one pod per fork; kubeconfig from $KUBECONFIG or ~/.kube/config",
+		Doc: "each fork is a pod (its memory and CPUs the pod's limits); the pid 1 and the judge stay " +
+			"here. An agent program runs whole in the pod; forkbomb's own loop runs here, its key with it, " +
+			"and sends each shell command and editor call to the pod. --network allow reaches a pod " +
+			"through a tunnel over the Kubernetes API (forkbomb's binary, sent into the pod, forwards its " +
+			"127.0.0.1 port), so the pod needs no route to this machine.",
+		Flags: func() (Config, []Flag) {
+			k := &Kube{Namespace: "default", Image: DefaultImage, SandboxCRD: "auto"}
+			flags := []Flag{
+				{Name: "namespace", Usage: "the namespace of the forks' pods", Value: &k.Namespace},
+				{Name: "runtime-class", Usage: "the pods' runtimeClassName (gvisor, kata, …; default: the node's runtime)", Value: &k.RuntimeClass},
+				{Name: "image", Usage: "the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, timeout, kill, sha256sum; with --network allow it runs forkbomb's own binary, sent into the pod: a static forkbomb, or the image holds its libc)", Value: &k.Image},
+				{Name: "kube-context", Usage: "the kubeconfig context (default: the current one)", Value: &k.Context},
+				{Name: "sandbox-crd", Usage: "make forks as agent-sandbox Sandboxes: auto (when the cluster serves agents.x-k8s.io), always or never", Values: []string{"auto", "always", "never"}, Value: &k.SandboxCRD},
+			}
+			if open == nil {
+				return nil, flags
+			}
+			return open(k), flags
+		},
+	}
+}
