@@ -12,6 +12,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
+	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/world"
 )
 
@@ -56,17 +57,20 @@ func TestRaceAPI(t *testing.T) {
 			}
 			before, _ := os.ReadFile(trunk)
 			runs := filepath.Join(dir, "runs")
-			res, err := Run(context.Background(), Options{Trunk: trunk, Forks: 2, Check: "grep -qx 42 /work/answer",
-				Prompt: "[persona: " + tc.persona + "] double the number in /work/question into /work/answer",
-				Agent:  agent, RunsDir: runs})
+			res, err := Run(context.Background(), Options{Trunk: trunk, Race: run.Options{Forks: 2, Test: "grep -qx 42 /work/answer",
+				Task:   "[persona: " + tc.persona + "] double the number in /work/question into /work/answer",
+				Engine: agent, RunsDir: runs}})
 			if after, _ := os.ReadFile(trunk); !bytes.Equal(before, after) {
 				t.Errorf("the trunk changed")
 			}
-			run, lerr := record.Load(runs, res.RunID)
+			if res.Run == nil {
+				t.Fatalf("no run: %v", err)
+			}
+			got, lerr := record.Load(runs, res.Run.ID)
 			if lerr != nil {
 				t.Fatal(lerr)
 			}
-			events, _ := os.ReadFile(filepath.Join(runs, res.RunID, "events.jsonl"))
+			events, _ := os.ReadFile(filepath.Join(res.Dir, "events.jsonl"))
 			if !bytes.Contains(events, []byte(`"type":"tool_call"`)) || !bytes.Contains(events, []byte(`"type":"verdict"`)) {
 				t.Errorf("events: %s", events)
 			}
@@ -74,8 +78,8 @@ func TestRaceAPI(t *testing.T) {
 				t.Errorf("the key is in the record")
 			}
 			if !tc.won {
-				if !errors.Is(err, ErrNoWinner) || run.Status != event.RunNoWinner {
-					t.Errorf("err %v status %s", err, run.Status)
+				if !errors.Is(err, ErrNoWinner) || got.Status != event.RunNoWinner {
+					t.Errorf("err %v status %s", err, got.Status)
 				}
 				if _, err := os.Lstat(trunk + ".winner"); err == nil {
 					t.Errorf("a winner file without a winner")
@@ -85,8 +89,8 @@ func TestRaceAPI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if run.Status != event.RunWon || run.Winner == nil {
-				t.Errorf("run.json: %+v", run)
+			if got.Status != event.RunWon || got.Winner == nil {
+				t.Errorf("run.json: %+v", got)
 			}
 			won, err := world.Load(trunk+".winner", 0)
 			if err != nil {
