@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/judge"
@@ -50,11 +51,45 @@ func prepareJudge(ctx context.Context, o judge.Options) (Judger, error) {
 
 // ForkWorkspace is the fork name of store as its agent gets it: an
 // engine.Workspace, and engine.Sessions where the store keeps sandboxes
-// for many commands. The race drives every agent through it; so does the
-// canary.
+// for many commands — or the store's own workspace for the fork where it
+// hands one out (AgentWorkspaces). The race drives every agent through it;
+// so does the canary.
 func ForkWorkspace(store Forks, name string) engine.Workspace {
+	if a, ok := store.(AgentWorkspaces); ok {
+		return a.AgentWorkspace(name)
+	}
 	return forkWorkspace{store: store, name: name}
 }
+
+// AgentWorkspaces is a fork store that gives each fork's agent a
+// workspace of its own rather than its Exec and Files: a world store
+// (internal/worldrace), where an agent CLI runs in forkbomb's sandbox on a
+// copy of the world with the world's MCP server as its only tool.
+type AgentWorkspaces interface {
+	AgentWorkspace(name string) engine.Workspace
+}
+
+// Bases is a fork store whose pid 1 is not a commit of a git repository
+// (a world file): it says what the race's repository and base are, in
+// place of workspace.ResolveBase. top is recorded as the run's repository
+// and hidden from the forks; base is the pid 1's version (New gets both).
+type Bases interface {
+	ResolveBase(ctx context.Context, repo, rev string) (top, base string, err error)
+}
+
+// resolveBase is the race's repository and base: the store's word where it
+// has one, else git's.
+func resolveBase(ctx context.Context, store Forks, repo, rev string) (string, string, error) {
+	if b, ok := store.(Bases); ok {
+		return b.ResolveBase(ctx, repo, rev)
+	}
+	return workspace.ResolveBase(ctx, repo, rev)
+}
+
+// ForkName is the workspace of fork n of the run id (its pid 1 is
+// "run-ID"): a backend that keeps something of a fork after the race (a
+// world store, the winner's world) finds it by this name.
+func ForkName(id string, n int) string { return fmt.Sprintf("run-%s-f%d", id, n) }
 
 // forkWorkspace is one fork of the store as its agent gets it
 // (engine.Workspace).

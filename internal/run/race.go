@@ -115,7 +115,7 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	}
 	var log bytes.Buffer
 	start := time.Now()
-	out := r.o.Engine.Run(ctx, forkWorkspace{store: r.o.Store, name: name}, engine.Task{
+	out := r.o.Engine.Run(ctx, ForkWorkspace(r.o.Store, name), engine.Task{
 		Prompt: task, Fork: n, Timeout: r.o.Timeout, Log: &log, Emit: emit, Allow: r.o.Allow,
 		Confine: func(p *sandbox.Policy) { r.confine(p); confineNet(ep, p) },
 	})

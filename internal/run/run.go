@@ -106,7 +106,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if o.Judge == nil {
 		o.Judge = prepareJudge
 	}
-	top, base, err := workspace.ResolveBase(ctx, o.Repo, o.Rev)
+	top, base, err := resolveBase(ctx, o.Store, o.Repo, o.Rev)
 	if err != nil {
 		return nil, "", err
 	}
@@ -200,7 +200,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	slots := make(chan struct{}, o.Parallel)
 	var wg sync.WaitGroup
 	for n := 0; n < o.Forks; n++ {
-		name := fmt.Sprintf("%s-f%d", pid1, n)
+		name := ForkName(id, n)
 		if _, err := o.Store.Fork(rctx, pid1, name); err != nil {
 			stop()
 			wg.Wait()

@@ -11,4 +11,6 @@ var (
 	ErrOutside = errors.New("read-only outside /work and /tmp")
 	// ErrUnsafeImport is a directory that cannot be imported as it is (a link out of it, a device).
 	ErrUnsafeImport = errors.New("cannot import")
+	// ErrPatch is a patch that does not apply to a world (ApplyPatch).
+	ErrPatch = errors.New("the patch does not apply")
 )

@@ -1,284 +1,82 @@
-// Package worldrace races agents in forks of a world (internal/world): it forks the trunk N
-// times, drives an agent in each branch with the world's shell as the tool that acts, runs a
-// check in a fresh copy of each finished branch, and keeps the first branch whose check passes
-// as TRUNK.winner. The trunk is never written. A race is recorded under runs/ like any race, so
-// `forkbomb show` and the web view read it.
+// Package worldrace is the worlds backend of a race (internal/world): Store is a run.Forks
+// whose pid 1 is a copy of a world file and whose forks are world forks, driven through the
+// world's shell, each shipping its /work as a git patch and judged by a check script in a fresh
+// copy of the trunk with that patch applied. Run races through run.Race — the same events,
+// record, limits and views as any race — and keeps the winner's world as TRUNK.winner. The
+// trunk is never written. Drive runs one agent turn on a world.
 package worldrace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
-	"sync"
-	"time"
 
-	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
-	"github.com/forkbomb/forkbomb/internal/sandbox"
-	"github.com/forkbomb/forkbomb/internal/workspace"
+	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/world"
 )
 
-// Options are one race.
+// Options are one world race.
 type Options struct {
-	Trunk   string // the world file; only read
-	Forks   int
-	Check   string // a shell script run in a fresh copy of each finished branch; status 0 passes
-	Prompt  string
-	Prompts []string // variants, one per branch in turn, each put before Prompt (optional)
-	Agent   engine.Agent
-	RunsDir string
-	Limits  world.Limits  // per exec, the agent's and the check's
-	Timeout time.Duration // per agent; 0: none but ctx's
-	Secrets []string      // never written to the record
+	Trunk  string       // the world file; only read
+	Limits world.Limits // per exec, the agents' and the check's
 	// Confined gives each agent its branch as a Confined workspace (an agent CLI in
-	// forkbomb's sandbox, the world's MCP server its only tool) rather than the in-process
-	// shell of the api engine. Self is the forkbomb binary for that server ("": this one).
+	// forkbomb's sandbox, the world's MCP server its only tool) rather than the world's
+	// shell, as the api engine takes it. Self is the forkbomb binary for that server ("":
+	// this one).
 	Confined bool
 	Self     string
+	// Race is the race as run.Race takes it — engine, task, prompt variants, forks, agent
+	// timeout, runs folder, progress, subscribers — with Test the check: a shell script run in
+	// a fresh copy of the trunk with a branch's patch applied, status 0 passing. Run sets its
+	// Store, Judge and Repo.
+	Race run.Options
 }
 
 // Result is how the race ended.
 type Result struct {
-	RunID  string
-	Winner int    // -1: none
-	File   string // TRUNK.winner when there is a winner
+	Run  *record.Run // as recorded; nil when the race could not start
+	Dir  string      // the run's record
+	File string      // TRUNK.winner when there is a winner
 }
 
-// ErrNoWinner is a race where no branch passed its check.
+// ErrNoWinner is a race where no branch passed the check.
 var ErrNoWinner = errors.New("no branch passed the check")
 
-// Run races. The branches live in a temporary folder beside the trunk, removed at the end.
+// Run races o.Race.Forks branches of the trunk through run.Race and keeps the winner's world
+// — the branch as its agent left it, shell state and all — as TRUNK.winner. Its errors are
+// run.Race's (run.ErrRecord: the record failed and the race was stopped), ErrNoWinner, and
+// those of the store.
 func Run(ctx context.Context, o Options) (Result, error) {
-	res := Result{Winner: -1}
-	if o.Forks < 1 {
-		return res, fmt.Errorf("world race: --forks must be at least 1")
-	}
-	if _, err := world.Load(o.Trunk, 0); err != nil {
-		return res, err
+	if o.Race.Forks < 1 {
+		return Result{}, fmt.Errorf("world race: --forks must be at least 1")
 	}
 	winnerFile := o.Trunk + ".winner"
 	if _, err := os.Lstat(winnerFile); err == nil {
-		return res, fmt.Errorf("world race: %s exists", winnerFile)
+		return Result{}, fmt.Errorf("world race: %s exists", winnerFile)
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(o.Trunk), "."+filepath.Base(o.Trunk)+".race-*")
+	s, err := Open(o)
 	if err != nil {
-		return res, fmt.Errorf("world race: %w", err)
+		return Result{}, err
 	}
-	defer os.RemoveAll(dir)
-	info := o.Agent.Info()
-	abs, _ := filepath.Abs(o.Trunk)
-	rec, err := record.Create(o.RunsDir, record.Run{ID: record.NewID(), Task: o.Prompt, Engine: info.Name,
-		Model: info.Model, Forks: o.Forks, Test: o.Check, Repo: "world:" + abs, Base: "world", Started: time.Now()},
-		append(o.Secrets, info.Secrets...))
+	defer s.Close()
+	ro := o.Race
+	ro.Store, ro.JudgeStore, ro.Judge, ro.Repo, ro.Rev = s, nil, s.Judge, s.trunk, ""
+	r, dir, err := run.Race(ctx, ro)
+	res := Result{Run: r, Dir: dir}
 	if err != nil {
 		return res, err
 	}
-	defer rec.Close()
-	res.RunID = filepath.Base(rec.Dir)
-	if err := rec.Event(string(event.RunStart), -1, map[string]any{"forks": o.Forks, "world": abs}); err != nil {
-		return res, err
-	}
-
-	rctx, stop := context.WithCancel(ctx)
-	defer stop()
-	type done struct {
-		n   int
-		out engine.Outcome
-	}
-	finished := make(chan done, o.Forks)
-	var wg sync.WaitGroup
-	for n := range o.Forks {
-		branch := filepath.Join(dir, "branch-"+strconv.Itoa(n)+".world")
-		if err := world.Fork(o.Trunk, branch); err != nil {
+	if r.Winner != nil {
+		if err := s.Keep(run.ForkName(r.ID, *r.Winner), winnerFile); err != nil {
 			return res, err
 		}
-		rec.Event(string(event.ForkStart), n, map[string]any{"world": "branch-" + strconv.Itoa(n)})
-		wg.Add(1)
-		bw := &Workspace{File: branch, Limits: o.Limits}
-		defer bw.Close()
-		var ws engine.Workspace = bw
-		if o.Confined {
-			c, err := NewConfined(branch, o.Limits, o.Self)
-			if err != nil {
-				return res, err
-			}
-			defer c.Close()
-			ws = c
-		}
-		prompt := o.Prompt
-		if len(o.Prompts) > 0 {
-			prompt = o.Prompts[n%len(o.Prompts)] + "\n\n" + o.Prompt
-		}
-		go func() {
-			defer wg.Done()
-			defer func() {
-				// A panic in the agent's engine ends its fork, not the race (issue 21: one
-				// left the race's record "running").
-				if v := recover(); v != nil {
-					finished <- done{n, engine.Outcome{State: event.ForkCrashed, Err: fmt.Errorf("panic: %v", v)}}
-				}
-			}()
-			out := o.Agent.Run(rctx, ws, engine.Task{Prompt: prompt, Fork: n, Timeout: o.Timeout,
-				Emit: func(k event.Kind, data map[string]any) { rec.Event(string(k), n, data) }})
-			finished <- done{n, out}
-		}()
+		res.File = winnerFile
 	}
-	go func() { wg.Wait(); close(finished) }()
-
-	forks := make([]record.Fork, o.Forks)
-	for d := range finished {
-		f := record.Fork{N: d.n, State: d.out.State, Exit: d.out.Exit, Reason: d.out.Reason(),
-			TokensIn: d.out.Usage.TokensIn, TokensOut: d.out.Usage.TokensOut, CostMicroUSD: d.out.Usage.CostMicroUSD}
-		rec.Event(string(event.ForkExit), d.n, map[string]any{"state": string(d.out.State), "reason": d.out.Reason()})
-		if res.Winner >= 0 || d.out.State != event.ForkExited {
-			if res.Winner >= 0 && d.out.State == event.ForkKilled {
-				f.Verdict = ""
-			}
-			forks[d.n] = f
-			continue
-		}
-		branch := filepath.Join(dir, "branch-"+strconv.Itoa(d.n)+".world")
-		verdict, reason, err := check(ctx, rec, dir, branch, d.n, o)
-		if err != nil {
-			return res, err
-		}
-		f.Verdict, f.Reason = verdict, reason
-		if verdict == event.Pass {
-			f.Score = 1
-			res.Winner = d.n
-			if err := world.Fork(branch, winnerFile); err != nil {
-				return res, err
-			}
-			res.File = winnerFile
-			rec.Event(string(event.Winner), d.n, map[string]any{"world": winnerFile})
-			stop() // the other agents are killed
-		}
-		forks[d.n] = f
-	}
-	status := event.RunNoWinner
-	if res.Winner >= 0 {
-		status = event.RunWon
-	}
-	if ctx.Err() != nil {
-		status = event.RunInterrupted
-	}
-	rec.Event(string(event.RunEnd), -1, map[string]any{"status": string(status)})
-	err = rec.Update(func(r *record.Run) {
-		r.Status, r.Fork, r.Ended = status, forks, time.Now()
-		r.Seconds = r.Ended.Sub(r.Started).Seconds()
-		if res.Winner >= 0 {
-			w := res.Winner
-			r.Winner = &w
-		}
-		for _, f := range forks {
-			r.TokensIn += f.TokensIn
-			r.TokensOut += f.TokensOut
-			r.CostMicroUSD += f.CostMicroUSD
-		}
-	})
-	if err != nil {
-		return res, err
-	}
-	if res.Winner < 0 && status == event.RunNoWinner {
+	if r.Status == event.RunNoWinner {
 		return res, ErrNoWinner
 	}
 	return res, nil
 }
-
-// check runs the check in a fresh copy of the finished branch: the agent has stopped and never
-// had that copy, so nothing it left running could change what the check sees.
-func check(ctx context.Context, rec *record.Recorder, dir, branch string, n int, o Options) (event.Verdict, string, error) {
-	rec.Event(string(event.JudgeStart), n, nil)
-	copyFile := filepath.Join(dir, "check-"+strconv.Itoa(n)+".world")
-	if err := world.Fork(branch, copyFile); err != nil {
-		return "", "", err
-	}
-	r, err := world.ExecFile(ctx, copyFile, o.Check, nil, o.Limits)
-	if err != nil {
-		// A world the agent left unreadable fails its check; it is not the race's fault.
-		rec.Event(string(event.VerdictGiven), n, map[string]any{"verdict": string(event.Fail), "reason": err.Error()})
-		return event.Fail, err.Error(), nil
-	}
-	verdict, reason := event.Pass, "check exited 0"
-	if r.Status != 0 {
-		verdict, reason = event.Fail, fmt.Sprintf("check exited %d: %s", r.Status, tail(r.Stdout, r.Stderr))
-	}
-	rec.Event(string(event.VerdictGiven), n, map[string]any{"verdict": string(verdict), "reason": reason})
-	return verdict, reason, nil
-}
-
-func tail(out, errOut []byte) string {
-	b := bytes.TrimSpace(append(append([]byte(nil), out...), errOut...))
-	if len(b) > 400 {
-		b = b[len(b)-400:]
-	}
-	return string(b)
-}
-
-// Workspace is a branch world as an engine sees it: Exec runs the shell command in the world,
-// in a worker of its own the kernel confines (world.Runner, started on the first command and
-// kept for the branch's life), and the editor gets no files — the world's shell is the tool
-// that acts.
-type Workspace struct {
-	File   string
-	Limits world.Limits
-
-	mu     sync.Mutex
-	runner *world.Runner
-}
-
-// Close ends the branch's worker.
-func (w *Workspace) Close() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.runner != nil {
-		w.runner.Close()
-		w.runner = nil
-	}
-}
-
-// Exec implements engine.Workspace: the policy's command is ["/bin/sh", "-c", SCRIPT]. A
-// panic or a worker that died is the command's failure (status 125, its message on stderr),
-// and the agent goes on.
-func (w *Workspace) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
-	if len(p.Command) != 3 || p.Command[1] != "-c" {
-		return nil, fmt.Errorf("world: only shell scripts run in a world")
-	}
-	w.mu.Lock()
-	if w.runner == nil {
-		w.runner = world.NewRunner()
-	}
-	r := w.runner
-	w.mu.Unlock()
-	res, err := r.ExecFile(ctx, w.File, p.Command[2], nil, w.Limits)
-	if err != nil {
-		return nil, err
-	}
-	if stdio.Stdout != nil {
-		stdio.Stdout.Write(res.Stdout)
-	}
-	if stdio.Stderr != nil {
-		stdio.Stderr.Write(res.Stderr)
-	}
-	return &sandbox.Result{ExitCode: res.Status}, nil
-}
-
-// Files implements engine.Workspace.
-func (w *Workspace) Files() (string, workspace.Files, error) { return "/work", noFiles{}, nil }
-
-// errShellOnly is what the editor tool tells the model in a world.
-var errShellOnly = fmt.Errorf("%w: in a world the shell is the only tool; use it to read and write files", fs.ErrPermission)
-
-type noFiles struct{}
-
-func (noFiles) Stat(string) (fs.FileMode, error)                { return 0, errShellOnly }
-func (noFiles) Read(string, int64) ([]byte, fs.FileMode, error) { return nil, 0, errShellOnly }
-func (noFiles) List(string, int) ([]string, error)              { return nil, errShellOnly }
-func (noFiles) Write(string, []byte, fs.FileMode) error         { return errShellOnly }
