@@ -115,12 +115,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: repo}); err != nil {
 		return nil, fmt.Errorf("canary: snapshot: %w", err)
 	}
-	defer o.Store.Remove(pid1)
+	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
 	if _, err := o.Store.Fork(ctx, pid1, fork); err != nil {
 		return nil, fmt.Errorf("canary: fork: %w", err)
 	}
-	defer o.Store.Remove(fork)
-	root, files, err := o.Store.Files(fork)
+	defer o.Store.Remove(context.WithoutCancel(ctx), fork)
+	root, files, err := o.Store.Files(ctx, fork)
 	if err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
 	}
@@ -156,7 +156,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if r := out.Reason(); r != "" {
 		agent += ": " + r
 	}
-	snap, err := o.Store.Snapshot(pid1)
+	snap, err := o.Store.Snapshot(ctx, pid1)
 	if err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
 	}
@@ -165,7 +165,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		root: root, files: files, snapshot: snap, secret: secret,
 		secrets: o.Secrets, stream: text, cut: cut, hits: hits.drain(ln),
 	}
-	res := &Result{Engine: info.Name, Version: o.Version, At: time.Now().UTC(), Agent: agent, Checks: c.all()}
+	res := &Result{Engine: info.Name, Version: o.Version, At: time.Now().UTC(), Agent: agent, Checks: c.all(ctx)}
 	res.Passed = true
 	for _, ch := range res.Checks {
 		res.Passed = res.Passed && ch.OK

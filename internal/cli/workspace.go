@@ -173,7 +173,7 @@ func newWSLsCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			all, err := s.List()
+			all, err := s.List(c.Context())
 			if err != nil {
 				return err
 			}
@@ -213,7 +213,7 @@ func newWSRmCmd(stdio IO) *cobra.Command {
 			}
 			var errs []error
 			for _, name := range args {
-				if err := s.Remove(name); err != nil {
+				if err := s.Remove(c.Context(), name); err != nil {
 					errs = append(errs, err)
 				}
 			}

@@ -47,7 +47,7 @@ type Workspace interface {
 	Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error)
 	// Files returns the path a command in the fork sees as its root, and
 	// the fork's files.
-	Files() (root string, files workspace.Files, err error)
+	Files(ctx context.Context) (root string, files workspace.Files, err error)
 }
 
 // Sessions is what a Workspace may offer besides Exec: one sandbox kept

@@ -148,7 +148,7 @@ func callTool(ctx context.Context, cfg Config, name string, input json.RawMessag
 		}
 		return cfg.Shell(ctx, in.Command), false
 	case "editor":
-		return edit(cfg.Files, cfg.Root, input)
+		return edit(ctx, cfg.Files, cfg.Root, input)
 	}
 	return fmt.Sprintf("unknown tool %q: the tools are shell and editor", name), true
 }

@@ -73,7 +73,7 @@ func (a *API) Run(ctx context.Context, w Workspace, t Task) Outcome {
 // and bearer key).
 func (a *API) run(ctx context.Context, w Workspace, t Task, hook func(*Config)) Outcome {
 	t.defaults()
-	root, files, err := w.Files()
+	root, files, err := w.Files(ctx)
 	if err != nil {
 		return crashed(ctx, err)
 	}

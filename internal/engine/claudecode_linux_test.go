@@ -26,7 +26,7 @@ func (w dirWorkspace) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.
 	return sandbox.Run(ctx, p, stdio)
 }
 
-func (w dirWorkspace) Files() (string, workspace.Files, error) {
+func (w dirWorkspace) Files(context.Context) (string, workspace.Files, error) {
 	return w.dir, workspace.LayerFiles{Layers: []string{w.dir}}, nil
 }
 

@@ -88,7 +88,7 @@ func (c *Codex) Run(ctx context.Context, w Workspace, t Task) Outcome {
 		return Outcome{State: event.ForkCrashed, Err: fmt.Errorf("codex: open the model route: %w", err)}
 	}
 	defer route.Close()
-	root, _, err := w.Files()
+	root, _, err := w.Files(ctx)
 	if err != nil {
 		return Outcome{State: event.ForkCrashed, Err: fmt.Errorf("codex: the fork's files: %w", err)}
 	}

@@ -29,7 +29,9 @@ type storeFork struct {
 func (f storeFork) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
 	return f.s.Exec(ctx, f.name, p, stdio)
 }
-func (f storeFork) Files() (string, workspace.Files, error) { return f.s.Files(f.name) }
+func (f storeFork) Files(ctx context.Context) (string, workspace.Files, error) {
+	return f.s.Files(ctx, f.name)
+}
 
 // codexFork makes a fork of a git repository holding files, in a store
 // under base (an outside folder, so a planted file beside it is one the

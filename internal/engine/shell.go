@@ -130,10 +130,10 @@ type trackedFiles struct {
 	written *atomic.Bool
 }
 
-func (f trackedFiles) Write(rel string, data []byte, mode fs.FileMode) error {
+func (f trackedFiles) Write(ctx context.Context, rel string, data []byte, mode fs.FileMode) error {
 	// Set before and after: a command started while the write is under
 	// way must not keep the old view either.
 	f.written.Store(true)
 	defer f.written.Store(true)
-	return f.Files.Write(rel, data, mode)
+	return f.Files.Write(ctx, rel, data, mode)
 }

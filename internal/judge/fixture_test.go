@@ -136,7 +136,7 @@ func judgeAll(t *testing.T, repo, test string, hidden []string, cases []judged, 
 		}
 	}
 	// nothing is left behind but the cached pid 1
-	all, _ := s.List()
+	all, _ := s.List(t.Context())
 	if len(all) != 1 {
 		t.Errorf("judge left %d workspaces", len(all))
 	}

@@ -31,7 +31,7 @@ var ErrCannotJudge = errors.New("cannot judge")
 // declared here, where it is used: *workspace.Store implements it, and so
 // can a backend elsewhere (a cluster) that never imports the judge.
 type Forks interface {
-	Get(name string) (*workspace.Meta, error)
+	Get(ctx context.Context, name string) (*workspace.Meta, error)
 	New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error)
 	Fork(ctx context.Context, src, dst string) (*workspace.Meta, error)
 	// Exec runs a confined command in a fork. The judge asks, through
@@ -39,11 +39,13 @@ type Forks interface {
 	// volatile overlay (Overlay.Volatile), see workspace.Store.Exec; a
 	// store that cannot honour them runs the command as usual.
 	Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error)
-	Remove(name string) error
+	// Remove deletes a workspace. Cleaning up after a cancelled judgement,
+	// the judge passes a context that outlives the cancellation.
+	Remove(ctx context.Context, name string) error
 	// Snapshot returns a host folder holding a pid 1's files, for
 	// planning (which tests exist, which files the test command names);
 	// a backend whose forks live elsewhere materialises one.
-	Snapshot(name string) (string, error)
+	Snapshot(ctx context.Context, name string) (string, error)
 }
 
 var _ Forks = (*workspace.Store)(nil)
@@ -193,12 +195,12 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
 	j := &Judger{o: o, base: base, pid1: "judge-" + hashOf(top, base)[:16], runCmd: structured(o.Test)}
-	if _, err := o.Store.Get(j.pid1); err != nil {
+	if _, err := o.Store.Get(ctx, j.pid1); err != nil {
 		if _, err := o.Store.New(ctx, j.pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil && !errors.Is(err, workspace.ErrExists) {
 			return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 		}
 	}
-	if j.tree, err = o.Store.Snapshot(j.pid1); err != nil {
+	if j.tree, err = o.Store.Snapshot(ctx, j.pid1); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
 	j.o.Strip.Named = append(append([]string{}, o.Strip.Named...), namedFiles(o.Test, j.tree)...)
@@ -454,7 +456,7 @@ func newFork(ctx context.Context, s Forks, pid1 string) (string, func(), error) 
 	if _, err := s.Fork(ctx, pid1, name); err != nil {
 		return "", nil, fmt.Errorf("%w: fork: %v", ErrCannotJudge, err)
 	}
-	return name, func() { s.Remove(name) }, nil
+	return name, func() { s.Remove(context.WithoutCancel(ctx), name) }, nil
 }
 
 // structured asks the runner for output the judge can read by name, where

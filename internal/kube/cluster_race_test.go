@@ -156,7 +156,7 @@ id -u`
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.deleteFork("token-control")
+		defer s.deleteFork(context.Background(), "token-control")
 		if v, _, _ := unstructured.NestedSlice(got.Object, "spec", "volumes"); !strings.Contains(toString(v), "serviceAccountToken") {
 			t.Errorf("control: no token volume on a pod that allows one: %s", toString(v))
 		}

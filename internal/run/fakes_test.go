@@ -39,7 +39,7 @@ func newMemStore(base map[string]string) *memStore {
 	return &memStore{base: base, ws: map[string]*memWorkspace{}}
 }
 
-func (s *memStore) Get(name string) (*workspace.Meta, error) {
+func (s *memStore) Get(_ context.Context, name string) (*workspace.Meta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.ws[name]
@@ -82,7 +82,7 @@ func (s *memStore) Exec(context.Context, string, sandbox.Policy, sandbox.Stdio) 
 	return nil, errors.New("the memory store runs no command")
 }
 
-func (s *memStore) Remove(name string) error {
+func (s *memStore) Remove(_ context.Context, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.ws[name]; !ok {
@@ -92,7 +92,7 @@ func (s *memStore) Remove(name string) error {
 	return nil
 }
 
-func (s *memStore) Snapshot(name string) (string, error) {
+func (s *memStore) Snapshot(_ context.Context, name string) (string, error) {
 	return "", errors.New("the memory store has no folder on disk")
 }
 
@@ -117,7 +117,7 @@ func (s *memStore) Diff(_ context.Context, name string, _ bool) (*workspace.Diff
 	return &workspace.Diff{Patch: []byte(strings.Join(out, "\n"))}, nil
 }
 
-func (s *memStore) Files(name string) (string, workspace.Files, error) {
+func (s *memStore) Files(_ context.Context, name string) (string, workspace.Files, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.ws[name]
@@ -127,7 +127,7 @@ func (s *memStore) Files(name string) (string, workspace.Files, error) {
 	return "/mem/" + name, w.files, nil
 }
 
-func (s *memStore) List() ([]*workspace.Meta, error) {
+func (s *memStore) List(context.Context) ([]*workspace.Meta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*workspace.Meta
@@ -156,7 +156,7 @@ func (f *memFiles) clone() *memFiles {
 	return c
 }
 
-func (f *memFiles) Stat(rel string) (fs.FileMode, error) {
+func (f *memFiles) Stat(_ context.Context, rel string) (fs.FileMode, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.files[rel]; ok {
@@ -170,7 +170,7 @@ func (f *memFiles) Stat(rel string) (fs.FileMode, error) {
 	return 0, fs.ErrNotExist
 }
 
-func (f *memFiles) Read(rel string, max int64) ([]byte, fs.FileMode, error) {
+func (f *memFiles) Read(_ context.Context, rel string, max int64) ([]byte, fs.FileMode, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.files[rel]
@@ -183,7 +183,7 @@ func (f *memFiles) Read(rel string, max int64) ([]byte, fs.FileMode, error) {
 	return []byte(c), 0o644, nil
 }
 
-func (f *memFiles) List(rel string, max int) ([]string, error) {
+func (f *memFiles) List(_ context.Context, rel string, max int) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	seen := map[string]bool{}
@@ -208,7 +208,7 @@ func (f *memFiles) List(rel string, max int) ([]string, error) {
 	return out[:min(len(out), max)], nil
 }
 
-func (f *memFiles) Write(rel string, data []byte, _ fs.FileMode) error {
+func (f *memFiles) Write(_ context.Context, rel string, data []byte, _ fs.FileMode) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.files[path.Clean(rel)] = string(data)
@@ -224,7 +224,7 @@ type memAgent struct {
 func (a memAgent) Info() engine.Info { return engine.Info{Name: "memory"} }
 
 func (a memAgent) Run(ctx context.Context, w engine.Workspace, t engine.Task) engine.Outcome {
-	_, files, err := w.Files()
+	_, files, err := w.Files(ctx)
 	if err != nil {
 		return engine.Outcome{State: event.ForkCrashed, Err: err}
 	}

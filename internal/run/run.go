@@ -122,7 +122,10 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		return nil, "", err
 	}
 
-	reclaimInterrupted(o.Store, runsDir)
+	// Removals outlive the run's cancellation: an interrupted run's
+	// workspaces are still removed.
+	cleanup := context.WithoutCancel(ctx)
+	reclaimInterrupted(cleanup, o.Store, runsDir)
 	id := record.NewID()
 	info := o.Engine.Info()
 	rec, err := record.Create(runsDir, record.Run{
@@ -165,7 +168,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		// down) gets a moment before the pid 1 is left for the next
 		// run's reclaim.
 		for i := 0; i < 20; i++ {
-			if err := o.Store.Remove(pid1); err == nil || errors.Is(err, workspace.ErrNotFound) {
+			if err := o.Store.Remove(cleanup, pid1); err == nil || errors.Is(err, workspace.ErrNotFound) {
 				return
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -212,7 +215,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer o.Store.Remove(name)
+			defer o.Store.Remove(cleanup, name)
 			select {
 			case slots <- struct{}{}:
 				defer func() { <-slots }()
@@ -319,8 +322,8 @@ func secretValues() []string {
 
 // reclaimInterrupted removes the workspaces of runs whose forkbomb was
 // killed (their record reads "interrupted"): forks first, then pid 1.
-func reclaimInterrupted(s Forks, runsDir string) {
-	all, err := s.List()
+func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
+	all, err := s.List(ctx)
 	if err != nil {
 		return
 	}
@@ -338,11 +341,11 @@ func reclaimInterrupted(s Forks, runsDir string) {
 		if m.Kind == "pid1" {
 			pid1s = append(pid1s, m.Name)
 		} else {
-			s.Remove(m.Name)
+			s.Remove(ctx, m.Name)
 		}
 	}
 	for _, p := range pid1s {
-		s.Remove(p)
+		s.Remove(ctx, p)
 	}
 }
 

@@ -122,7 +122,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 		return nil
 	})
 	// the run's workspaces are gone; the record stays
-	if all, _ := o.Store.List(); len(all) > 1 { // the judge's cached pid 1
+	if all, _ := o.Store.List(t.Context()); len(all) > 1 { // the judge's cached pid 1
 		var names []string
 		for _, m := range all {
 			names = append(names, m.Name)
@@ -208,7 +208,7 @@ func TestRaceSIGKILL(t *testing.T) {
 	if _, _, err := run.Race(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	left, _ := s.List()
+	left, _ := s.List(t.Context())
 	for _, m := range left {
 		if strings.HasPrefix(m.Pid1, "run-"+all[0].ID) {
 			t.Errorf("the killed run's workspace %s was not reclaimed", m.Name)

@@ -67,7 +67,7 @@ func TestRaceSeams(t *testing.T) {
 			case <-ctx.Done():
 				return engine.Outcome{State: event.ForkKilled}
 			}
-			if err := files.Write("lib.sh", []byte("add() { echo $(($1 + $2)); }\n"), 0o644); err != nil {
+			if err := files.Write(ctx, "lib.sh", []byte("add() { echo $(($1 + $2)); }\n"), 0o644); err != nil {
 				return engine.Outcome{State: event.ForkCrashed, Err: err}
 			}
 			fmt.Fprintln(task.Log, "fixed add")
@@ -117,7 +117,7 @@ func TestRaceSeams(t *testing.T) {
 	if log, _ := os.ReadFile(filepath.Join(dir, "forks", "0", "agent.log")); string(log) != "fixed add\n" {
 		t.Errorf("fork 0's log: %q", log)
 	}
-	if all, _ := store.List(); len(all) != 0 {
+	if all, _ := store.List(t.Context()); len(all) != 0 {
 		t.Errorf("the race left %d workspaces in the store", len(all))
 	}
 

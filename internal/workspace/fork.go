@@ -19,7 +19,7 @@ import (
 // lower layer that still changes). Elsewhere it is a reflink or plain copy
 // of src's whole tree.
 func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
-	sm, err := s.Get(src)
+	sm, err := s.meta(src)
 	if err != nil {
 		return nil, err
 	}
