@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/record"
@@ -263,7 +264,7 @@ until Ctrl-C).
 			if !contained {
 				return &exitError{code: ExitFailed, msg: "the escape artist wrote outside its fork"}
 			}
-			if r.Status != "won" {
+			if r.Status != event.RunWon {
 				return &exitError{code: ExitFailed, msg: "the demo's race had no winner"}
 			}
 			return nil

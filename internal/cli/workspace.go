@@ -189,7 +189,7 @@ func newWSLsCmd(stdio IO) *cobra.Command {
 			fmt.Fprintln(w, "NAME\tKIND\tMETHOD\tSOURCE\tBASE\tCREATED")
 			for _, m := range all {
 				src := m.Source
-				if m.Kind == "pid1" {
+				if m.Kind == workspace.KindPid1 {
 					src = m.Repo
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, m.Method, src, short(m.Base), m.Created.Local().Format(time.DateTime))

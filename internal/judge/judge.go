@@ -99,9 +99,9 @@ func (o Options) hidePaths() []string {
 	return out
 }
 
-// Verdict is the judgement of one patch. See docs/JUDGE.md for the schema.
+// Verdict is the judgement of one patch. See docs/JUDGE.md for the schema
+// (its "pass" is written from Verdict by MarshalJSON).
 type Verdict struct {
-	Pass     bool          `json:"pass"`
 	Verdict  event.Verdict `json:"verdict"`
 	Reason   string        `json:"reason"`
 	Applied  bool          `json:"applied"`
@@ -135,6 +135,18 @@ type Verdict struct {
 	// verdict that did not pass (a timeout included).
 	OutputTail string `json:"output_tail,omitempty"`
 	Output     string `json:"-"`
+}
+
+// MarshalJSON writes v with "pass" first, as verdict.json has always
+// had it: true exactly when the verdict is event.Pass. It is derived, so
+// it can never disagree with the verdict; a reader decoding a Verdict
+// ignores it.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	type fields Verdict // the same fields, without this method
+	return json.Marshal(struct {
+		Pass bool `json:"pass"`
+		fields
+	}{v.Verdict == event.Pass, fields(v)})
 }
 
 // Baseline is the test command's outcome on the untouched base.
@@ -308,7 +320,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		v.Stripped = []string{}
 	}
 	if err != nil { // refused whole: nothing of it is applied
-		v.Verdict, v.Reason = "fail", err.Error()
+		v.Verdict, v.Reason = event.Fail, err.Error()
 		v.Timings.Total = time.Since(start).Milliseconds()
 		return v, nil
 	}
@@ -328,7 +340,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	}
 	v.Sentinels = plan.report()
 	if run.applyFailed {
-		v.Verdict, v.Reason = "fail", "the patch does not apply: "+run.applyErr
+		v.Verdict, v.Reason = event.Fail, "the patch does not apply: "+run.applyErr
 		v.Timings.Total = time.Since(start).Milliseconds()
 		return v, nil
 	}
@@ -350,19 +362,18 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	}
 	if run.limit != "" {
 		v.Limit = run.limit
-		v.Verdict, v.Reason = "fail", "the test run was stopped: "+run.limit
+		v.Verdict, v.Reason = event.Fail, "the test run was stopped: "+run.limit
 	}
 	if tamper != "" {
 		v.Tampered = true
-		if v.Verdict != "pass" {
+		if v.Verdict != event.Pass {
 			tamper += "; " + v.Reason
 		}
-		v.Verdict, v.Reason = "fail", tamper
+		v.Verdict, v.Reason = event.Fail, tamper
 	}
 	if v.Verdict == event.Pass && len(v.Findings) > 0 {
 		v.Verdict, v.Reason = event.Review, reviewReason(v.Findings)
 	}
-	v.Pass = v.Verdict == "pass"
 	if cur != nil {
 		v.Results = cur
 		for name, o := range cur.Tests {
@@ -372,10 +383,10 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		}
 		sort.Strings(v.Failures)
 	}
-	if len(stripped) > 0 && !v.Pass {
+	if len(stripped) > 0 && v.Verdict != event.Pass {
 		v.Reason += fmt.Sprintf(" (stripped edits to %d test or config file(s): %s)", len(stripped), names(append([]string{}, stripped...)))
 	}
-	if !v.Pass {
+	if v.Verdict != event.Pass {
 		out := run.output
 		if !v.Tampered { // a tampering verdict's evidence is in the sentinels' lines
 			out = plan.quiet(out)

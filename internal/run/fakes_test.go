@@ -56,7 +56,7 @@ func (s *memStore) New(_ context.Context, name string, o workspace.NewOptions) (
 	if _, ok := s.ws[name]; ok {
 		return nil, workspace.ErrExists
 	}
-	w := &memWorkspace{meta: workspace.Meta{Name: name, Kind: "pid1", Pid1: name, Repo: o.Repo}, files: &memFiles{files: map[string]string{}}}
+	w := &memWorkspace{meta: workspace.Meta{Name: name, Kind: workspace.KindPid1, Pid1: name, Repo: o.Repo}, files: &memFiles{files: map[string]string{}}}
 	for p, c := range s.base {
 		w.files.files[p] = c
 	}
@@ -72,7 +72,7 @@ func (s *memStore) Fork(_ context.Context, src, dst string) (*workspace.Meta, er
 	if !ok {
 		return nil, workspace.ErrNotFound
 	}
-	w := &memWorkspace{meta: workspace.Meta{Name: dst, Kind: "fork", Source: src, Pid1: from.meta.Pid1}, files: from.files.clone()}
+	w := &memWorkspace{meta: workspace.Meta{Name: dst, Kind: workspace.KindFork, Source: src, Pid1: from.meta.Pid1}, files: from.files.clone()}
 	s.ws[dst] = w
 	m := w.meta
 	return &m, nil
@@ -249,7 +249,7 @@ func (j *memJudge) Judge(ctx context.Context, patches [][]byte) ([]*judge.Verdic
 	for _, p := range patches {
 		v := &judge.Verdict{Verdict: event.Fail, Reason: "the patch lacks the fix"}
 		if strings.Contains(string(p), j.want) {
-			v = &judge.Verdict{Pass: true, Verdict: event.Pass, Reason: "1 test fixed", Score: judge.Score{Value: 1}}
+			v = &judge.Verdict{Verdict: event.Pass, Reason: "1 test fixed", Score: judge.Score{Value: 1}}
 			if j.review != "" && strings.Contains(string(p), j.review) {
 				v = &judge.Verdict{Verdict: event.Review, Reason: "needs review: the tests pass, but ...", Score: judge.Score{Value: 1},
 					Findings: []judge.Finding{{File: "lib.sh", Line: 1, Rule: "sh-test-mode", Construct: "a test-mode check"}}}

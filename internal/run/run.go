@@ -338,7 +338,7 @@ func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
 		if r, err := record.Load(runsDir, id); err != nil || r.Status != event.RunInterrupted {
 			continue
 		}
-		if m.Kind == "pid1" {
+		if m.Kind == workspace.KindPid1 {
 			pid1s = append(pid1s, m.Name)
 		} else {
 			s.Remove(ctx, m.Name)

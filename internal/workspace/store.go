@@ -26,10 +26,18 @@ const (
 	MethodCopy     Method = "copy"     // a plain copy
 )
 
+// Kind is what a workspace is: a pid 1 or a fork of one.
+type Kind string
+
+const (
+	KindPid1 Kind = "pid1" // a snapshot of a commit, never written
+	KindFork Kind = "fork" // a writable fork of a pid 1 (or of another fork)
+)
+
 // Meta describes one workspace; it is written once, atomically.
 type Meta struct {
 	Name    string    `json:"name"`
-	Kind    string    `json:"kind"` // "pid1" or "fork"
+	Kind    Kind      `json:"kind"`
 	Method  Method    `json:"method"`
 	Source  string    `json:"source,omitempty"` // what a fork was forked from
 	Pid1    string    `json:"pid1"`             // the pid 1 at the root of its chain
@@ -236,7 +244,7 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 		return err
 	}
 	defer unlock()
-	if m.Kind == "pid1" {
+	if m.Kind == KindPid1 {
 		all, _ := s.list()
 		var forks []string
 		for _, o := range all {
