@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
-	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -144,10 +143,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Fork:    0,
 		Timeout: o.Timeout,
 		Confine: o.Confine,
-		Emit: func(kind event.Kind, data map[string]any) {
-			stream.event(kind, data)
-		},
-		Log: io.MultiWriter(stream, o.Log),
+		Emit:    stream.event,
+		Log:     io.MultiWriter(stream, o.Log),
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

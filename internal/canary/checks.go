@@ -228,10 +228,10 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (b *boundedBuffer) event(kind event.Kind, data map[string]any) {
-	line, err := json.Marshal(map[string]any{"type": kind, "data": data})
+func (b *boundedBuffer) event(data event.Payload) {
+	line, err := json.Marshal(map[string]any{"type": data.Kind(), "data": data})
 	if err != nil {
-		line = []byte(fmt.Sprintf("%s %v", kind, data))
+		line = []byte(fmt.Sprintf("%s %v", data.Kind(), data))
 	}
 	b.Write(append(line, '\n'))
 }

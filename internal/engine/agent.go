@@ -84,7 +84,7 @@ type Task struct {
 	Allow []string
 	// Emit streams the agent's events (model calls, tool calls, a limit
 	// that ended one command); nil drops them.
-	Emit func(kind event.Kind, data map[string]any)
+	Emit func(event.Payload)
 	// Log receives the agent's output for agent.log (the command
 	// engine's stdout and stderr; the api engine's tool calls and
 	// results); nil drops it. Engines write it from one goroutine at a
@@ -97,7 +97,7 @@ func (t *Task) defaults() {
 		t.Confine = func(*sandbox.Policy) {}
 	}
 	if t.Emit == nil {
-		t.Emit = func(event.Kind, map[string]any) {}
+		t.Emit = func(event.Payload) {}
 	}
 	if t.Log == nil {
 		t.Log = io.Discard

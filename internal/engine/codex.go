@@ -36,7 +36,7 @@ type Codex struct {
 // to 127.0.0.1:Port inside the fork, where forkbomb's model proxy adds the
 // real key (see internal/modelproxy).
 type Routes interface {
-	Open(fork int, emit func(event.Kind, map[string]any)) (Route, error)
+	Open(fork int, emit func(event.Payload)) (Route, error)
 }
 
 // Route is one fork's way to the model.
@@ -169,7 +169,7 @@ type proxyRoutes struct {
 	kind string
 }
 
-func (r proxyRoutes) Open(fork int, emit func(event.Kind, map[string]any)) (Route, error) {
+func (r proxyRoutes) Open(fork int, emit func(event.Payload)) (Route, error) {
 	ep, err := r.p.Fork(fork, emit)
 	if err != nil {
 		return Route{}, err

@@ -90,10 +90,10 @@ type recorded struct {
 	evs []string
 }
 
-func (r *recorded) emit(k event.Kind, d map[string]any) {
+func (r *recorded) emit(d event.Payload) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.evs = append(r.evs, string(k)+" "+jsonString(d))
+	r.evs = append(r.evs, string(d.Kind())+" "+jsonString(d))
 }
 
 func (r *recorded) all() string {

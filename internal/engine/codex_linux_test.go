@@ -17,8 +17,13 @@ import (
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
+// jsonString is v's JSON as the record writes it: keys sorted.
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
+	var g any
+	if json.Unmarshal(b, &g) == nil {
+		b, _ = json.Marshal(g)
+	}
 	return string(b)
 }
 

@@ -71,7 +71,7 @@ func (s *shell) run(ctx context.Context, command string) string {
 		return out.String() + "\n(output over 64 KiB; the command was killed)"
 	case res.Limit != "":
 		why := sandbox.LimitReason(res, p)
-		s.t.Emit(event.Limit, map[string]any{"reason": why, "command": command})
+		s.t.Emit(event.LimitData{Reason: why, Command: command})
 		return out.String() + "\n(" + why + "; every process of the command was killed)"
 	}
 	return fmt.Sprintf("%s\n(exit %d)", out.String(), res.ExitCode)

@@ -27,10 +27,10 @@ type events struct {
 	list []string
 }
 
-func (e *events) emit(k event.Kind, d map[string]any) {
+func (e *events) emit(d event.Payload) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.list = append(e.list, string(k)+" "+toString(d))
+	e.list = append(e.list, string(d.Kind())+" "+toString(d))
 }
 
 func (e *events) String() string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -78,7 +79,7 @@ func TestRaceBombs(t *testing.T) {
 		t.Errorf("run.json: %v %+v", err, saved)
 	}
 	reasons := map[int]string{}
-	var limits map[string]any
+	var limits event.LimitsData
 	data, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -86,11 +87,15 @@ func TestRaceBombs(t *testing.T) {
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
-		if ev.Type == "fork_exit" && ev.Fork != nil {
-			reasons[*ev.Fork], _ = ev.Data["reason"].(string)
+		if ev.Type == event.ForkExit && ev.Fork != nil {
+			var d event.ForkExitData
+			ev.Decode(&d)
+			reasons[*ev.Fork] = d.Reason
 		}
-		if ev.Type == "run_start" {
-			limits, _ = ev.Data["limits"].(map[string]any)
+		if ev.Type == event.RunStart {
+			var d event.RunStartData
+			ev.Decode(&d)
+			limits = d.Limits
 		}
 	}
 	wantBomb := ""
@@ -100,8 +105,8 @@ func TestRaceBombs(t *testing.T) {
 	if reasons[0] != wantBomb || (cgroup && reasons[1] != "memory limit (128 MiB) reached") || reasons[2] != "" {
 		t.Errorf("fork_exit reasons: %v", reasons)
 	}
-	if limits["memory"] != float64(128<<20) || limits["pids"] != float64(40) {
-		t.Errorf("run_start limits: %v", limits)
+	if limits.Memory != 128<<20 || limits.Pids != 40 {
+		t.Errorf("run_start limits: %+v", limits)
 	}
 	// the machine is unharmed: nothing of the bomb is left
 	deadline := time.Now().Add(2 * time.Second)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -115,8 +116,9 @@ sed -i 's/\$1 - \$2/$1 + $2/' lib.sh`
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var ev record.Event
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "net_connect" {
-			if ev.Data["allowed"] == true {
+		var d event.NetConnectData
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Decode(&d) == nil {
+			if d.Allowed {
 				yes++
 			} else {
 				no++

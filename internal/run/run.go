@@ -144,19 +144,17 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	race := &race{o: o, hide: hide, rec: rec, sink: sink, stop: stop, results: make([]record.Fork, o.Forks), winner: -1}
-	startData := map[string]any{"id": id, "task": o.Task, "forks": o.Forks, "engine": info.Name, "base": base, "test": o.Test, "limits": limitsData(o.Limits)}
-	if info.Version != "" {
-		startData["engine_version"] = info.Version // the agent CLI's own word, bounded by the engine
-	}
+	startData := event.RunStartData{ID: id, Task: o.Task, Forks: o.Forks, Engine: info.Name, EngineVersion: info.Version,
+		Base: base, Test: o.Test, Limits: limitsData(o.Limits)}
 	if len(o.Allow) > 0 {
-		startData["network"] = "allow:" + strings.Join(o.Allow, ",")
+		startData.Network = "allow:" + strings.Join(o.Allow, ",")
 		if race.proxy, err = modelproxy.Start(modelproxy.Options{Allow: o.Allow}); err != nil {
 			rec.Update(func(r *record.Run) { r.Status = event.RunFailed })
 			return nil, "", fmt.Errorf("--network allow: %w", err)
 		}
 		defer race.proxy.Close()
 	}
-	race.emit(event.RunStart, event.RunLevel, startData)
+	race.emit(event.RunLevel, startData)
 
 	pid1 := "run-" + id
 	if _, err := o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil {
@@ -232,7 +230,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	}
 
 	if o.All && race.winner >= 0 {
-		race.emit(event.Winner, race.winner, map[string]any{"reason": "best score of all forks"})
+		race.emit(race.winner, event.WinnerData{Reason: "best score of all forks"})
 	}
 	status := event.RunNoWinner
 	if race.winner >= 0 {
@@ -249,11 +247,11 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if race.winner >= 0 {
 		race.keep(rec.File("winner.patch", race.patches(race.winner)))
 	}
-	end := map[string]any{"status": string(status), "winner": race.winner}
+	end := event.RunEndData{Status: status, Winner: race.winner}
 	if status == event.RunNeedsReview {
-		end["review"] = needsReview(race.results)
+		end.Review = needsReview(race.results)
 	}
-	race.emit(event.RunEnd, event.RunLevel, end)
+	race.emit(event.RunLevel, end)
 	var final record.Run
 	race.keep(rec.Update(func(r *record.Run) {
 		if race.failed() != nil {
@@ -358,6 +356,6 @@ func atOnce(parallel, forks int) int {
 }
 
 // limitsData is the record's view of the limits (0: none).
-func limitsData(l sandbox.Limits) map[string]any {
-	return map[string]any{"memory": max(l.Memory, 0), "pids": max(l.Pids, 0), "cpus": max(l.CPUs, 0), "text": l.String()}
+func limitsData(l sandbox.Limits) event.LimitsData {
+	return event.LimitsData{Memory: max(l.Memory, 0), Pids: max(l.Pids, 0), CPUs: max(l.CPUs, 0), Text: l.String()}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/forkbomb/forkbomb/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +12,10 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -67,7 +68,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 	// and the crash is recorded, so the winner cuts neither short.
 	g := newGate(t)
 	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", agents(g)}}
-	judged := g.openWhen(t, recorded(o.RunsDir, map[int]string{1: "verdict", 3: "fork_exit"}))
+	judged := g.openWhen(t, recorded(o.RunsDir, map[int]event.Kind{1: event.VerdictGiven, 3: event.ForkExit}))
 	start := time.Now()
 	r, recDir, err := run.Race(context.Background(), o)
 	judged()
@@ -92,7 +93,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 	if r.Fork[2].State != "killed" || r.Fork[3].State != "crashed" || r.Fork[3].Exit != 3 {
 		t.Errorf("states: %+v", r.Fork)
 	}
-	types := map[string]int{}
+	types := map[event.Kind]int{}
 	f, _ := os.Open(filepath.Join(recDir, "events.jsonl"))
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -103,7 +104,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 		types[ev.Type]++
 	}
 	f.Close()
-	for _, typ := range []string{"run_start", "fork_start", "fork_exit", "judge_start", "verdict", "winner", "kill", "run_end"} {
+	for _, typ := range []event.Kind{event.RunStart, event.ForkStart, event.ForkExit, event.JudgeStart, event.VerdictGiven, event.Winner, event.Kill, event.RunEnd} {
 		if types[typ] == 0 {
 			t.Errorf("no %s event: %v", typ, types)
 		}

@@ -60,8 +60,8 @@ func TestRaceSeams(t *testing.T) {
 	agent := memAgent{act: func(ctx context.Context, files workspace.Files, task engine.Task) engine.Outcome {
 		switch task.Fork {
 		case 0:
-			task.Emit(event.ModelResponse, map[string]any{"turn": 1})
-			task.Emit(event.ToolCall, map[string]any{"turn": 1, "tool": "editor", "input": json.RawMessage(`{"command":"create"}`)})
+			task.Emit(event.ModelResponseData{Turn: 1})
+			task.Emit(event.ToolCallData{Turn: 1, Tool: "editor", Input: event.JSON(`{"command":"create"}`)})
 			select {
 			case <-judged:
 			case <-ctx.Done():
@@ -126,7 +126,7 @@ func TestRaceSeams(t *testing.T) {
 	mu.Lock()
 	var got []string
 	for _, ev := range seen {
-		got = append(got, fmt.Sprintf("%d %s", ev.Fork, ev.Kind))
+		got = append(got, fmt.Sprintf("%d %s", ev.Fork, ev.Kind()))
 	}
 	mu.Unlock()
 	if !slices.Equal(recorded, got) {

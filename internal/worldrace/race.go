@@ -82,7 +82,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	defer rec.Close()
 	res.RunID = filepath.Base(rec.Dir)
-	if err := rec.Event(string(event.RunStart), -1, map[string]any{"forks": o.Forks, "world": abs}); err != nil {
+	if err := rec.Event(event.RunLevel, event.WorldRunStartData{Forks: o.Forks, World: abs}); err != nil {
 		return res, err
 	}
 
@@ -99,7 +99,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if err := world.Fork(o.Trunk, branch); err != nil {
 			return res, err
 		}
-		rec.Event(string(event.ForkStart), n, map[string]any{"world": "branch-" + strconv.Itoa(n)})
+		rec.Event(n, event.WorldForkStartData{World: "branch-" + strconv.Itoa(n)})
 		wg.Add(1)
 		bw := &Workspace{File: branch, Limits: o.Limits}
 		defer bw.Close()
@@ -126,7 +126,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				}
 			}()
 			out := o.Agent.Run(rctx, ws, engine.Task{Prompt: prompt, Fork: n, Timeout: o.Timeout,
-				Emit: func(k event.Kind, data map[string]any) { rec.Event(string(k), n, data) }})
+				Emit: func(data event.Payload) { rec.Event(n, data) }})
 			finished <- done{n, out}
 		}()
 	}
@@ -136,7 +136,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	for d := range finished {
 		f := record.Fork{N: d.n, State: d.out.State, Exit: d.out.Exit, Reason: d.out.Reason(),
 			TokensIn: d.out.Usage.TokensIn, TokensOut: d.out.Usage.TokensOut, CostMicroUSD: d.out.Usage.CostMicroUSD}
-		rec.Event(string(event.ForkExit), d.n, map[string]any{"state": string(d.out.State), "reason": d.out.Reason()})
+		rec.Event(d.n, event.WorldForkExitData{State: d.out.State, Reason: d.out.Reason()})
 		if res.Winner >= 0 || d.out.State != event.ForkExited {
 			if res.Winner >= 0 && d.out.State == event.ForkKilled {
 				f.Verdict = ""
@@ -157,7 +157,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 				return res, err
 			}
 			res.File = winnerFile
-			rec.Event(string(event.Winner), d.n, map[string]any{"world": winnerFile})
+			rec.Event(d.n, event.WorldWinnerData{World: winnerFile})
 			stop() // the other agents are killed
 		}
 		forks[d.n] = f
@@ -169,7 +169,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if ctx.Err() != nil {
 		status = event.RunInterrupted
 	}
-	rec.Event(string(event.RunEnd), -1, map[string]any{"status": string(status)})
+	rec.Event(event.RunLevel, event.WorldRunEndData{Status: status})
 	err = rec.Update(func(r *record.Run) {
 		r.Status, r.Fork, r.Ended = status, forks, time.Now()
 		r.Seconds = r.Ended.Sub(r.Started).Seconds()
@@ -195,7 +195,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // check runs the check in a fresh copy of the finished branch: the agent has stopped and never
 // had that copy, so nothing it left running could change what the check sees.
 func check(ctx context.Context, rec *record.Recorder, dir, branch string, n int, o Options) (event.Verdict, string, error) {
-	rec.Event(string(event.JudgeStart), n, nil)
+	rec.Event(n, event.WorldJudgeStartData{})
 	copyFile := filepath.Join(dir, "check-"+strconv.Itoa(n)+".world")
 	if err := world.Fork(branch, copyFile); err != nil {
 		return "", "", err
@@ -203,14 +203,14 @@ func check(ctx context.Context, rec *record.Recorder, dir, branch string, n int,
 	r, err := world.ExecFile(ctx, copyFile, o.Check, nil, o.Limits)
 	if err != nil {
 		// A world the agent left unreadable fails its check; it is not the race's fault.
-		rec.Event(string(event.VerdictGiven), n, map[string]any{"verdict": string(event.Fail), "reason": err.Error()})
+		rec.Event(n, event.WorldVerdictData{Verdict: event.Fail, Reason: err.Error()})
 		return event.Fail, err.Error(), nil
 	}
 	verdict, reason := event.Pass, "check exited 0"
 	if r.Status != 0 {
 		verdict, reason = event.Fail, fmt.Sprintf("check exited %d: %s", r.Status, tail(r.Stdout, r.Stderr))
 	}
-	rec.Event(string(event.VerdictGiven), n, map[string]any{"verdict": string(verdict), "reason": reason})
+	rec.Event(n, event.WorldVerdictData{Verdict: verdict, Reason: reason})
 	return verdict, reason, nil
 }
 

@@ -172,9 +172,9 @@ func turns(dir string) int {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		var ev struct {
-			Type string `json:"type"`
+			Type event.Kind `json:"type"`
 		}
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "model_response" {
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == event.ModelResponse {
 			n++
 		}
 	}
