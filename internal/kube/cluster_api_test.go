@@ -120,7 +120,7 @@ func TestClusterAPIRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != "won" || r.Winner == nil || *r.Winner == 2 {
+	if r.Status != event.RunWon || r.Winner == nil || *r.Winner == 2 {
 		t.Fatalf("status %s, winner %v; forks %+v", r.Status, r.Winner, r.Fork)
 	}
 	for n, want := range []string{"pass", "pass", "fail", "pass"} {

@@ -35,7 +35,7 @@ func TestLayout(t *testing.T) {
 		rec.ForkFile(0, "verdict.json", []byte("{}\n")),
 		rec.ForkFile(1, "agent.log", []byte("log\n")),
 		rec.File("winner.patch", []byte("diff\n")),
-		rec.Update(func(r *Run) { r.Status = "won"; w := 0; r.Winner = &w }),
+		rec.Update(func(r *Run) { r.Status = event.RunWon; w := 0; r.Winner = &w }),
 		rec.Close(),
 	} {
 		if err != nil {
@@ -70,7 +70,7 @@ func TestLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.V != SchemaVersion || r.Status != "won" || r.Winner == nil || *r.Winner != 0 || r.PID != os.Getpid() || r.Task != "fix it" {
+	if r.V != SchemaVersion || r.Status != event.RunWon || r.Winner == nil || *r.Winner != 0 || r.PID != os.Getpid() || r.Task != "fix it" {
 		t.Errorf("run.json reads back as %+v", r)
 	}
 	events, _ := os.ReadFile(filepath.Join(rec.Dir, "events.jsonl"))
@@ -273,10 +273,10 @@ func TestLoadList(t *testing.T) {
 	os.MkdirAll(filepath.Join(runs, "20260104-000000-corrup"), 0o700)
 	os.WriteFile(filepath.Join(runs, "20260104-000000-corrup", "run.json"), []byte("{"), 0o600)
 
-	if r, err := Load(runs, "20260101-000000-aaaaaa"); err != nil || r.Status != "running" {
+	if r, err := Load(runs, "20260101-000000-aaaaaa"); err != nil || r.Status != event.RunRunning {
 		t.Errorf("a live run: %+v, %v", r, err)
 	}
-	if r, err := Load(runs, "20260103-000000-cccccc"); err != nil || r.Status != "interrupted" {
+	if r, err := Load(runs, "20260103-000000-cccccc"); err != nil || r.Status != event.RunInterrupted {
 		t.Errorf("a run whose process is gone: %+v, %v", r, err)
 	}
 	if _, err := Load(runs, "20260104-000000-corrup"); err == nil {

@@ -55,22 +55,22 @@ func TestRaceBombs(t *testing.T) {
 	for _, f := range r.Fork {
 		t.Logf("fork %d: %s exit %d — %s %s", f.N, f.State, f.Exit, f.Verdict, f.Reason)
 	}
-	if r.Status != "won" || r.Winner == nil || *r.Winner != 2 {
+	if r.Status != event.RunWon || r.Winner == nil || *r.Winner != 2 {
 		t.Fatalf("status %s winner %v, want won by the honest fork 2", r.Status, r.Winner)
 	}
 	// Without a cgroup, RLIMIT_NPROC counts the init's threads too: the bomb
 	// can starve the init before the watch names it, and the init's death
 	// takes the whole pid namespace with it — contained, but read as a
 	// crash (documented in SECURITY.md as partial).
-	if f := r.Fork[0]; !(f.State == "failed" && strings.HasPrefix(f.Reason, "process limit (40) reached")) && (cgroup || f.State != "crashed") {
+	if f := r.Fork[0]; !(f.State == event.ForkFailed && strings.HasPrefix(f.Reason, "process limit (40) reached")) && (cgroup || f.State != event.ForkCrashed) {
 		t.Errorf("fork bomb: state %q reason %q, want failed: process limit (40) reached", f.State, f.Reason)
 	}
-	if f := r.Fork[1]; cgroup && (f.State != "failed" || !strings.HasPrefix(f.Reason, "memory limit (128 MiB) reached")) {
+	if f := r.Fork[1]; cgroup && (f.State != event.ForkFailed || !strings.HasPrefix(f.Reason, "memory limit (128 MiB) reached")) {
 		t.Errorf("memory bomb with a cgroup: state %q reason %q, want failed: memory limit (128 MiB) reached", f.State, f.Reason)
-	} else if !cgroup && (f.State != "crashed" || f.Exit == 0) {
+	} else if !cgroup && (f.State != event.ForkCrashed || f.Exit == 0) {
 		t.Errorf("memory bomb under RLIMIT_DATA: state %q exit %d, want crashed", f.State, f.Exit)
 	}
-	if f := r.Fork[2]; f.State != "exited" || f.Verdict != "pass" {
+	if f := r.Fork[2]; f.State != event.ForkExited || f.Verdict != event.Pass {
 		t.Errorf("honest fork: %+v", f)
 	}
 	// the record on disk says the same, and events.jsonl names the limit
@@ -99,7 +99,7 @@ func TestRaceBombs(t *testing.T) {
 		}
 	}
 	wantBomb := ""
-	if r.Fork[0].State == "failed" {
+	if r.Fork[0].State == event.ForkFailed {
 		wantBomb = "process limit (40) reached"
 	}
 	if reasons[0] != wantBomb || (cgroup && reasons[1] != "memory limit (128 MiB) reached") || reasons[2] != "" {

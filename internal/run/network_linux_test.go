@@ -95,7 +95,7 @@ sed -i 's/\$1 - \$2/$1 + $2/' lib.sh`
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != "won" {
+	if r.Status != event.RunWon {
 		t.Errorf("status %s: %+v", r.Status, r.Fork)
 	}
 	if n := allowed.count("/agent"); n != 2 {

@@ -78,7 +78,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 4*time.Minute {
 		t.Errorf("the race waited for the slow fork (%v)", elapsed)
 	}
-	if r.Status != "won" || r.Winner == nil || *r.Winner != 0 {
+	if r.Status != event.RunWon || r.Winner == nil || *r.Winner != 0 {
 		t.Fatalf("status %s winner %v, want won by fork 0: %+v", r.Status, r.Winner, r.Fork)
 	}
 	want := map[int]string{1: "fail", 2: "", 3: "fail"}
@@ -90,7 +90,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 	if !strings.Contains(r.Fork[1].Reason, "check.sh") {
 		t.Errorf("the cheat's reason does not name the stripped file: %s", r.Fork[1].Reason)
 	}
-	if r.Fork[2].State != "killed" || r.Fork[3].State != "crashed" || r.Fork[3].Exit != 3 {
+	if r.Fork[2].State != event.ForkKilled || r.Fork[3].State != event.ForkCrashed || r.Fork[3].Exit != 3 {
 		t.Errorf("states: %+v", r.Fork)
 	}
 	types := map[event.Kind]int{}
@@ -169,11 +169,11 @@ func TestRaceInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != "interrupted" || time.Since(start) > 2*time.Minute {
+	if r.Status != event.RunInterrupted || time.Since(start) > 2*time.Minute {
 		t.Fatalf("status %s after %v", r.Status, time.Since(start))
 	}
 	got, _ := record.Load(o.RunsDir, r.ID)
-	if got.Status != "interrupted" {
+	if got.Status != event.RunInterrupted {
 		t.Errorf("run.json says %s", got.Status)
 	}
 }
@@ -200,7 +200,7 @@ func TestRaceSIGKILL(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	all, _ := record.List(runs)
-	if len(all) != 1 || all[0].Status != "interrupted" {
+	if len(all) != 1 || all[0].Status != event.RunInterrupted {
 		t.Fatalf("runs after SIGKILL: %+v", all)
 	}
 	o := options(t, dir)
@@ -251,7 +251,7 @@ func TestRaceAPIEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Status != "won" || *r.Winner != 1 || r.TokensOut == 0 || r.CostMicroUSD != int64(float64(r.TokensIn)*3+float64(r.TokensOut)*15) {
+			if r.Status != event.RunWon || *r.Winner != 1 || r.TokensOut == 0 || r.CostMicroUSD != int64(float64(r.TokensIn)*3+float64(r.TokensOut)*15) {
 				t.Fatalf("status %s winner %v tokens %d: %+v", r.Status, r.Winner, r.TokensOut, r.Fork)
 			}
 			log, _ := os.ReadFile(filepath.Join(dir, "forks", "1", "agent.log"))

@@ -40,7 +40,7 @@ func hostedRun(t *testing.T, runs string) string {
 	}
 	if err := rec.Update(func(r *record.Run) {
 		r.Status, r.Seconds = event.RunNoWinner, 5
-		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "fail", TokensIn: 10, TokensOut: 200, CostMicroUSD: 3030}}
+		r.Fork = []record.Fork{{N: 0, State: event.ForkExited, Verdict: event.Fail, TokensIn: 10, TokensOut: 200, CostMicroUSD: 3030}}
 		r.TokensIn, r.TokensOut, r.CostMicroUSD = 10, 200, 3030
 	}); err != nil {
 		t.Fatal(err)

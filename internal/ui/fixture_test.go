@@ -67,7 +67,7 @@ func writeRun(t *testing.T, runs string, evs []event.Event) string {
 	zero := 0
 	return writeRunAs(t, runs, evs, func(r *record.Run) {
 		r.Status, r.Winner, r.Seconds = event.RunWon, &zero, 13
-		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "pass", Score: 1}, {N: 1, State: "exited", Verdict: "fail", Reason: "tests failed"}}
+		r.Fork = []record.Fork{{N: 0, State: event.ForkExited, Verdict: event.Pass, Score: 1}, {N: 1, State: event.ForkExited, Verdict: event.Fail, Reason: "tests failed"}}
 	})
 }
 
