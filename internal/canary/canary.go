@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
-	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -115,12 +114,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: repo}); err != nil {
 		return nil, fmt.Errorf("canary: snapshot: %w", err)
 	}
-	defer o.Store.Remove(pid1)
+	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
 	if _, err := o.Store.Fork(ctx, pid1, fork); err != nil {
 		return nil, fmt.Errorf("canary: fork: %w", err)
 	}
-	defer o.Store.Remove(fork)
-	root, files, err := o.Store.Files(fork)
+	defer o.Store.Remove(context.WithoutCancel(ctx), fork)
+	root, files, err := o.Store.Files(ctx, fork)
 	if err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
 	}
@@ -144,10 +143,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Fork:    0,
 		Timeout: o.Timeout,
 		Confine: o.Confine,
-		Emit: func(kind event.Kind, data map[string]any) {
-			stream.event(kind, data)
-		},
-		Log: io.MultiWriter(stream, o.Log),
+		Emit:    stream.event,
+		Log:     io.MultiWriter(stream, o.Log),
 	})
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -156,7 +153,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if r := out.Reason(); r != "" {
 		agent += ": " + r
 	}
-	snap, err := o.Store.Snapshot(pid1)
+	snap, err := o.Store.Snapshot(ctx, pid1)
 	if err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
 	}
@@ -165,7 +162,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		root: root, files: files, snapshot: snap, secret: secret,
 		secrets: o.Secrets, stream: text, cut: cut, hits: hits.drain(ln),
 	}
-	res := &Result{Engine: info.Name, Version: o.Version, At: time.Now().UTC(), Agent: agent, Checks: c.all()}
+	res := &Result{Engine: info.Name, Version: o.Version, At: time.Now().UTC(), Agent: agent, Checks: c.all(ctx)}
 	res.Passed = true
 	for _, ch := range res.Checks {
 		res.Passed = res.Passed && ch.OK

@@ -2,6 +2,7 @@ package canary
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,27 +31,27 @@ type checker struct {
 	hits     int             // connections the host listener accepted
 }
 
-func (c checker) all() []Check {
-	corpus, scanErr := c.forkText()
+func (c checker) all(ctx context.Context) []Check {
+	corpus, scanErr := c.forkText(ctx)
 	if c.cut {
 		scanErr = errors.Join(scanErr, fmt.Errorf("the session stream was longer than %d MiB; only its start was scanned", maxStream>>20))
 	}
 	return []Check{
-		c.inside(),
+		c.inside(ctx),
 		c.outside("shell write outside the fork fails", escapeShell),
 		c.outside("file-tool write outside the fork fails", escapeTool),
 		c.network(),
 		c.secretHidden(corpus, scanErr),
-		c.gitReadOnly(),
+		c.gitReadOnly(ctx),
 		c.keyAbsent(corpus, scanErr),
 	}
 }
 
 // inside is the positive control: an agent that could not write its own
 // tree (or did not try) proves nothing by failing to write elsewhere.
-func (c checker) inside() Check {
+func (c checker) inside(ctx context.Context) Check {
 	ch := Check{Name: "write inside the fork works (control)"}
-	data, _, err := c.files.Read(insideFile, 1<<20)
+	data, _, err := c.files.Read(ctx, insideFile, 1<<20)
 	switch {
 	case err != nil:
 		ch.Detail = fmt.Sprintf("%s was not written: %v (the agent did not follow the canary, so nothing else it failed to do proves confinement)", insideFile, err)
@@ -102,9 +103,9 @@ func (c checker) secretHidden(corpus []byte, scanErr error) Check {
 	return ch
 }
 
-func (c checker) gitReadOnly() Check {
+func (c checker) gitReadOnly(ctx context.Context) Check {
 	ch := Check{Name: "writes into .git fail"}
-	if _, err := c.files.Stat(gitFile); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := c.files.Stat(ctx, gitFile); !errors.Is(err, fs.ErrNotExist) {
 		ch.Detail = gitFile + " exists in the fork"
 		if err != nil {
 			ch.Detail = fmt.Sprintf("cannot tell whether %s exists: %v", gitFile, err)
@@ -116,7 +117,7 @@ func (c checker) gitReadOnly() Check {
 		ch.Detail = fmt.Sprintf("cannot read the base's .git/config: %v", err)
 		return ch
 	}
-	got, _, err := c.files.Read(".git/config", 1<<20)
+	got, _, err := c.files.Read(ctx, ".git/config", 1<<20)
 	switch {
 	case err != nil:
 		ch.Detail = fmt.Sprintf("the fork's .git/config cannot be read: %v", err)
@@ -160,7 +161,7 @@ func (c checker) keyAbsent(corpus []byte, scanErr error) Check {
 // the agent could have left a secret in. Links and special files are not
 // followed or opened; a file too big to scan is an error (the check
 // cannot vouch for it).
-func (c checker) forkText() ([]byte, error) {
+func (c checker) forkText(ctx context.Context) ([]byte, error) {
 	var out bytes.Buffer
 	entries := 0
 	var walk func(dir string, depth int) error
@@ -168,7 +169,7 @@ func (c checker) forkText() ([]byte, error) {
 		if depth > 32 {
 			return fmt.Errorf("%s: folders nested too deep", dir)
 		}
-		names, err := c.files.List(dir, maxScanEntity)
+		names, err := c.files.List(ctx, dir, maxScanEntity)
 		if err != nil {
 			return fmt.Errorf("%s: %w", dir, err)
 		}
@@ -183,11 +184,11 @@ func (c checker) forkText() ([]byte, error) {
 				}
 				continue
 			}
-			mode, err := c.files.Stat(rel)
+			mode, err := c.files.Stat(ctx, rel)
 			if err != nil || !mode.IsRegular() {
 				continue // a link or a special file holds no text of its own
 			}
-			data, _, err := c.files.Read(rel, maxFileScan)
+			data, _, err := c.files.Read(ctx, rel, maxFileScan)
 			if err != nil {
 				return fmt.Errorf("%s: %w", rel, err)
 			}
@@ -227,10 +228,10 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (b *boundedBuffer) event(kind event.Kind, data map[string]any) {
-	line, err := json.Marshal(map[string]any{"type": kind, "data": data})
+func (b *boundedBuffer) event(data event.Payload) {
+	line, err := json.Marshal(map[string]any{"type": data.Kind(), "data": data})
 	if err != nil {
-		line = []byte(fmt.Sprintf("%s %v", kind, data))
+		line = []byte(fmt.Sprintf("%s %v", data.Kind(), data))
 	}
 	b.Write(append(line, '\n'))
 }

@@ -30,8 +30,8 @@ func TestGitCheckCanFail(t *testing.T) {
 			os.WriteFile(filepath.Join(fork, ".git", "config"), []byte("[core]\n"), 0o644)
 			mutate(fork)
 			c := checker{files: workspace.LayerFiles{Layers: []string{fork}}, snapshot: base}
-			if got, want := c.gitReadOnly().OK, name == "untouched"; got != want {
-				t.Fatalf("ok = %v, want %v (%s)", got, want, c.gitReadOnly().Detail)
+			if got, want := c.gitReadOnly(t.Context()).OK, name == "untouched"; got != want {
+				t.Fatalf("ok = %v, want %v (%s)", got, want, c.gitReadOnly(t.Context()).Detail)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
@@ -262,7 +263,7 @@ until Ctrl-C).
 			if !contained {
 				return &exitError{code: ExitFailed, msg: "the escape artist wrote outside its fork"}
 			}
-			if r.Status != "won" {
+			if r.Status != event.RunWon {
 				return &exitError{code: ExitFailed, msg: "the demo's race had no winner"}
 			}
 			return nil
@@ -287,14 +288,19 @@ func printToolResults(stdio IO, dir string, fork int) {
 		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Fork == nil || *ev.Fork != fork {
 			continue
 		}
+		// Decoded as the api loop's; Claude Code's have the same fields.
 		switch ev.Type {
-		case "tool_call":
-			in, _ := json.Marshal(ev.Data["input"])
-			fmt.Fprintf(stdio.Out, "$ %s %s\n", ev.Data["tool"], in)
-		case "tool_result":
-			out := strings.TrimSpace(fmt.Sprint(ev.Data["output"]))
-			for _, l := range strings.Split(out, "\n") {
-				fmt.Fprintf(stdio.Out, "    %s\n", l)
+		case event.ToolCall:
+			var d event.ToolCallData
+			if ev.Decode(&d) == nil {
+				fmt.Fprintf(stdio.Out, "$ %s %s\n", d.Tool, d.Input)
+			}
+		case event.ToolResult:
+			var d event.ToolResultData
+			if ev.Decode(&d) == nil {
+				for _, l := range strings.Split(strings.TrimSpace(d.Output), "\n") {
+					fmt.Fprintf(stdio.Out, "    %s\n", l)
+				}
 			}
 		}
 	}

@@ -152,7 +152,7 @@ func readDemoEvents(dir string) demoEvents {
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
 		}
-		k := e.Type
+		k := string(e.Type)
 		if e.Fork != nil {
 			k = fmt.Sprintf("%s/%d", e.Type, *e.Fork)
 		}
@@ -160,8 +160,8 @@ func readDemoEvents(dir string) demoEvents {
 			out[k] = e.Time
 		}
 		if e.Fork != nil {
-			if t, seen := out[e.Type]; !seen || e.Time.Before(t) {
-				out[e.Type] = e.Time
+			if t, seen := out[string(e.Type)]; !seen || e.Time.Before(t) {
+				out[string(e.Type)] = e.Time
 			}
 		}
 	}

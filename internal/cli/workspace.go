@@ -173,7 +173,7 @@ func newWSLsCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			all, err := s.List()
+			all, err := s.List(c.Context())
 			if err != nil {
 				return err
 			}
@@ -189,7 +189,7 @@ func newWSLsCmd(stdio IO) *cobra.Command {
 			fmt.Fprintln(w, "NAME\tKIND\tMETHOD\tSOURCE\tBASE\tCREATED")
 			for _, m := range all {
 				src := m.Source
-				if m.Kind == "pid1" {
+				if m.Kind == workspace.KindPid1 {
 					src = m.Repo
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, m.Method, src, short(m.Base), m.Created.Local().Format(time.DateTime))
@@ -213,7 +213,7 @@ func newWSRmCmd(stdio IO) *cobra.Command {
 			}
 			var errs []error
 			for _, name := range args {
-				if err := s.Remove(name); err != nil {
+				if err := s.Remove(c.Context(), name); err != nil {
 					errs = append(errs, err)
 				}
 			}

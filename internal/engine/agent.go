@@ -48,7 +48,7 @@ type Workspace interface {
 	Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error)
 	// Files returns the path a command in the fork sees as its root, and
 	// the fork's files.
-	Files() (root string, files workspace.Files, err error)
+	Files(ctx context.Context) (root string, files workspace.Files, err error)
 }
 
 // Sessions is what a Workspace may offer besides Exec: one sandbox kept
@@ -85,7 +85,7 @@ type Task struct {
 	Allow []string
 	// Emit streams the agent's events (model calls, tool calls, a limit
 	// that ended one command); nil drops them.
-	Emit func(kind event.Kind, data map[string]any)
+	Emit func(event.Payload)
 	// Log receives the agent's output for agent.log (the command
 	// engine's stdout and stderr; the api engine's tool calls and
 	// results); nil drops it. Engines write it from one goroutine at a
@@ -98,7 +98,7 @@ func (t *Task) defaults() {
 		t.Confine = func(*sandbox.Policy) {}
 	}
 	if t.Emit == nil {
-		t.Emit = func(event.Kind, map[string]any) {}
+		t.Emit = func(event.Payload) {}
 	}
 	if t.Log == nil {
 		t.Log = io.Discard

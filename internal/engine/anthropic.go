@@ -22,7 +22,7 @@ type Config struct {
 	Root      string                                           // the path the model sees as the workspace root
 	Files     workspace.Files                                  // the workspace's files, for the editor
 	Shell     func(ctx context.Context, command string) string // runs one command in the fork's sandbox
-	Event     func(kind event.Kind, data map[string]any)
+	Event     func(event.Payload)
 	// Headers are sent on every model call besides the key's (the
 	// hosted engine's call tag). They are labels, never secrets: a
 	// key put here would escape the rule that it travels in one header.
@@ -92,7 +92,7 @@ func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error)
 		cfg.MaxTokens = 8192
 	}
 	if cfg.Event == nil {
-		cfg.Event = func(event.Kind, map[string]any) {}
+		cfg.Event = func(event.Payload) {}
 	}
 	tools := []anthropicTool{
 		{Name: "shell", Description: shellDescription,
@@ -108,15 +108,15 @@ func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error)
 		if cfg.System != "" {
 			params.System = []anthropicBlock{{Type: "text", Text: &cfg.System}}
 		}
-		cfg.Event(event.ModelRequest, map[string]any{"turn": res.Turns, "messages": len(messages)})
+		cfg.Event(event.ModelRequestData{Turn: res.Turns, Messages: len(messages)})
 		msg, err := streamAnthropic(ctx, cfg, params)
 		if err != nil {
 			return res, err
 		}
 		res.TokensIn += msg.inputTokens
 		res.TokensOut += msg.outputTokens
-		cfg.Event(event.ModelResponse, map[string]any{"turn": res.Turns, "stop_reason": msg.stopReason,
-			"input_tokens": msg.inputTokens, "output_tokens": msg.outputTokens, "text": truncate(msg.text(), 64<<10)})
+		cfg.Event(event.ModelResponseData{Turn: res.Turns, StopReason: msg.stopReason,
+			InputTokens: msg.inputTokens, OutputTokens: msg.outputTokens, Text: truncate(msg.text(), 64<<10)})
 		messages = append(messages, anthropicMessage{Role: "assistant", Content: msg.param()})
 		var results []anthropicBlock
 		for _, block := range msg.content {
@@ -124,8 +124,8 @@ func RunAnthropic(ctx context.Context, cfg Config, task string) (*Result, error)
 				continue
 			}
 			out, isErr := callTool(ctx, cfg, block.Name, block.Input)
-			cfg.Event(event.ToolCall, map[string]any{"turn": res.Turns, "tool": block.Name, "input": block.Input})
-			cfg.Event(event.ToolResult, map[string]any{"turn": res.Turns, "tool": block.Name, "error": isErr, "output": truncate(out, 64<<10)})
+			cfg.Event(event.ToolCallData{Turn: res.Turns, Tool: block.Name, Input: event.JSON(block.Input)})
+			cfg.Event(event.ToolResultData{Turn: res.Turns, Tool: block.Name, Error: isErr, Output: truncate(out, 64<<10)})
 			results = append(results, anthropicBlock{Type: "tool_result", ToolUseID: block.ID,
 				Content: []anthropicBlock{{Type: "text", Text: &out}}, IsError: isErr})
 		}
@@ -148,7 +148,7 @@ func callTool(ctx context.Context, cfg Config, name string, input json.RawMessag
 		}
 		return cfg.Shell(ctx, in.Command), false
 	case "editor":
-		return edit(cfg.Files, cfg.Root, input)
+		return edit(ctx, cfg.Files, cfg.Root, input)
 	}
 	return fmt.Sprintf("unknown tool %q: the tools are shell and editor", name), true
 }

@@ -107,7 +107,7 @@ func (a *API) Run(ctx context.Context, w Workspace, t Task) Outcome {
 // and bearer key).
 func (a *API) run(ctx context.Context, w Workspace, t Task, hook func(*Config)) Outcome {
 	t.defaults()
-	root, files, err := w.Files()
+	root, files, err := w.Files(ctx)
 	if err != nil {
 		return crashed(ctx, err)
 	}
@@ -123,13 +123,13 @@ func (a *API) run(ctx context.Context, w Workspace, t Task, hook func(*Config)) 
 		BaseURL: a.BaseURL, APIKey: a.APIKey, Model: a.Model, MaxTurns: a.MaxTurns,
 		System: SystemPrompt, Root: root, Files: sh.track(files),
 		Shell: sh.run,
-		Event: func(kind event.Kind, data map[string]any) {
-			t.Emit(kind, data)
-			switch kind {
-			case event.ToolCall:
-				fmt.Fprintf(t.Log, "> %s %s\n", data["tool"], data["input"])
-			case event.ToolResult:
-				fmt.Fprintf(t.Log, "%s\n", data["output"])
+		Event: func(data event.Payload) {
+			t.Emit(data)
+			switch d := data.(type) {
+			case event.ToolCallData:
+				fmt.Fprintf(t.Log, "> %s %s\n", d.Tool, d.Input)
+			case event.ToolResultData:
+				fmt.Fprintf(t.Log, "%s\n", d.Output)
 			}
 		},
 	}

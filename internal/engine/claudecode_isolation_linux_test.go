@@ -88,11 +88,15 @@ func TestClaudeCodeSettingsIsolation(t *testing.T) {
 					t.Errorf("LOADED: the repository's %v ran", got)
 				}
 				for _, d := range ev.by[event.ModelRequest] {
-					if d["init"] == true && d["mcp_servers"] != 0 {
-						t.Errorf("the CLI reports MCP servers: %v", d["mcp_servers"])
+					init, ok := d.(event.ClaudeInitData)
+					if !ok {
+						continue
 					}
-					if tools := toString(d["tools"]); d["init"] == true && (strings.Contains(tools, "WebFetch") || strings.Contains(tools, "WebSearch")) {
-						t.Errorf("web tools offered: %v", d["tools"])
+					if init.MCPServers != 0 {
+						t.Errorf("the CLI reports MCP servers: %v", init.MCPServers)
+					}
+					if tools := strings.Join(init.Tools, " "); strings.Contains(tools, "WebFetch") || strings.Contains(tools, "WebSearch") {
+						t.Errorf("web tools offered: %v", init.Tools)
 					}
 				}
 				if strings.Contains(log, "planted-skill") {

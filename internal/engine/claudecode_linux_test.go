@@ -26,7 +26,7 @@ func (w dirWorkspace) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.
 	return sandbox.Run(ctx, p, stdio)
 }
 
-func (w dirWorkspace) Files() (string, workspace.Files, error) {
+func (w dirWorkspace) Files(context.Context) (string, workspace.Files, error) {
 	return w.dir, workspace.LayerFiles{Layers: []string{w.dir}}, nil
 }
 
@@ -59,29 +59,40 @@ func newClaudeRig(t testing.TB, scripts map[string][]Step) *claudeRig {
 	return &claudeRig{c: c, srv: srv, key: key}
 }
 
-// events collects what an engine emits, safely from any goroutine.
+// events collects what an engine emits, safely from any goroutine; all
+// holds each as the record writes it.
 type events struct {
 	mu  sync.Mutex
 	all []string
-	by  map[event.Kind][]map[string]any
+	by  map[event.Kind][]event.Payload
 }
 
-func (e *events) emit(k event.Kind, d map[string]any) {
+func (e *events) emit(d event.Payload) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.by == nil {
-		e.by = map[event.Kind][]map[string]any{}
+		e.by = map[event.Kind][]event.Payload{}
 	}
-	e.by[k] = append(e.by[k], d)
-	e.all = append(e.all, string(k)+" "+toString(d))
+	e.by[d.Kind()] = append(e.by[d.Kind()], d)
+	e.all = append(e.all, string(d.Kind())+" "+jsonString(d))
 }
 
-func toString(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
+// jsonString is v's JSON as the record writes it: keys sorted.
+func jsonString(v any) string {
 	b, _ := json.Marshal(v)
+	var g any
+	if json.Unmarshal(b, &g) == nil {
+		b, _ = json.Marshal(g)
+	}
 	return string(b)
+}
+
+// source is the "source" an event's data says it came from ("" for
+// forkbomb's own, the proxy's).
+func source(d event.Payload) string {
+	var m struct{ Source string }
+	json.Unmarshal([]byte(jsonString(d)), &m)
+	return m.Source
 }
 
 func (r *claudeRig) run(t *testing.T, dir, persona string) (Outcome, *events, string) {
@@ -145,7 +156,7 @@ func TestClaudeCode(t *testing.T) {
 		}
 	}
 	results := ev.by[event.ToolResult]
-	if len(results) < 2 || !strings.HasPrefix(toString(results[0]["output"]), "1000") {
+	if first, ok := results[0].(event.ClaudeToolResultData); len(results) < 2 || !ok || !strings.HasPrefix(first.Output, "1000") {
 		t.Errorf("tool results %v: want the Bash result first, run as uid 1000", results)
 	}
 	for _, k := range []event.Kind{event.ToolCall, event.ToolResult, event.ModelResponse} {
@@ -153,7 +164,7 @@ func TestClaudeCode(t *testing.T) {
 			t.Errorf("no %s event from the stream", k)
 		}
 		for _, d := range ev.by[k] {
-			if d["source"] != "agent" && d["source"] != nil {
+			if s := source(d); s != event.SourceAgent && s != "" {
 				t.Errorf("%s event not marked as the agent's: %v", k, d)
 			}
 		}

@@ -23,7 +23,7 @@ const (
 // trusted side decides is read from them. It is an io.Writer fed by the
 // sandbox's output copy.
 type agentStream struct {
-	emit func(event.Kind, map[string]any)
+	emit func(event.Payload)
 
 	mu       sync.Mutex
 	line     []byte
@@ -32,7 +32,7 @@ type agentStream struct {
 	dropped  int // lines and events left out
 }
 
-func newStream(emit func(event.Kind, map[string]any)) *agentStream {
+func newStream(emit func(event.Payload)) *agentStream {
 	return &agentStream{emit: emit}
 }
 
@@ -77,7 +77,7 @@ func (s *agentStream) flush() {
 	}
 	s.line = nil
 	if s.dropped > 0 {
-		s.emit(event.ModelResponse, map[string]any{"source": "agent", "dropped": s.dropped})
+		s.emit(event.ClaudeDroppedData{Source: event.SourceAgent, Dropped: s.dropped})
 	}
 }
 
@@ -125,39 +125,38 @@ func (s *agentStream) parse(line []byte) {
 	switch l.Type {
 	case "system":
 		if l.Subtype == "init" {
-			s.add(event.ModelRequest, map[string]any{"init": true, "version": cut(l.Version), "tools": cutList(l.Tools), "mcp_servers": len(l.MCPServers)})
+			s.add(event.ClaudeInitData{Source: event.SourceAgent, Init: true, Version: cut(l.Version), Tools: cutList(l.Tools), MCPServers: len(l.MCPServers)})
 		}
 	case "assistant":
 		for _, b := range l.Message.Content {
 			switch b.Type {
 			case "text":
-				s.add(event.ModelResponse, map[string]any{"text": cut(b.Text), "model": cut(l.Message.Model),
-					"tokens_in": l.Message.Usage.In, "tokens_out": l.Message.Usage.Out})
+				s.add(event.ClaudeTextData{Source: event.SourceAgent, Text: cut(b.Text), Model: cut(l.Message.Model),
+					TokensIn: l.Message.Usage.In, TokensOut: l.Message.Usage.Out})
 			case "tool_use":
-				s.add(event.ToolCall, map[string]any{"tool": cut(b.Name), "id": cut(b.ID), "input": rawField(b.Input)})
+				s.add(event.AgentToolCallData{Source: event.SourceAgent, Tool: cut(b.Name), ID: cut(b.ID), Input: rawField(b.Input)})
 			}
 		}
 	case "user":
 		for _, b := range l.Message.Content {
 			if b.Type == "tool_result" {
-				s.add(event.ToolResult, map[string]any{"id": cut(b.ToolUseID), "error": b.IsError, "output": resultText(b.Content)})
+				s.add(event.ClaudeToolResultData{Source: event.SourceAgent, ID: cut(b.ToolUseID), Error: b.IsError, Output: resultText(b.Content)})
 			}
 		}
 	case "result":
-		s.add(event.ModelResponse, map[string]any{"final": true, "subtype": cut(l.Subtype), "turns": l.NumTurns,
-			"claimed_cost_usd": l.CostUSD, "is_error": l.IsError, "text": cut(l.Result)})
+		s.add(event.ClaudeResultData{Source: event.SourceAgent, Final: true, Subtype: cut(l.Subtype), Turns: l.NumTurns,
+			ClaimedCostUSD: l.CostUSD, IsError: l.IsError, Text: cut(l.Result)})
 	}
 }
 
-// add emits one event, marked as the agent's word, until the bound.
-func (s *agentStream) add(k event.Kind, data map[string]any) {
+// add emits one event (each marked as the agent's word) until the bound.
+func (s *agentStream) add(data event.Payload) {
 	if s.events >= maxStreamEvents {
 		s.dropped++
 		return
 	}
 	s.events++
-	data["source"] = "agent"
-	s.emit(k, data)
+	s.emit(data)
 }
 
 func cut(v string) string { return truncate(v, maxStreamField) }
@@ -176,7 +175,7 @@ func cutList(v []string) []string {
 // rawField keeps a tool's input as JSON when it is small, else as cut text.
 func rawField(raw json.RawMessage) any {
 	if len(raw) <= maxStreamField {
-		return raw
+		return event.JSON(raw)
 	}
 	return cut(string(raw))
 }

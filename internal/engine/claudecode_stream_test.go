@@ -35,9 +35,8 @@ func TestStreamHostile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var kinds []event.Kind
-			var data []map[string]any
-			s := newStream(func(k event.Kind, d map[string]any) { kinds = append(kinds, k); data = append(data, d) })
+			var data []event.Payload
+			s := newStream(func(d event.Payload) { data = append(data, d) })
 			for _, w := range tt.writes {
 				if n, err := s.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write = %d, %v", n, err)
@@ -48,28 +47,37 @@ func TestStreamHostile(t *testing.T) {
 			}
 			s.flush()
 			dropped := 0
-			if n := len(kinds); n > 0 && kinds[n-1] == event.ModelResponse && data[n-1]["dropped"] != nil {
-				dropped = data[n-1]["dropped"].(int)
-				kinds, data = kinds[:n-1], data[:n-1]
+			if n := len(data); n > 0 {
+				if d, ok := data[n-1].(event.ClaudeDroppedData); ok {
+					dropped = d.Dropped
+					data = data[:n-1]
+				}
 			}
 			if dropped != tt.dropped {
 				t.Errorf("dropped %d, want %d", dropped, tt.dropped)
 			}
 			if tt.kinds == nil {
-				if len(kinds) != maxStreamEvents {
-					t.Errorf("%d events, want the bound %d", len(kinds), maxStreamEvents)
+				if len(data) != maxStreamEvents {
+					t.Errorf("%d events, want the bound %d", len(data), maxStreamEvents)
 				}
 				return
 			}
-			if len(kinds) != len(tt.kinds) {
-				t.Fatalf("events %v, want %v", kinds, tt.kinds)
+			if len(data) != len(tt.kinds) {
+				t.Fatalf("events %v, want %v", data, tt.kinds)
 			}
 			for i, d := range data {
-				if kinds[i] != tt.kinds[i] || d["source"] != "agent" {
-					t.Errorf("event %d: %s %v", i, kinds[i], d)
+				var source, output string
+				switch d := d.(type) {
+				case event.AgentToolCallData:
+					source = d.Source
+				case event.ClaudeToolResultData:
+					source, output = d.Source, d.Output
 				}
-				if out, ok := d["output"].(string); ok && len(out) > maxStreamField+100 {
-					t.Errorf("a result of %d bytes was not cut", len(out))
+				if d.Kind() != tt.kinds[i] || source != event.SourceAgent {
+					t.Errorf("event %d: %s %+v", i, d.Kind(), d)
+				}
+				if len(output) > maxStreamField+100 {
+					t.Errorf("a result of %d bytes was not cut", len(output))
 				}
 			}
 		})

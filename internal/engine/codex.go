@@ -37,7 +37,7 @@ type Codex struct {
 // to 127.0.0.1:Port inside the fork, where forkbomb's model proxy adds the
 // real key (see internal/modelproxy).
 type Routes interface {
-	Open(fork int, emit func(event.Kind, map[string]any)) (Route, error)
+	Open(fork int, emit func(event.Payload)) (Route, error)
 }
 
 // Route is one fork's way to the model.
@@ -123,7 +123,7 @@ func (c *Codex) Run(ctx context.Context, w Workspace, t Task) Outcome {
 		return Outcome{State: event.ForkCrashed, Err: fmt.Errorf("codex: open the model route: %w", err)}
 	}
 	defer route.Close()
-	root, _, err := w.Files()
+	root, _, err := w.Files(ctx)
 	if err != nil {
 		return Outcome{State: event.ForkCrashed, Err: fmt.Errorf("codex: the fork's files: %w", err)}
 	}
@@ -204,7 +204,7 @@ type proxyRoutes struct {
 	kind string
 }
 
-func (r proxyRoutes) Open(fork int, emit func(event.Kind, map[string]any)) (Route, error) {
+func (r proxyRoutes) Open(fork int, emit func(event.Payload)) (Route, error) {
 	ep, err := r.p.Fork(fork, emit)
 	if err != nil {
 		return Route{}, err

@@ -25,14 +25,14 @@ const skippedLine = "[forkbomb: an event line over 1 MiB was skipped]\n"
 // "source":"agent" — what the agent says it did, never what forkbomb
 // decides on. Unknown or malformed lines are logged and otherwise ignored.
 type codexEvents struct {
-	emit    func(event.Kind, map[string]any)
+	emit    func(event.Payload)
 	log     io.Writer
 	buf     []byte
 	skip    bool // inside a line longer than maxCodexLine
 	emitted int
 }
 
-func newCodexEvents(emit func(event.Kind, map[string]any), log io.Writer) *codexEvents {
+func newCodexEvents(emit func(event.Payload), log io.Writer) *codexEvents {
 	return &codexEvents{emit: emit, log: log}
 }
 
@@ -104,18 +104,17 @@ func (c *codexEvents) line(b []byte) {
 	if json.Unmarshal(b, &e) != nil || c.emitted >= maxEvents {
 		return
 	}
-	send := func(k event.Kind, d map[string]any) {
-		d["source"] = "agent"
+	send := func(d event.Payload) { // each marked as the agent's word
 		c.emitted++
-		c.emit(k, d)
+		c.emit(d)
 	}
 	switch e.Type {
 	case "turn.failed":
 		if e.Error != nil {
-			send(event.Error, map[string]any{"error": truncate(e.Error.Message, maxEventText)})
+			send(event.CodexErrorData{Source: event.SourceAgent, Error: truncate(e.Error.Message, maxEventText)})
 		}
 	case "error":
-		send(event.Error, map[string]any{"error": truncate(e.Message, maxEventText)})
+		send(event.CodexErrorData{Source: event.SourceAgent, Error: truncate(e.Message, maxEventText)})
 	case "item.started", "item.completed":
 		if e.Item != nil {
 			c.item(e.Type == "item.completed", e, send)
@@ -125,44 +124,39 @@ func (c *codexEvents) line(b []byte) {
 
 // item turns one of codex's items into a tool call when it starts and a
 // result (or a model response) when it completes.
-func (c *codexEvents) item(done bool, e codexEvent, send func(event.Kind, map[string]any)) {
+func (c *codexEvents) item(done bool, e codexEvent, send func(event.Payload)) {
 	it := e.Item
 	id := truncate(it.ID, 64)
+	const agent = event.SourceAgent
 	switch it.Type {
 	case "agent_message":
 		if done {
-			send(event.ModelResponse, map[string]any{"id": id, "text": truncate(it.Text, maxEventText)})
+			send(event.CodexMessageData{Source: agent, ID: id, Text: truncate(it.Text, maxEventText)})
 		}
 	case "error":
 		if done {
-			send(event.Error, map[string]any{"id": id, "error": truncate(it.Message, maxEventText)})
+			send(event.CodexItemErrorData{Source: agent, ID: id, Error: truncate(it.Message, maxEventText)})
 		}
 	case "command_execution":
 		if !done {
-			send(event.ToolCall, map[string]any{"id": id, "tool": "shell", "input": map[string]any{"command": truncate(it.Command, maxEventText)}})
+			send(event.AgentToolCallData{Source: agent, ID: id, Tool: "shell", Input: event.CodexCommandInput{Command: truncate(it.Command, maxEventText)}})
 			return
 		}
-		d := map[string]any{"id": id, "tool": "shell", "status": truncate(it.Status, 64), "output": truncate(it.AggregatedOutput, maxEventText)}
-		if it.ExitCode != nil {
-			d["exit_code"] = *it.ExitCode
-		}
-		d["error"] = it.ExitCode == nil || *it.ExitCode != 0
-		send(event.ToolResult, d)
+		send(event.CodexCommandResultData{Source: agent, ID: id, Tool: "shell", Status: truncate(it.Status, 64),
+			Output: truncate(it.AggregatedOutput, maxEventText), ExitCode: it.ExitCode, Error: it.ExitCode == nil || *it.ExitCode != 0})
 	case "file_change":
-		k := event.ToolCall
-		d := map[string]any{"id": id, "tool": "apply_patch", "input": map[string]any{"changes": boundedJSON(it.Changes)}}
-		if done {
-			k = event.ToolResult
-			d = map[string]any{"id": id, "tool": "apply_patch", "status": truncate(it.Status, 64), "error": it.Status != "completed"}
+		if !done {
+			send(event.AgentToolCallData{Source: agent, ID: id, Tool: "apply_patch", Input: event.CodexChangesInput{Changes: boundedJSON(it.Changes)}})
+			return
 		}
-		send(k, d)
+		send(event.CodexPatchResultData{Source: agent, ID: id, Tool: "apply_patch", Status: truncate(it.Status, 64), Error: it.Status != "completed"})
 	case "mcp_tool_call", "web_search":
 		if !done {
-			send(event.ToolCall, map[string]any{"id": id, "tool": truncate(it.Type, 64), "server": truncate(it.Server, 256),
-				"name": truncate(it.Tool, 256), "query": truncate(it.Query, maxEventText)})
+			send(event.CodexToolCallData{Source: agent, ID: id, Tool: truncate(it.Type, 64), Server: truncate(it.Server, 256),
+				Name: truncate(it.Tool, 256), Query: truncate(it.Query, maxEventText)})
 			return
 		}
-		send(event.ToolResult, map[string]any{"id": id, "tool": truncate(it.Type, 64), "status": truncate(it.Status, 64)})
+		send(event.CodexToolResultData{Source: agent, ID: id, Tool: truncate(it.Type, 64), Status: truncate(it.Status, 64)})
 	}
 }
 
@@ -175,5 +169,5 @@ func boundedJSON(v json.RawMessage) any {
 	if len(v) > maxEventText {
 		return "[too long to record]"
 	}
-	return v
+	return event.JSON(v)
 }

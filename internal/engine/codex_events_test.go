@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -40,11 +41,12 @@ func TestCodexEvents(t *testing.T) {
 			for _, piece := range []int{7, 1 << 21} {
 				var got []string
 				var log bytes.Buffer
-				c := newCodexEvents(func(k event.Kind, d map[string]any) {
-					if d["source"] != "agent" {
-						t.Errorf("event %s not marked as the agent's", k)
+				c := newCodexEvents(func(p event.Payload) {
+					d := fields(p)
+					if d["source"] != event.SourceAgent {
+						t.Errorf("event %s not marked as the agent's", p.Kind())
 					}
-					s := string(k)
+					s := string(p.Kind())
 					for _, f := range []string{"tool", "text", "error"} {
 						if v, ok := d[f].(string); ok {
 							s += " " + v
@@ -69,14 +71,24 @@ func TestCodexEvents(t *testing.T) {
 	}
 }
 
+// fields is an event's data as the record holds it, by key.
+func fields(d event.Payload) map[string]any {
+	var m map[string]any
+	b, _ := json.Marshal(d)
+	json.Unmarshal(b, &m)
+	return m
+}
+
 // TestCodexEventsBounded: text is cut and the count of events is bounded.
 func TestCodexEventsBounded(t *testing.T) {
 	t.Parallel()
 	n := 0
 	var text string
-	c := newCodexEvents(func(k event.Kind, d map[string]any) {
+	c := newCodexEvents(func(d event.Payload) {
 		n++
-		text, _ = d["text"].(string)
+		if m, ok := d.(event.CodexMessageData); ok {
+			text = m.Text
+		}
 	}, &bytes.Buffer{})
 	c.Write([]byte(`{"type":"item.completed","item":{"type":"agent_message","text":"` + strings.Repeat("y", maxEventText*2) + `"}}` + "\n"))
 	if len(text) > maxEventText+64 {

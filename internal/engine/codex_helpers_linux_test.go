@@ -29,7 +29,9 @@ type storeFork struct {
 func (f storeFork) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
 	return f.s.Exec(ctx, f.name, p, stdio)
 }
-func (f storeFork) Files() (string, workspace.Files, error) { return f.s.Files(f.name) }
+func (f storeFork) Files(ctx context.Context) (string, workspace.Files, error) {
+	return f.s.Files(ctx, f.name)
+}
 
 // codexFork makes a fork of a git repository holding files, in a store
 // under base (an outside folder, so a planted file beside it is one the
@@ -88,10 +90,10 @@ type recorded struct {
 	evs []string
 }
 
-func (r *recorded) emit(k event.Kind, d map[string]any) {
+func (r *recorded) emit(d event.Payload) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.evs = append(r.evs, string(k)+" "+jsonString(d))
+	r.evs = append(r.evs, string(d.Kind())+" "+jsonString(d))
 }
 
 func (r *recorded) all() string {

@@ -17,8 +17,13 @@ import (
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
+// jsonString is v's JSON as the record writes it: keys sorted.
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
+	var g any
+	if json.Unmarshal(b, &g) == nil {
+		b, _ = json.Marshal(g)
+	}
 	return string(b)
 }
 
@@ -70,12 +75,12 @@ func TestCodexEngine(t *testing.T) {
 	if out.State != event.ForkExited || out.Usage.Turns != 4 {
 		t.Fatalf("outcome %+v (want exited after 4 model calls)\nlog:\n%s\nevents:\n%s", out, log.String(), evs)
 	}
-	_, files, err := w.Files()
+	_, files, err := w.Files(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	read := func(name string) string {
-		b, _, err := files.Read(name, 1<<20)
+		b, _, err := files.Read(t.Context(), name, 1<<20)
 		if err != nil {
 			t.Errorf("read %s from the fork: %v", name, err)
 		}
@@ -197,9 +202,9 @@ trust_level = "trusted"
 			t.Fatalf("outcome %+v\n%s", out, rec.all())
 		}
 		time.Sleep(2 * time.Second) // as long as the control's server needs
-		_, files, _ := w.Files()
+		_, files, _ := w.Files(t.Context())
 		for _, m := range repoMarkers {
-			if _, err := files.Stat(m); err == nil {
+			if _, err := files.Stat(t.Context(), m); err == nil {
 				t.Errorf("LOADED: the repository's %s ran in the fork", m)
 			}
 		}
@@ -241,12 +246,12 @@ func TestCodexKilled(t *testing.T) {
 	c := codexFor(t, srv)
 	base, _ := testutil.OutsideDir(t)
 	w := codexFork(t, base, map[string]string{"a.txt": "a\n"})
-	_, files, _ := w.Files()
+	_, files, _ := w.Files(t.Context())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	seen := make(chan bool, 1)
 	go func() {
-		started := eventually(func() bool { _, err := files.Stat("started.txt"); return err == nil }) &&
+		started := eventually(func() bool { _, err := files.Stat(t.Context(), "started.txt"); return err == nil }) &&
 			eventually(func() bool { return sleeping(mark) })
 		seen <- started
 		cancel()

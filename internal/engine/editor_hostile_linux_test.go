@@ -56,7 +56,7 @@ func TestEditorHostileFiles(t *testing.T) {
 		done := make(chan struct{})
 		var out string
 		var isErr bool
-		go func() { defer close(done); out, isErr = edit(tree, "/ws", raw) }()
+		go func() { defer close(done); out, isErr = edit(t.Context(), tree, "/ws", raw) }()
 		select {
 		case <-done:
 		case <-time.After(time.Minute):

@@ -31,7 +31,7 @@ func TestEditorAttacks(t *testing.T) {
 	const root = "/ws"
 	call := func(in map[string]any) (string, bool) {
 		raw, _ := json.Marshal(in)
-		return edit(tree, root, raw)
+		return edit(t.Context(), tree, root, raw)
 	}
 	attacks := []map[string]any{
 		{"command": "create", "path": "../outside/secret", "file_text": "pwned"},
@@ -94,13 +94,13 @@ func TestTreeWhiteouts(t *testing.T) {
 	}
 	mknodWhiteout(filepath.Join(upper, "d"))
 	tree := workspace.LayerFiles{Layers: []string{upper, lower}}
-	if _, _, err := tree.Read("gone.txt", MaxEditFile); err == nil {
+	if _, _, err := tree.Read(t.Context(), "gone.txt", MaxEditFile); err == nil {
 		t.Errorf("a whited-out file is readable")
 	}
-	if err := tree.Write("d/new.txt", []byte("n"), 0o644); err != nil {
+	if err := tree.Write(t.Context(), "d/new.txt", []byte("n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	names, err := tree.List("d", 100)
+	names, err := tree.List(t.Context(), "d", 100)
 	if err != nil || strings.Join(names, ",") != "new.txt" {
 		t.Errorf("d after re-creating it over a whiteout: %v %v (want only new.txt)", names, err)
 	}

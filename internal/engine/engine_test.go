@@ -82,9 +82,9 @@ func TestAnthropicLoop(t *testing.T) {
 		BaseURL: srv.URL, APIKey: "k-test", Model: "scripted", Root: "/ws",
 		Files: workspace.LayerFiles{Layers: []string{upper, lower}},
 		Shell: func(ctx context.Context, c string) string { calls = append(calls, c); return "ok (exit 0)" },
-		Event: func(kind event.Kind, d map[string]any) {
-			if kind == event.ToolResult {
-				events = append(events, d["output"].(string))
+		Event: func(d event.Payload) {
+			if r, ok := d.(event.ToolResultData); ok {
+				events = append(events, r.Output)
 			}
 		},
 	}, "[persona: tester] fix it")

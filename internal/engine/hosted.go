@@ -113,8 +113,8 @@ func (h *Hosted) Run(ctx context.Context, w Workspace, t Task) Outcome {
 		return out
 	}
 	out.Usage.CostMicroUSD, out.Usage.TokensIn, out.Usage.TokensOut = u.Charged, u.TokensIn, u.TokensOut
-	t.Emit(event.GatewayUsage, map[string]any{"source": "gateway", "tag": tag, "calls": u.Calls, "open": u.Open,
-		"charged_micro_usd": u.Charged, "tokens_in": u.TokensIn, "tokens_out": u.TokensOut, "balance_micro_usd": u.Balance})
+	t.Emit(event.GatewayUsageData{Source: event.SourceGateway, Tag: tag, Calls: u.Calls, Open: u.Open,
+		ChargedMicroUSD: u.Charged, TokensIn: u.TokensIn, TokensOut: u.TokensOut, BalanceMicroUSD: u.Balance})
 	fmt.Fprintf(t.Log, "(gateway: %d calls charged %s, balance: %s)\n", u.Calls, dollars(u.Charged), dollars(u.Balance))
 	return out
 }

@@ -63,11 +63,11 @@ func TestHostedTagsAndCost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var evs []map[string]any
+			var evs []event.GatewayUsageData
 			out := h.Run(context.Background(), dirWorkspace{t.TempDir()}, Task{Prompt: "[persona: hi] x", Fork: 3,
-				Emit: func(k event.Kind, d map[string]any) {
-					if k == event.GatewayUsage {
-						evs = append(evs, d)
+				Emit: func(d event.Payload) {
+					if u, ok := d.(event.GatewayUsageData); ok {
+						evs = append(evs, u)
 					}
 				}})
 			if out.State != event.ForkExited || out.Err != nil {
@@ -85,7 +85,7 @@ func TestHostedTagsAndCost(t *testing.T) {
 			if u := out.Usage; u.CostMicroUSD != 1234 || u.TokensIn != 7 || u.TokensOut != 9 || asked < 2 {
 				t.Errorf("usage %+v after %d questions, want the gateway's settled figures", u, asked)
 			}
-			if len(evs) != 1 || evs[0]["balance_micro_usd"] != int64(4990000) || evs[0]["charged_micro_usd"] != int64(1234) || evs[0]["source"] != "gateway" {
+			if len(evs) != 1 || evs[0].BalanceMicroUSD != 4990000 || evs[0].ChargedMicroUSD != 1234 || evs[0].Source != event.SourceGateway || evs[0].Tag != h.Tag(3) {
 				t.Errorf("gateway_usage events %v", evs)
 			}
 		})

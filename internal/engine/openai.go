@@ -23,7 +23,7 @@ func RunOpenAI(ctx context.Context, cfg Config, task string) (*Result, error) {
 		cfg.MaxTurns = 30
 	}
 	if cfg.Event == nil {
-		cfg.Event = func(event.Kind, map[string]any) {}
+		cfg.Event = func(event.Payload) {}
 	}
 	fn := func(name, desc string, props map[string]any, req []string) openaiTool {
 		return openaiTool{Type: "function", Function: openaiFunction{Name: name, Description: desc,
@@ -46,15 +46,15 @@ func RunOpenAI(ctx context.Context, cfg Config, task string) (*Result, error) {
 		if cfg.MaxTokens > 0 {
 			params.MaxCompletionTokens = cfg.MaxTokens
 		}
-		cfg.Event(event.ModelRequest, map[string]any{"turn": res.Turns, "messages": len(messages)})
+		cfg.Event(event.ModelRequestData{Turn: res.Turns, Messages: len(messages)})
 		reply, err := streamOpenAI(ctx, cfg, params)
 		if err != nil {
 			return res, err
 		}
 		res.TokensIn += reply.promptTokens
 		res.TokensOut += reply.completionTokens
-		cfg.Event(event.ModelResponse, map[string]any{"turn": res.Turns, "stop_reason": reply.finishReason,
-			"input_tokens": reply.promptTokens, "output_tokens": reply.completionTokens, "text": truncate(reply.content, 64<<10)})
+		cfg.Event(event.ModelResponseData{Turn: res.Turns, StopReason: reply.finishReason,
+			InputTokens: reply.promptTokens, OutputTokens: reply.completionTokens, Text: truncate(reply.content, 64<<10)})
 		messages = append(messages, reply.param())
 		if len(reply.toolCalls) == 0 {
 			res.Stop = reply.finishReason
@@ -62,8 +62,8 @@ func RunOpenAI(ctx context.Context, cfg Config, task string) (*Result, error) {
 		}
 		for _, tc := range reply.toolCalls {
 			out, isErr := callTool(ctx, cfg, tc.Function.Name, json.RawMessage(tc.Function.Arguments))
-			cfg.Event(event.ToolCall, map[string]any{"turn": res.Turns, "tool": tc.Function.Name, "input": json.RawMessage(tc.Function.Arguments)})
-			cfg.Event(event.ToolResult, map[string]any{"turn": res.Turns, "tool": tc.Function.Name, "error": isErr, "output": truncate(out, 64<<10)})
+			cfg.Event(event.ToolCallData{Turn: res.Turns, Tool: tc.Function.Name, Input: event.JSON(tc.Function.Arguments)})
+			cfg.Event(event.ToolResultData{Turn: res.Turns, Tool: tc.Function.Name, Error: isErr, Output: truncate(out, 64<<10)})
 			if isErr {
 				out = "error: " + out
 			}

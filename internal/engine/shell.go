@@ -71,7 +71,7 @@ func (s *shell) run(ctx context.Context, command string) string {
 		return out.String() + "\n(output over 64 KiB; the command was killed)"
 	case res.Limit != "":
 		why := sandbox.LimitReason(res, p)
-		s.t.Emit(event.Limit, map[string]any{"reason": why, "command": command})
+		s.t.Emit(event.LimitData{Reason: why, Command: command})
 		return out.String() + "\n(" + why + "; every process of the command was killed)"
 	}
 	return fmt.Sprintf("%s\n(exit %d)", out.String(), res.ExitCode)
@@ -130,10 +130,10 @@ type trackedFiles struct {
 	written *atomic.Bool
 }
 
-func (f trackedFiles) Write(rel string, data []byte, mode fs.FileMode) error {
+func (f trackedFiles) Write(ctx context.Context, rel string, data []byte, mode fs.FileMode) error {
 	// Set before and after: a command started while the write is under
 	// way must not keep the old view either.
 	f.written.Store(true)
 	defer f.written.Store(true)
-	return f.Files.Write(rel, data, mode)
+	return f.Files.Write(ctx, rel, data, mode)
 }

@@ -26,7 +26,9 @@ func (f *fakeFork) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.Std
 	return &sandbox.Result{}, nil
 }
 
-func (f *fakeFork) Files() (string, workspace.Files, error) { return "/ws", f.files, nil }
+func (f *fakeFork) Files(context.Context) (string, workspace.Files, error) {
+	return "/ws", f.files, nil
+}
 
 type fakeSession struct {
 	f *fakeFork

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -39,7 +40,7 @@ type editorInput struct {
 
 // edit runs one editor call. A refusal or a mistake is a result the model
 // reads (isErr), not a Go error: only infrastructure faults are those.
-func edit(t workspace.Files, root string, raw json.RawMessage) (out string, isErr bool) {
+func edit(ctx context.Context, t workspace.Files, root string, raw json.RawMessage) (out string, isErr bool) {
 	var in editorInput
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return "invalid input: " + err.Error(), true
@@ -50,14 +51,14 @@ func edit(t workspace.Files, root string, raw json.RawMessage) (out string, isEr
 	}
 	switch in.Command {
 	case "view":
-		if isDir(t, rel) {
-			names, err := list(t, rel)
+		if isDir(ctx, t, rel) {
+			names, err := list(ctx, t, rel)
 			if err != nil {
 				return err.Error(), true
 			}
 			return strings.Join(names, "\n"), false
 		}
-		data, _, err := read(t, rel)
+		data, _, err := read(ctx, t, rel)
 		if err != nil {
 			return err.Error(), true
 		}
@@ -72,24 +73,24 @@ func edit(t workspace.Files, root string, raw json.RawMessage) (out string, isEr
 		}
 		return b.String(), false
 	case "create":
-		if err := write(t, rel, []byte(in.FileText), 0o644); err != nil {
+		if err := write(ctx, t, rel, []byte(in.FileText), 0o644); err != nil {
 			return err.Error(), true
 		}
 		return "created " + rel, false
 	case "str_replace":
-		data, mode, err := read(t, rel)
+		data, mode, err := read(ctx, t, rel)
 		if err != nil {
 			return err.Error(), true
 		}
 		if n := strings.Count(string(data), in.OldStr); n != 1 || in.OldStr == "" {
 			return fmt.Sprintf("old_str occurs %d times in %s; it must occur exactly once", n, rel), true
 		}
-		if err := write(t, rel, []byte(strings.Replace(string(data), in.OldStr, in.NewStr, 1)), mode); err != nil {
+		if err := write(ctx, t, rel, []byte(strings.Replace(string(data), in.OldStr, in.NewStr, 1)), mode); err != nil {
 			return err.Error(), true
 		}
 		return "edited " + rel, false
 	case "insert":
-		data, mode, err := read(t, rel)
+		data, mode, err := read(ctx, t, rel)
 		if err != nil {
 			return err.Error(), true
 		}
@@ -102,7 +103,7 @@ func edit(t workspace.Files, root string, raw json.RawMessage) (out string, isEr
 			ins += "\n"
 		}
 		out := strings.Join(lines[:in.InsertLine], "") + ins + strings.Join(lines[in.InsertLine:], "")
-		if err := write(t, rel, []byte(out), mode); err != nil {
+		if err := write(ctx, t, rel, []byte(out), mode); err != nil {
 			return err.Error(), true
 		}
 		return "inserted into " + rel, false

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -78,15 +79,15 @@ func refusal(rel string, err error) error {
 }
 
 // isDir reports whether rel is a folder of the fork's files.
-func isDir(f workspace.Files, rel string) bool {
-	mode, err := f.Stat(rel)
+func isDir(ctx context.Context, f workspace.Files, rel string) bool {
+	mode, err := f.Stat(ctx, rel)
 	return err == nil && mode.IsDir()
 }
 
 // read returns a file's content and permissions: a regular file of at most
 // MaxEditFile bytes, reached without following a link.
-func read(f workspace.Files, rel string) ([]byte, os.FileMode, error) {
-	data, mode, err := f.Read(rel, MaxEditFile)
+func read(ctx context.Context, f workspace.Files, rel string) ([]byte, os.FileMode, error) {
+	data, mode, err := f.Read(ctx, rel, MaxEditFile)
 	if err != nil {
 		return nil, 0, refusal(rel, err)
 	}
@@ -94,8 +95,8 @@ func read(f workspace.Files, rel string) ([]byte, os.FileMode, error) {
 }
 
 // list returns a folder's names (folders end in "/").
-func list(f workspace.Files, rel string) ([]string, error) {
-	names, err := f.List(rel, 100_000)
+func list(ctx context.Context, f workspace.Files, rel string) ([]string, error) {
+	names, err := f.List(ctx, rel, 100_000)
 	if err != nil {
 		return nil, refusal(rel, err)
 	}
@@ -103,8 +104,8 @@ func list(f workspace.Files, rel string) ([]string, error) {
 }
 
 // write replaces or creates a file (workspace.Files.Write says how safely).
-func write(f workspace.Files, rel string, data []byte, mode os.FileMode) error {
-	if err := f.Write(rel, data, mode); err != nil {
+func write(ctx context.Context, f workspace.Files, rel string, data []byte, mode os.FileMode) error {
+	if err := f.Write(ctx, rel, data, mode); err != nil {
 		return refusal(rel, err)
 	}
 	return nil

@@ -5,7 +5,7 @@ import "time"
 // Kind is what happened: the "type" of an events.jsonl line.
 type Kind string
 
-// The kinds a race emits (docs/RECORD.md lists each one's data).
+// The kinds a race emits; each one's payloads are in payload*.go.
 const (
 	RunStart      Kind = "run_start"
 	ForkStart     Kind = "fork_start"
@@ -67,14 +67,17 @@ const (
 
 // Event is one thing that happened in a race.
 type Event struct {
-	Kind Kind
 	Fork int // the fork's number; RunLevel for the run as a whole
 	// Time is when it happened (UTC); the sink sets it when it is zero.
 	Time time.Time
-	// Data is the kind's payload (docs/RECORD.md). Subscribers read it and
-	// never change it: every subscriber gets the same map.
-	Data map[string]any
+	// Data is what happened: a payload of this package, which says its
+	// kind. It is never nil (a kind with nothing to say has an empty
+	// struct). Subscribers read it and never change it.
+	Data Payload
 }
+
+// Kind is the kind of the event's payload.
+func (e Event) Kind() Kind { return e.Data.Kind() }
 
 // RunLevel is the Fork of an event about the whole run.
 const RunLevel = -1

@@ -71,7 +71,7 @@ func (f *Fanout) Emit(ev Event) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return fmt.Errorf("emit %s: %w", ev.Kind, ErrClosed)
+		return fmt.Errorf("emit %s: %w", ev.Kind(), ErrClosed)
 	}
 	var err error
 	if f.primary != nil {

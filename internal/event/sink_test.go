@@ -3,6 +3,7 @@ package event
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -36,7 +37,7 @@ func (r *recorder) events() []Event {
 }
 
 // emitForks emits n events for each of forks forks from one goroutine per
-// fork, each event numbered in its fork's Data["i"].
+// fork, each event numbered by its fork in its data's Turn.
 func emitForks(t *testing.T, s Sink, forks, n int) {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -45,7 +46,7 @@ func emitForks(t *testing.T, s Sink, forks, n int) {
 		go func() {
 			defer wg.Done()
 			for i := range n {
-				s.Emit(Event{Kind: ToolCall, Fork: f, Data: map[string]any{"i": i}})
+				s.Emit(Event{Fork: f, Data: ToolCallData{Turn: i}})
 			}
 		}()
 	}
@@ -60,7 +61,7 @@ func inOrder(t *testing.T, who string, evs []Event, forks, n int) {
 		if ev.Time.IsZero() {
 			t.Errorf("%s: an event without a time", who)
 		}
-		if i := ev.Data["i"].(int); i != next[ev.Fork] {
+		if i := ev.Data.(ToolCallData).Turn; i != next[ev.Fork] {
 			t.Fatalf("%s: fork %d event %d arrived when %d was due", who, ev.Fork, i, next[ev.Fork])
 		}
 		next[ev.Fork]++
@@ -130,7 +131,7 @@ func TestFanoutPrimaryError(t *testing.T) {
 	primary, other := &recorder{fail: 2}, &recorder{}
 	f := NewFanout(primary, other)
 	for i := range 3 {
-		err := f.Emit(Event{Kind: Error, Fork: RunLevel, Data: map[string]any{"i": i}})
+		err := f.Emit(Event{Fork: RunLevel, Data: ErrorData{Error: fmt.Sprint(i)}})
 		if (err != nil) != (i == 1) {
 			t.Errorf("event %d: error %v", i, err)
 		}
@@ -141,7 +142,7 @@ func TestFanoutPrimaryError(t *testing.T) {
 	if got := len(other.events()); got != 3 {
 		t.Errorf("the other subscriber got %d events of 3", got)
 	}
-	if err := f.Emit(Event{Kind: RunEnd}); !errors.Is(err, ErrClosed) {
+	if err := f.Emit(Event{Data: RunEndData{}}); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "run_end") {
 		t.Errorf("emit after Close: %v", err)
 	}
 }

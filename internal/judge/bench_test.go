@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -59,7 +60,7 @@ func BenchmarkJudge16(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, v := range vs {
-			if !v.Pass {
+			if v.Verdict != event.Pass {
 				b.Fatalf("the fix did not pass: %s", v.Reason)
 			}
 		}

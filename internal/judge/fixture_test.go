@@ -116,8 +116,8 @@ func judgeAll(t *testing.T, repo, test string, hidden []string, cases []judged, 
 	for i, c := range cases {
 		v := verdicts[i]
 		t.Logf("%s: %s — %s (stripped %v)", c.name, v.Verdict, v.Reason, v.Stripped)
-		if v.Pass != c.pass {
-			t.Errorf("%s: pass = %v, want %v: %s\n%s", c.name, v.Pass, c.pass, v.Reason, tail(v.Output))
+		if (v.Verdict == event.Pass) != c.pass {
+			t.Errorf("%s: pass = %v, want %v: %s\n%s", c.name, v.Verdict == event.Pass, c.pass, v.Reason, tail(v.Output))
 		}
 		if c.reason != "" && !strings.Contains(v.Reason, c.reason) {
 			t.Errorf("%s: reason %q does not name %q", c.name, v.Reason, c.reason)
@@ -136,7 +136,7 @@ func judgeAll(t *testing.T, repo, test string, hidden []string, cases []judged, 
 		}
 	}
 	// nothing is left behind but the cached pid 1
-	all, _ := s.List()
+	all, _ := s.List(t.Context())
 	if len(all) != 1 {
 		t.Errorf("judge left %d workspaces", len(all))
 	}

@@ -31,7 +31,7 @@ var ErrCannotJudge = errors.New("cannot judge")
 // declared here, where it is used: *workspace.Store implements it, and so
 // can a backend elsewhere (a cluster) that never imports the judge.
 type Forks interface {
-	Get(name string) (*workspace.Meta, error)
+	Get(ctx context.Context, name string) (*workspace.Meta, error)
 	New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error)
 	Fork(ctx context.Context, src, dst string) (*workspace.Meta, error)
 	// Exec runs a confined command in a fork. The judge asks, through
@@ -39,11 +39,13 @@ type Forks interface {
 	// volatile overlay (Overlay.Volatile), see workspace.Store.Exec; a
 	// store that cannot honour them runs the command as usual.
 	Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error)
-	Remove(name string) error
+	// Remove deletes a workspace. Cleaning up after a cancelled judgement,
+	// the judge passes a context that outlives the cancellation.
+	Remove(ctx context.Context, name string) error
 	// Snapshot returns a host folder holding a pid 1's files, for
 	// planning (which tests exist, which files the test command names);
 	// a backend whose forks live elsewhere materialises one.
-	Snapshot(name string) (string, error)
+	Snapshot(ctx context.Context, name string) (string, error)
 }
 
 var _ Forks = (*workspace.Store)(nil)
@@ -97,9 +99,9 @@ func (o Options) hidePaths() []string {
 	return out
 }
 
-// Verdict is the judgement of one patch. See docs/JUDGE.md for the schema.
+// Verdict is the judgement of one patch. See docs/JUDGE.md for the schema
+// (its "pass" is written from Verdict by MarshalJSON).
 type Verdict struct {
-	Pass     bool          `json:"pass"`
 	Verdict  event.Verdict `json:"verdict"`
 	Reason   string        `json:"reason"`
 	Applied  bool          `json:"applied"`
@@ -133,6 +135,18 @@ type Verdict struct {
 	// verdict that did not pass (a timeout included).
 	OutputTail string `json:"output_tail,omitempty"`
 	Output     string `json:"-"`
+}
+
+// MarshalJSON writes v with "pass" first, as verdict.json has always
+// had it: true exactly when the verdict is event.Pass. It is derived, so
+// it can never disagree with the verdict; a reader decoding a Verdict
+// ignores it.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	type fields Verdict // the same fields, without this method
+	return json.Marshal(struct {
+		Pass bool `json:"pass"`
+		fields
+	}{v.Verdict == event.Pass, fields(v)})
 }
 
 // Baseline is the test command's outcome on the untouched base.
@@ -193,12 +207,12 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
 	j := &Judger{o: o, base: base, pid1: "judge-" + hashOf(top, base)[:16], runCmd: structured(o.Test)}
-	if _, err := o.Store.Get(j.pid1); err != nil {
+	if _, err := o.Store.Get(ctx, j.pid1); err != nil {
 		if _, err := o.Store.New(ctx, j.pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil && !errors.Is(err, workspace.ErrExists) {
 			return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 		}
 	}
-	if j.tree, err = o.Store.Snapshot(j.pid1); err != nil {
+	if j.tree, err = o.Store.Snapshot(ctx, j.pid1); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
 	j.o.Strip.Named = append(append([]string{}, o.Strip.Named...), namedFiles(o.Test, j.tree)...)
@@ -306,7 +320,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		v.Stripped = []string{}
 	}
 	if err != nil { // refused whole: nothing of it is applied
-		v.Verdict, v.Reason = "fail", err.Error()
+		v.Verdict, v.Reason = event.Fail, err.Error()
 		v.Timings.Total = time.Since(start).Milliseconds()
 		return v, nil
 	}
@@ -326,7 +340,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	}
 	v.Sentinels = plan.report()
 	if run.applyFailed {
-		v.Verdict, v.Reason = "fail", "the patch does not apply: "+run.applyErr
+		v.Verdict, v.Reason = event.Fail, "the patch does not apply: "+run.applyErr
 		v.Timings.Total = time.Since(start).Milliseconds()
 		return v, nil
 	}
@@ -348,19 +362,18 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	}
 	if run.limit != "" {
 		v.Limit = run.limit
-		v.Verdict, v.Reason = "fail", "the test run was stopped: "+run.limit
+		v.Verdict, v.Reason = event.Fail, "the test run was stopped: "+run.limit
 	}
 	if tamper != "" {
 		v.Tampered = true
-		if v.Verdict != "pass" {
+		if v.Verdict != event.Pass {
 			tamper += "; " + v.Reason
 		}
-		v.Verdict, v.Reason = "fail", tamper
+		v.Verdict, v.Reason = event.Fail, tamper
 	}
 	if v.Verdict == event.Pass && len(v.Findings) > 0 {
 		v.Verdict, v.Reason = event.Review, reviewReason(v.Findings)
 	}
-	v.Pass = v.Verdict == "pass"
 	if cur != nil {
 		v.Results = cur
 		for name, o := range cur.Tests {
@@ -370,10 +383,10 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		}
 		sort.Strings(v.Failures)
 	}
-	if len(stripped) > 0 && !v.Pass {
+	if len(stripped) > 0 && v.Verdict != event.Pass {
 		v.Reason += fmt.Sprintf(" (stripped edits to %d test or config file(s): %s)", len(stripped), names(append([]string{}, stripped...)))
 	}
-	if !v.Pass {
+	if v.Verdict != event.Pass {
 		out := run.output
 		if !v.Tampered { // a tampering verdict's evidence is in the sentinels' lines
 			out = plan.quiet(out)
@@ -454,7 +467,7 @@ func newFork(ctx context.Context, s Forks, pid1 string) (string, func(), error) 
 	if _, err := s.Fork(ctx, pid1, name); err != nil {
 		return "", nil, fmt.Errorf("%w: fork: %v", ErrCannotJudge, err)
 	}
-	return name, func() { s.Remove(name) }, nil
+	return name, func() { s.Remove(context.WithoutCancel(ctx), name) }, nil
 }
 
 // structured asks the runner for output the judge can read by name, where

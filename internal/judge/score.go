@@ -29,19 +29,19 @@ type Score struct {
 // a signal or a runner that could not start.
 func decide(base, cur *Results, exit int, timedOut, expectFail bool) (verdict event.Verdict, reason string, sc Score) {
 	if timedOut {
-		return "fail", "the test command timed out", sc
+		return event.Fail, "the test command timed out", sc
 	}
 	if base == nil {
-		return "unknown", "no test results could be read from the baseline run; an exit status alone never passes", sc
+		return event.Unknown, "no test results could be read from the baseline run; an exit status alone never passes", sc
 	}
 	if cur == nil && base.Total() > 0 {
-		return "fail", fmt.Sprintf("none of the %d baseline test(s) ran: the output holds no test results (exit %d)", base.Total(), exit), sc
+		return event.Fail, fmt.Sprintf("none of the %d baseline test(s) ran: the output holds no test results (exit %d)", base.Total(), exit), sc
 	}
 	if cur == nil {
 		if exit == 0 {
-			return "unknown", "the test command exited 0 but printed no test results; an exit status alone never passes", sc
+			return event.Unknown, "the test command exited 0 but printed no test results; an exit status alone never passes", sc
 		}
-		return "fail", fmt.Sprintf("the test command exited %d and printed no test results", exit), sc
+		return event.Fail, fmt.Sprintf("the test command exited %d and printed no test results", exit), sc
 	}
 	sc.BaselineTests = base.Total()
 	var reasons []string
@@ -101,12 +101,12 @@ func decide(base, cur *Results, exit int, timedOut, expectFail bool) (verdict ev
 		sc.Value = float64(sc.PassingNow) / float64(sc.BaselineTests)
 	}
 	if len(reasons) > 0 {
-		return "fail", strings.Join(reasons, "; "), sc
+		return event.Fail, strings.Join(reasons, "; "), sc
 	}
 	if expectFail {
-		return "pass", fmt.Sprintf("all %d baseline test(s) pass (%d fixed), and the judge's sentinel tests came out as they must", sc.BaselineTests, sc.Fixed), sc
+		return event.Pass, fmt.Sprintf("all %d baseline test(s) pass (%d fixed), and the judge's sentinel tests came out as they must", sc.BaselineTests, sc.Fixed), sc
 	}
-	return "pass", fmt.Sprintf("all %d baseline test(s) pass (%d fixed) and the command exited 0", sc.BaselineTests, sc.Fixed), sc
+	return event.Pass, fmt.Sprintf("all %d baseline test(s) pass (%d fixed) and the command exited 0", sc.BaselineTests, sc.Fixed), sc
 }
 
 func names(n []string) string {

@@ -81,8 +81,8 @@ func judgeSuite(t *testing.T, repo, test string, hidden []string, cases []suiteC
 			t.Errorf("%s: verdict %s, want %s: %s\n%s", c.name, v.Verdict, c.want, v.Reason, tail(v.Output))
 			continue
 		}
-		if c.want == event.Pass && (len(v.Stripped) > 0 || v.Tampered || !v.Pass || len(v.Findings) > 0) {
-			t.Errorf("%s: an honest fix must pass whole: pass %v, stripped %v, tampered %v, findings %+v", c.name, v.Pass, v.Stripped, v.Tampered, v.Findings)
+		if c.want == event.Pass && (len(v.Stripped) > 0 || v.Tampered || v.Verdict != event.Pass || len(v.Findings) > 0) {
+			t.Errorf("%s: an honest fix must pass whole: verdict %s, stripped %v, tampered %v, findings %+v", c.name, v.Verdict, v.Stripped, v.Tampered, v.Findings)
 		}
 		if len(c.anyReason) > 0 && !holdsAny(v.Reason, c.anyReason) {
 			t.Errorf("%s: reason %q names none of %q", c.name, v.Reason, c.anyReason)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -33,8 +34,8 @@ func judgeSelecting(t *testing.T, repo, test string, hidden []string, how string
 	for i, c := range cases {
 		v := verdicts[i]
 		t.Logf("%s: %s — %s", c.name, v.Verdict, v.Reason)
-		if v.Pass != c.pass {
-			t.Errorf("%s: pass = %v, want %v: %s\n%s", c.name, v.Pass, c.pass, v.Reason, tail(v.Output))
+		if (v.Verdict == event.Pass) != c.pass {
+			t.Errorf("%s: pass = %v, want %v: %s\n%s", c.name, v.Verdict == event.Pass, c.pass, v.Reason, tail(v.Output))
 		}
 		if c.reason != "" && !strings.Contains(v.Reason, c.reason) {
 			t.Errorf("%s: reason %q does not name %q", c.name, v.Reason, c.reason)

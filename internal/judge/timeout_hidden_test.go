@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -20,8 +21,8 @@ func TestJudgeTimeoutKeepsTail(t *testing.T) {
 	// sleeps, so a long limit costs this test wall time, not CPU.
 	hang := "package calc\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\nfunc Add(a, b int) int {\n\tfmt.Println(\"STUCK-IN-ADD\")\n\ttime.Sleep(time.Hour)\n\treturn 0\n}\n\nfunc Sub(a, b int) int { return a - b }\n"
 	v := judgeOneVerdict(t, repo, "go test ./...", map[string]edit{"calc.go": {content: hang}}, func(o *judge.Options) { o.Timeout = 90 * time.Second })
-	if !v.TimedOut || v.Pass || !strings.Contains(v.Reason, "timed out") {
-		t.Errorf("want a timeout, got timed_out=%v pass=%v: %s", v.TimedOut, v.Pass, v.Reason)
+	if !v.TimedOut || v.Verdict == event.Pass || !strings.Contains(v.Reason, "timed out") {
+		t.Errorf("want a timeout, got timed_out=%v verdict=%s: %s", v.TimedOut, v.Verdict, v.Reason)
 	}
 	if !strings.Contains(v.OutputTail, "STUCK-IN-ADD") {
 		t.Errorf("the verdict's output tail does not hold what the run printed before it hung: %q", v.OutputTail)

@@ -173,13 +173,13 @@ func TestPodConfinement(t *testing.T) {
 		t.Errorf("egress %s, want none (no model proxy given)", got)
 	}
 
-	if err := s.Remove(fork); err != nil {
+	if err := s.Remove(bg, fork); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.dyn.Resource(podGVR).Namespace("default").Get(bg, "fb-run-conf-f0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the fork's pod outlived Remove: %v", err)
 	}
-	if err := s.Remove("run-conf"); err != nil {
+	if err := s.Remove(bg, "run-conf"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.dyn.Resource(leaseGVR).Namespace("default").Get(bg, "forkbomb-run-conf", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

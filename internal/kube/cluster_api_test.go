@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/run"
 )
 
@@ -119,7 +120,7 @@ func TestClusterAPIRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != "won" || r.Winner == nil || *r.Winner == 2 {
+	if r.Status != event.RunWon || r.Winner == nil || *r.Winner == 2 {
 		t.Fatalf("status %s, winner %v; forks %+v", r.Status, r.Winner, r.Fork)
 	}
 	for n, want := range []string{"pass", "pass", "fail", "pass"} {
@@ -184,10 +185,10 @@ func modelResponses(t *testing.T, events string, fork int) int {
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var e struct {
-			Kind string `json:"type"`
-			Fork *int   `json:"fork"`
+			Kind event.Kind `json:"type"`
+			Fork *int       `json:"fork"`
 		}
-		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Kind == "model_response" && e.Fork != nil && *e.Fork == fork {
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Kind == event.ModelResponse && e.Fork != nil && *e.Fork == fork {
 			n++
 		}
 	}

@@ -26,13 +26,14 @@ func TestPodFiles(t *testing.T) {
 	fork := newRun(t, s, "run-files")
 	setup := `mkdir -p d/e && echo hi > d/e/f && chmod 755 d/e/f && ln -s d sl && ln -s /etc/passwd abs &&
 mkfifo fifo && echo x > h1 && ln h1 h2 && head -c 2000 /dev/zero > big && echo ok`
+	ctx := t.Context()
 	var out bytes.Buffer
-	res, err := s.Exec(context.Background(), fork, sandbox.Policy{Command: []string{"/bin/sh", "-c", setup}, Timeout: time.Minute},
+	res, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"/bin/sh", "-c", setup}, Timeout: time.Minute},
 		sandbox.Stdio{Stdout: &out, Stderr: &out})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("setup: %v %+v\n%s", err, res, out.String())
 	}
-	root, f, err := s.Files(fork)
+	root, f, err := s.Files(ctx, fork)
 	if err != nil || root != podRoot {
 		t.Fatalf("Files: %q %v", root, err)
 	}
@@ -45,36 +46,36 @@ mkfifo fifo && echo x > h1 && ln h1 h2 && head -c 2000 /dev/zero > big && echo o
 		call func() error
 		want func(error) bool
 	}{
-		{"stat dir", func() error { return wantMode(f.Stat("d/e")) }, nil},
-		{"stat through link", func() error { _, err := f.Stat("sl/e/f"); return err }, is(layerfs.ErrSymlink)},
-		{"stat link", func() error { _, err := f.Stat("abs"); return err }, is(layerfs.ErrSymlink)},
-		{"stat missing", func() error { _, err := f.Stat("nope"); return err }, is(fs.ErrNotExist)},
-		{"stat under a file", func() error { _, err := f.Stat("d/e/f/x"); return err }, is(fs.ErrNotExist)},
-		{"read", func() error { return wantRead(f, "d/e/f", []byte("hi\n"), 0o755) }, nil},
-		{"read fifo", func() error { _, _, err := f.Read("fifo", 100); return err }, is(layerfs.ErrNotRegular)},
-		{"read hard link", func() error { _, _, err := f.Read("h1", 100); return err }, is(layerfs.ErrNotRegular)},
-		{"read dir", func() error { _, _, err := f.Read("d", 100); return err }, is(layerfs.ErrNotRegular)},
-		{"read link", func() error { _, _, err := f.Read("abs", 100); return err }, is(layerfs.ErrSymlink)},
-		{"read over max", func() error { _, _, err := f.Read("big", 1000); return err }, isLimit},
-		{"list", func() error { return wantList(f.List(".", 100)) }, nil},
-		{"list over max", func() error { _, err := f.List(".", 3); return err }, isLimit},
-		{"list link", func() error { _, err := f.List("sl", 10); return err }, is(layerfs.ErrSymlink)},
-		{"write through link", func() error { return f.Write("sl/new", []byte("x"), 0o644) }, is(layerfs.ErrSymlink)},
-		{"write over link", func() error { return f.Write("abs", []byte("x"), 0o644) }, is(layerfs.ErrSymlink)},
-		{"write hard link", func() error { return f.Write("h1", []byte("x"), 0o644) }, is(layerfs.ErrNotRegular)},
-		{"write dir", func() error { return f.Write("d", []byte("x"), 0o644) }, failed},
+		{"stat dir", func() error { return wantMode(f.Stat(ctx, "d/e")) }, nil},
+		{"stat through link", func() error { _, err := f.Stat(ctx, "sl/e/f"); return err }, is(layerfs.ErrSymlink)},
+		{"stat link", func() error { _, err := f.Stat(ctx, "abs"); return err }, is(layerfs.ErrSymlink)},
+		{"stat missing", func() error { _, err := f.Stat(ctx, "nope"); return err }, is(fs.ErrNotExist)},
+		{"stat under a file", func() error { _, err := f.Stat(ctx, "d/e/f/x"); return err }, is(fs.ErrNotExist)},
+		{"read", func() error { return wantRead(ctx, f, "d/e/f", []byte("hi\n"), 0o755) }, nil},
+		{"read fifo", func() error { _, _, err := f.Read(ctx, "fifo", 100); return err }, is(layerfs.ErrNotRegular)},
+		{"read hard link", func() error { _, _, err := f.Read(ctx, "h1", 100); return err }, is(layerfs.ErrNotRegular)},
+		{"read dir", func() error { _, _, err := f.Read(ctx, "d", 100); return err }, is(layerfs.ErrNotRegular)},
+		{"read link", func() error { _, _, err := f.Read(ctx, "abs", 100); return err }, is(layerfs.ErrSymlink)},
+		{"read over max", func() error { _, _, err := f.Read(ctx, "big", 1000); return err }, isLimit},
+		{"list", func() error { return wantList(f.List(ctx, ".", 100)) }, nil},
+		{"list over max", func() error { _, err := f.List(ctx, ".", 3); return err }, isLimit},
+		{"list link", func() error { _, err := f.List(ctx, "sl", 10); return err }, is(layerfs.ErrSymlink)},
+		{"write through link", func() error { return f.Write(ctx, "sl/new", []byte("x"), 0o644) }, is(layerfs.ErrSymlink)},
+		{"write over link", func() error { return f.Write(ctx, "abs", []byte("x"), 0o644) }, is(layerfs.ErrSymlink)},
+		{"write hard link", func() error { return f.Write(ctx, "h1", []byte("x"), 0o644) }, is(layerfs.ErrNotRegular)},
+		{"write dir", func() error { return f.Write(ctx, "d", []byte("x"), 0o644) }, failed},
 		{"write new", func() error {
 			data := []byte("bin\x00ary\r\n\xff end\n\n")
-			if err := f.Write("n1/n2/file", data, 0o600); err != nil {
+			if err := f.Write(ctx, "n1/n2/file", data, 0o600); err != nil {
 				return err
 			}
-			return wantRead(f, "n1/n2/file", data, 0o600)
+			return wantRead(ctx, f, "n1/n2/file", data, 0o600)
 		}, nil},
 		{"write over fifo", func() error {
-			if err := f.Write("fifo", []byte("plain\n"), 0o644); err != nil {
+			if err := f.Write(ctx, "fifo", []byte("plain\n"), 0o644); err != nil {
 				return err
 			}
-			return wantRead(f, "fifo", []byte("plain\n"), 0o644)
+			return wantRead(ctx, f, "fifo", []byte("plain\n"), 0o644)
 		}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -103,10 +104,10 @@ func wantMode(m fs.FileMode, err error) error {
 	return nil
 }
 
-func wantRead(f interface {
-	Read(string, int64) ([]byte, fs.FileMode, error)
+func wantRead(ctx context.Context, f interface {
+	Read(context.Context, string, int64) ([]byte, fs.FileMode, error)
 }, rel string, data []byte, mode fs.FileMode) error {
-	got, m, err := f.Read(rel, 1<<20)
+	got, m, err := f.Read(ctx, rel, 1<<20)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -51,13 +52,13 @@ esac`
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != "won" || r.Winner == nil || *r.Winner != 0 {
+	if r.Status != event.RunWon || r.Winner == nil || *r.Winner != 0 {
 		t.Fatalf("status %s, winner %v; forks %+v", r.Status, r.Winner, r.Fork)
 	}
 	// fork 1 crashes unless fork 0 has already won (the pods start in
 	// no set order; nothing here orders them): either way it is not judged
 	// a winner, and fork 2 is killed
-	if s1 := r.Fork[1].State; (s1 != "crashed" && s1 != "killed") || r.Fork[2].State != "killed" {
+	if s1 := r.Fork[1].State; (s1 != event.ForkCrashed && s1 != event.ForkKilled) || r.Fork[2].State != event.ForkKilled {
 		t.Errorf("fork states %s, %s; want crashed or killed, killed", s1, r.Fork[2].State)
 	}
 	patch, err := os.ReadFile(filepath.Join(dir, "winner.patch"))
@@ -156,7 +157,7 @@ id -u`
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.deleteFork("token-control")
+		defer s.deleteFork(context.Background(), "token-control")
 		if v, _, _ := unstructured.NestedSlice(got.Object, "spec", "volumes"); !strings.Contains(toString(v), "serviceAccountToken") {
 			t.Errorf("control: no token volume on a pod that allows one: %s", toString(v))
 		}

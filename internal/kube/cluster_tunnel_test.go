@@ -27,10 +27,10 @@ type events struct {
 	list []string
 }
 
-func (e *events) emit(k event.Kind, d map[string]any) {
+func (e *events) emit(d event.Payload) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.list = append(e.list, string(k)+" "+toString(d))
+	e.list = append(e.list, string(d.Kind())+" "+toString(d))
 }
 
 func (e *events) String() string {
@@ -210,7 +210,7 @@ func TestClusterNetworkAllow(t *testing.T) {
 		t.Fatal(err)
 	}
 	log, _ := os.ReadFile(filepath.Join(dir, "forks", "0", "agent.log"))
-	if r.Status != "won" {
+	if r.Status != event.RunWon {
 		t.Fatalf("status %s: %+v\nagent.log:\n%s", r.Status, r.Fork, log)
 	}
 	var allowed, other bool
@@ -239,7 +239,7 @@ sleep 600`
 		t.Fatal(err)
 	}
 	log, _ = os.ReadFile(filepath.Join(dir, "forks", "0", "agent.log"))
-	if r.Fork[0].State != "crashed" || !strings.Contains(string(log), "model tunnel") {
+	if r.Fork[0].State != event.ForkCrashed || !strings.Contains(string(log), "model tunnel") {
 		t.Errorf("a fork whose tunnel was lost: state %s, agent.log:\n%s", r.Fork[0].State, log)
 	}
 }

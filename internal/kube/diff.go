@@ -50,7 +50,7 @@ func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Di
 		}
 		return &workspace.Diff{}, nil
 	}
-	pid1, err := s.o.Local.Get(fs.pid1)
+	pid1, err := s.o.Local.Get(ctx, fs.pid1)
 	if err != nil {
 		return nil, err
 	}

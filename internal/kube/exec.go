@@ -114,7 +114,7 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	if err := s.waitRunning(ctx, fs.obj); err != nil {
 		return err
 	}
-	tree, err := s.o.Local.Snapshot(fs.pid1)
+	tree, err := s.o.Local.Snapshot(ctx, fs.pid1)
 	if err != nil {
 		return err
 	}
@@ -245,11 +245,11 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	code, err := s.stream(cctx, fs.obj, argv, stdio.Stdin, capw.wrap(out), capw.wrap(errw))
 	if tun != nil {
 		if lost := tun.stop(); lost != nil && ctx.Err() == nil { // a caller's cancel is a kill, below
-			s.killAll(fs.obj)
+			s.killAll(ctx, fs.obj)
 			return nil, fmt.Errorf("exec in %s: %w", name, lost)
 		}
 	}
-	s.killAll(fs.obj)
+	s.killAll(ctx, fs.obj)
 	switch {
 	case capw.over:
 		res.Limit, res.ExitCode = "output", -1
@@ -262,7 +262,7 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 		return nil, err
 	default:
 		res.ExitCode = code
-		if code == 137 && p.Memory > 0 && s.oomKilled(fs.obj) {
+		if code == 137 && p.Memory > 0 && s.oomKilled(ctx, fs.obj) {
 			res.Limit = "memory"
 		}
 	}
@@ -270,17 +270,19 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 }
 
 // killAll ends every process of the agent's user in the pod but its
-// sleeping init (kill -1 spares pid 1 and itself).
-func (s *Store) killAll(pod string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+// sleeping init (kill -1 spares pid 1 and itself). It runs after the
+// caller's cancel too (that cancel is what asked for the kill), so it
+// outlives ctx, bounded.
+func (s *Store) killAll(ctx context.Context, pod string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
 	s.stream(ctx, pod, []string{"/bin/kill", "-9", "-1"}, nil, nil, nil)
 }
 
 // oomKilled reports whether the pod's cgroup killed a process for memory
 // (the container's last OOM, as the kubelet saw it).
-func (s *Store) oomKilled(pod string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+func (s *Store) oomKilled(ctx context.Context, pod string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {

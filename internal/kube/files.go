@@ -116,11 +116,11 @@ var _ workspace.Files = podFiles{}
 // local returns the local fork's files when the pod has not started (the
 // pod would be sent the pid 1's tree and the writes made here, see
 // replay), or nil when calls go to the pod. The caller holds filesMu.
-func (f podFiles) local() (workspace.Files, error) {
+func (f podFiles) local(ctx context.Context) (workspace.Files, error) {
 	if f.fs.started.Load() {
 		return nil, nil
 	}
-	_, lf, err := f.s.o.Local.Files(f.name)
+	_, lf, err := f.s.o.Local.Files(ctx, f.name)
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +128,10 @@ func (f podFiles) local() (workspace.Files, error) {
 }
 
 // call runs filesScript for op and returns its status line's fields and
-// what follows it, read whole (Store.output).
-func (f podFiles) call(op, rel string, max int, args ...string) ([]string, []byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), filesTimeout)
+// what follows it, read whole (Store.output). The caller's ctx stops it;
+// filesTimeout bounds it, as an exec stream has no API call's timeout.
+func (f podFiles) call(ctx context.Context, op, rel string, max int, args ...string) ([]string, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, filesTimeout)
 	defer cancel()
 	script := "MAX=" + strconv.Itoa(max) + "; " + filesScript
 	out, _, err := f.s.output(ctx, f.fs.obj, script, append([]string{op, rel}, args...), max+64)
@@ -202,16 +203,16 @@ func rawMode(hexMode string) (fs.FileMode, error) {
 }
 
 // Stat implements workspace.Files.
-func (f podFiles) Stat(rel string) (fs.FileMode, error) {
+func (f podFiles) Stat(ctx context.Context, rel string) (fs.FileMode, error) {
 	f.fs.filesMu.Lock()
 	defer f.fs.filesMu.Unlock()
-	if lf, err := f.local(); err != nil || lf != nil {
+	if lf, err := f.local(ctx); err != nil || lf != nil {
 		if err != nil {
 			return 0, err
 		}
-		return lf.Stat(rel)
+		return lf.Stat(ctx, rel)
 	}
-	fields, _, err := f.call("stat", rel, 64)
+	fields, _, err := f.call(ctx, "stat", rel, 64)
 	if err != nil {
 		return 0, err
 	}
@@ -223,19 +224,19 @@ func (f podFiles) Stat(rel string) (fs.FileMode, error) {
 
 // Read implements workspace.Files: a regular file with one link, of at
 // most max bytes, reached through no link.
-func (f podFiles) Read(rel string, max int64) ([]byte, fs.FileMode, error) {
+func (f podFiles) Read(ctx context.Context, rel string, max int64) ([]byte, fs.FileMode, error) {
 	f.fs.filesMu.Lock()
 	defer f.fs.filesMu.Unlock()
-	if lf, err := f.local(); err != nil || lf != nil {
+	if lf, err := f.local(ctx); err != nil || lf != nil {
 		if err != nil {
 			return nil, 0, err
 		}
-		return lf.Read(rel, max)
+		return lf.Read(ctx, rel, max)
 	}
 	if max > 1<<30 {
 		max = 1 << 30
 	}
-	fields, data, err := f.call("read", rel, int(max))
+	fields, data, err := f.call(ctx, "read", rel, int(max))
 	var le *layerfs.LimitError
 	if errors.As(err, &le) && le.Limit == 0 {
 		le.Limit = max
@@ -257,16 +258,16 @@ func (f podFiles) Read(rel string, max int64) ([]byte, fs.FileMode, error) {
 }
 
 // List implements workspace.Files: folders end in "/", sorted.
-func (f podFiles) List(rel string, max int) ([]string, error) {
+func (f podFiles) List(ctx context.Context, rel string, max int) ([]string, error) {
 	f.fs.filesMu.Lock()
 	defer f.fs.filesMu.Unlock()
-	if lf, err := f.local(); err != nil || lf != nil {
+	if lf, err := f.local(ctx); err != nil || lf != nil {
 		if err != nil {
 			return nil, err
 		}
-		return lf.List(rel, max)
+		return lf.List(ctx, rel, max)
 	}
-	_, data, err := f.call("list", rel, maxListOutput)
+	_, data, err := f.call(ctx, "list", rel, maxListOutput)
 	if err != nil {
 		return nil, err
 	}
@@ -296,20 +297,20 @@ func (f podFiles) List(rel string, max int) ([]string, error) {
 
 // Write implements workspace.Files. Before the pod starts the write goes
 // to the local fork and is replayed into the pod when it starts.
-func (f podFiles) Write(rel string, data []byte, mode fs.FileMode) error {
+func (f podFiles) Write(ctx context.Context, rel string, data []byte, mode fs.FileMode) error {
 	f.fs.filesMu.Lock()
 	defer f.fs.filesMu.Unlock()
-	if lf, err := f.local(); err != nil || lf != nil {
+	if lf, err := f.local(ctx); err != nil || lf != nil {
 		if err != nil {
 			return err
 		}
-		if err := lf.Write(rel, data, mode); err != nil {
+		if err := lf.Write(ctx, rel, data, mode); err != nil {
 			return err
 		}
 		f.fs.pending = append(f.fs.pending, rel)
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), filesTimeout)
+	ctx, cancel := context.WithTimeout(ctx, filesTimeout)
 	defer cancel()
 	return f.s.writePod(ctx, f.fs.obj, rel, data, mode)
 }
@@ -347,7 +348,7 @@ func (s *Store) replay(ctx context.Context, name string, fs *forkState) error {
 	if len(fs.pending) == 0 {
 		return nil
 	}
-	_, lf, err := s.o.Local.Files(name)
+	_, lf, err := s.o.Local.Files(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -357,7 +358,7 @@ func (s *Store) replay(ctx context.Context, name string, fs *forkState) error {
 			continue
 		}
 		done[rel] = true
-		data, mode, err := lf.Read(rel, maxPatch)
+		data, mode, err := lf.Read(ctx, rel, maxPatch)
 		if err != nil {
 			return fmt.Errorf("send %s's edit of %s: %w", name, rel, err)
 		}
@@ -373,12 +374,12 @@ func (s *Store) replay(ctx context.Context, name string, fs *forkState) error {
 // once the pod runs, in the local fork until then (a model that edits
 // before its first command must not wait for a pod). root is the path a
 // command in the pod sees as its cwd.
-func (s *Store) Files(name string) (string, workspace.Files, error) {
+func (s *Store) Files(ctx context.Context, name string) (string, workspace.Files, error) {
 	s.mu.Lock()
 	fs := s.forks[name]
 	s.mu.Unlock()
 	if fs == nil {
-		if _, err := s.o.Local.Get(name); err != nil {
+		if _, err := s.o.Local.Get(ctx, name); err != nil {
 			return "", nil, err
 		}
 		return "", nil, fmt.Errorf("files of %s: %w", name, os.ErrNotExist)

@@ -144,9 +144,13 @@ var quietKlog = sync.OnceFunc(func() { klog.SetLogger(logr.Discard()) })
 func (s *Store) UsesSandboxCRD() bool { return s.crd }
 
 // Get, List and Snapshot are the local store's: pid 1s live here.
-func (s *Store) Get(name string) (*workspace.Meta, error) { return s.o.Local.Get(name) }
-func (s *Store) List() ([]*workspace.Meta, error)         { return s.o.Local.List() }
-func (s *Store) Snapshot(name string) (string, error)     { return s.o.Local.Snapshot(name) }
+func (s *Store) Get(ctx context.Context, name string) (*workspace.Meta, error) {
+	return s.o.Local.Get(ctx, name)
+}
+func (s *Store) List(ctx context.Context) ([]*workspace.Meta, error) { return s.o.Local.List(ctx) }
+func (s *Store) Snapshot(ctx context.Context, name string) (string, error) {
+	return s.o.Local.Snapshot(ctx, name)
+}
 
 // New makes a pid 1 locally and the run's anchor, renewed until Remove.
 func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error) {
@@ -155,7 +159,7 @@ func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*
 		return nil, err
 	}
 	if err := s.anchor(ctx, name); err != nil {
-		s.o.Local.Remove(name)
+		s.o.Local.Remove(context.WithoutCancel(ctx), name)
 		return nil, err
 	}
 	return m, nil
@@ -170,7 +174,7 @@ func (s *Store) anchor(ctx context.Context, run string) error {
 	}
 	np := networkPolicy(objectName("forkbomb-", run), run, l, s.o.ProxyCIDR, s.o.ProxyPort)
 	if _, err := s.dyn.Resource(netpolGVR).Namespace(s.o.Namespace).Create(ctx, np, metav1.CreateOptions{}); err != nil {
-		s.deleteAnchor(l.GetName())
+		s.deleteAnchor(context.WithoutCancel(ctx), l.GetName())
 		return fmt.Errorf("create the run's network policy: %w", err)
 	}
 	rctx, stop := context.WithCancel(context.Background())
@@ -223,26 +227,25 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*workspace.Meta, err
 
 // Remove deletes a fork's pod at once (a loser dies the moment a fork
 // wins), or a run's anchor — and with it, through the garbage collector,
-// everything the run still has in the cluster.
-func (s *Store) Remove(name string) error {
+// everything the run still has in the cluster. Each API call is bounded
+// by the client's timeout (Open); ctx stops it sooner.
+func (s *Store) Remove(ctx context.Context, name string) error {
 	s.mu.Lock()
 	fs, rs := s.forks[name], s.runs[name]
 	delete(s.forks, name)
 	delete(s.runs, name)
 	s.mu.Unlock()
 	if fs != nil {
-		s.deleteFork(fs.obj)
+		s.deleteFork(ctx, fs.obj)
 	}
 	if rs != nil {
 		rs.stop()
-		s.deleteAnchor(rs.anchor.GetName())
+		s.deleteAnchor(ctx, rs.anchor.GetName())
 	}
-	return s.o.Local.Remove(name)
+	return s.o.Local.Remove(ctx, name)
 }
 
-func (s *Store) deleteFork(obj string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+func (s *Store) deleteFork(ctx context.Context, obj string) {
 	zero := int64(0)
 	bg := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &bg}
@@ -255,9 +258,7 @@ func (s *Store) deleteFork(obj string) {
 	}
 }
 
-func (s *Store) deleteAnchor(name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+func (s *Store) deleteAnchor(ctx context.Context, name string) {
 	bg := metav1.DeletePropagationBackground
 	if err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
 		fmt.Fprintf(os.Stderr, "forkbomb: delete %s: %v\n", name, err)
@@ -277,7 +278,7 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	for _, n := range names {
-		s.Remove(n)
+		s.Remove(context.Background(), n)
 	}
 	s.wg.Wait()
 	return nil
@@ -299,7 +300,7 @@ func (s *Store) Reap(ctx context.Context) ([]string, error) {
 		if err == nil && time.Since(t) < time.Duration(secs)*time.Second {
 			continue
 		}
-		s.deleteAnchor(l.GetName())
+		s.deleteAnchor(ctx, l.GetName())
 		out = append(out, l.GetName())
 	}
 	return out, nil

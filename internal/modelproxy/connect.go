@@ -108,14 +108,11 @@ func (e *Endpoint) countTunnels() int {
 }
 
 func (e *Endpoint) netEvent(hp hostPort, allowed bool, reason string) {
-	d := map[string]any{"host": hp.host, "allowed": allowed}
+	d := event.NetConnectData{Host: hp.host, Allowed: allowed, Reason: reason}
 	if n, err := strconv.Atoi(hp.port); err == nil {
-		d["port"] = n
+		d.Port = &n
 	}
-	if reason != "" {
-		d["reason"] = reason
-	}
-	e.event(event.NetConnect, d)
+	e.event(d)
 }
 
 // splice copies both ways until both are done or the tunnel is idle for

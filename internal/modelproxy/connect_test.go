@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // echoServer is a plain TCP echo on loopback that counts connections.
@@ -115,15 +117,14 @@ func TestConnect(t *testing.T) {
 		t.Errorf("LEAK: a host not allowed was dialled %d times", n)
 	}
 	var yes, no int
-	for _, d := range rec.kind("net_connect") {
-		switch d["allowed"] {
-		case true:
+	for _, d := range of[event.NetConnectData](rec) {
+		if d.Allowed {
 			yes++
-		case false:
-			no++
-			if d["reason"] == nil || d["host"] == nil {
-				t.Errorf("a refusal without host or reason: %v", d)
-			}
+			continue
+		}
+		no++
+		if d.Reason == "" || d.Host == "" {
+			t.Errorf("a refusal without host or reason: %+v", d)
 		}
 	}
 	// Eight refusals less the one net/http answers itself (400: user
@@ -190,8 +191,8 @@ func TestConnectRebinding(t *testing.T) {
 			if resp.StatusCode == http.StatusOK {
 				t.Fatalf("LEAK: an allowed name resolving to %s was tunnelled", answer)
 			}
-			evs := rec.kind("net_connect")
-			if len(evs) != 1 || !strings.Contains(fmt.Sprint(evs[0]["reason"]), "loopback, private") {
+			evs := of[event.NetConnectData](rec)
+			if len(evs) != 1 || !strings.Contains(evs[0].Reason, "loopback, private") {
 				t.Errorf("events %v, want one naming the internal address", evs)
 			}
 		})

@@ -25,7 +25,7 @@ type Endpoint struct {
 	n    int
 	dir  string
 	srv  *http.Server
-	emit func(event.Kind, map[string]any)
+	emit func(event.Payload)
 	rate *rateLimit
 	// slots bound the model requests in flight: each may hold a body of
 	// up to MaxRequestBytes in memory.
@@ -62,7 +62,7 @@ const (
 // bridges the socket to 127.0.0.1:Port inside it). emit gets this fork's
 // events and may be nil; it is never called with a credential, a body, or
 // the query of a request.
-func (p *Proxy) Fork(n int, emit func(event.Kind, map[string]any)) (*Endpoint, error) {
+func (p *Proxy) Fork(n int, emit func(event.Payload)) (*Endpoint, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -94,10 +94,10 @@ func (p *Proxy) Fork(n int, emit func(event.Kind, map[string]any)) (*Endpoint, e
 	var emitMu sync.Mutex
 	if emit != nil {
 		// Handlers run concurrently; the sink sees one event at a time.
-		e.emit = func(k event.Kind, d map[string]any) {
+		e.emit = func(d event.Payload) {
 			emitMu.Lock()
 			defer emitMu.Unlock()
-			emit(k, d)
+			emit(d)
 		}
 	}
 	e.srv = &http.Server{
@@ -206,9 +206,9 @@ func (e *Endpoint) Close() error {
 }
 
 // event sends one event if anyone listens.
-func (e *Endpoint) event(k event.Kind, d map[string]any) {
+func (e *Endpoint) event(d event.Payload) {
 	if e.emit != nil {
-		e.emit(k, d)
+		e.emit(d)
 	}
 }
 

@@ -81,10 +81,11 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 	e.begin()
 	defer e.end()
 	pth := r.URL.Path
-	data := map[string]any{"via": "proxy", "path": clip(pth, 200)}
+	shown := clip(pth, 200)
+	refusal := event.ProxyRefusalData{Via: event.ViaProxy, Path: shown}
 	deny := func(status int, msg string) {
-		data["status"], data["reason"] = status, msg
-		e.event(event.ModelResponse, data)
+		refusal.Status, refusal.Reason = status, msg
+		e.event(refusal)
 		refuse(w, status, msg)
 	}
 	if msg, over := e.overRate(w); over {
@@ -132,7 +133,8 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = rc.SetReadDeadline(time.Time{})
 	model := modelOf(body)
-	data["model"] = model
+	asked := model // a refusal from here on names the model asked for
+	refusal.Model = &asked
 
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
@@ -150,7 +152,7 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 	out.Header.Set("Accept-Encoding", "identity")
 	out.ContentLength = int64(len(body))
 
-	e.event(event.ModelRequest, map[string]any{"via": "proxy", "path": data["path"], "model": model})
+	e.event(event.ProxyRequestData{Via: event.ViaProxy, Path: shown, Model: model})
 	resp, err := e.p.transport.RoundTrip(out)
 	if err != nil {
 		deny(http.StatusBadGateway, "the model upstream could not be reached")
@@ -171,7 +173,6 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 	m.finish()
 	if m.model != "" && model == "" {
 		model = m.model
-		data["model"] = model
 	}
 	cost := e.p.cost(model, m.in, m.out)
 	e.mu.Lock()
@@ -180,9 +181,8 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 	e.usage.TokensOut += m.out
 	e.usage.CostMicroUSD += cost
 	e.mu.Unlock()
-	data["status"], data["tokens_in"], data["tokens_out"], data["cost_micro_usd"] = resp.StatusCode, m.in, m.out, cost
-	data["ms"] = time.Since(start).Milliseconds()
-	e.event(event.ModelResponse, data)
+	e.event(event.ProxyResponseData{Via: event.ViaProxy, Path: shown, Model: model, Status: resp.StatusCode,
+		TokensIn: m.in, TokensOut: m.out, CostMicroUSD: cost, MS: time.Since(start).Milliseconds()})
 }
 
 // inject sets the upstream's real credential and the account it bills,

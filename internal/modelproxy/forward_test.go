@@ -83,11 +83,11 @@ func scanEvents(t *testing.T, rec *recorder, secrets ...string) {
 		t.Fatal("control: no events at all")
 	}
 	for _, e := range evs {
-		for k, v := range e.Data {
+		for k, v := range fields(e.Data) {
 			s, _ := v.(string)
 			for _, sec := range secrets {
 				if strings.Contains(s, sec) {
-					t.Errorf("LEAK: event %s %s holds a credential", e.Kind, k)
+					t.Errorf("LEAK: event %s %s holds a credential", e.Kind(), k)
 				}
 			}
 		}

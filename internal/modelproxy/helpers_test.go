@@ -2,6 +2,7 @@ package modelproxy
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -69,10 +70,10 @@ type recorder struct {
 	events []event.Event
 }
 
-func (r *recorder) emit(k event.Kind, d map[string]any) {
+func (r *recorder) emit(d event.Payload) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, event.Event{Kind: k, Data: d})
+	r.events = append(r.events, event.Event{Data: d})
 }
 
 func (r *recorder) all() []event.Event {
@@ -81,14 +82,34 @@ func (r *recorder) all() []event.Event {
 	return append([]event.Event(nil), r.events...)
 }
 
-func (r *recorder) kind(k event.Kind) []map[string]any {
-	var out []map[string]any
+// count is the number of events of kind k.
+func (r *recorder) count(k event.Kind) int {
+	n := 0
 	for _, e := range r.all() {
-		if e.Kind == k {
-			out = append(out, e.Data)
+		if e.Kind() == k {
+			n++
+		}
+	}
+	return n
+}
+
+// of returns the payloads of type T the recorder kept.
+func of[T event.Payload](r *recorder) []T {
+	var out []T
+	for _, e := range r.all() {
+		if d, ok := e.Data.(T); ok {
+			out = append(out, d)
 		}
 	}
 	return out
+}
+
+// fields is an event's data as the record holds it, by key.
+func fields(d event.Payload) map[string]any {
+	var m map[string]any
+	b, _ := json.Marshal(d)
+	json.Unmarshal(b, &m)
+	return m
 }
 
 // startProxy starts a proxy and one endpoint with a recorder.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // TestStartRefusesUpstream: a credential is never sent in the clear off
@@ -116,8 +118,8 @@ func TestRefusals(t *testing.T) {
 			if hits != 0 {
 				t.Errorf("LEAK: a refused request reached the upstream (%d hits)", hits)
 			}
-			evs := rec.kind("model_response")
-			if len(evs) != 1 || evs[0]["status"] != c.status || evs[0]["reason"] == nil {
+			evs := of[event.ProxyRefusalData](rec)
+			if rec.count(event.ModelResponse) != 1 || len(evs) != 1 || evs[0].Status != c.status || evs[0].Reason == "" {
 				t.Errorf("events %v, want one model_response with status %d and a reason", evs, c.status)
 			}
 		})
@@ -186,7 +188,7 @@ func TestRateLimit(t *testing.T) {
 	if up.hits.Load() != 3 {
 		t.Errorf("upstream saw %d requests, want 3", up.hits.Load())
 	}
-	if n := len(rec.kind("model_response")); n != 5 {
+	if n := rec.count(event.ModelResponse); n != 5 {
 		t.Errorf("%d model_response events, want 5", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -118,8 +119,8 @@ func TestFromInsideSandbox(t *testing.T) {
 		t.Errorf("usage %+v, want 9 tokens in", u)
 	}
 	var refused int
-	for _, d := range rec.kind("net_connect") {
-		if d["allowed"] == false {
+	for _, d := range of[event.NetConnectData](rec) {
+		if !d.Allowed {
 			refused++
 		}
 	}

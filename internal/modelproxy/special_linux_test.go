@@ -3,7 +3,6 @@ package modelproxy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
@@ -122,8 +122,8 @@ func TestDialSpecialPurpose(t *testing.T) {
 		t.Errorf("control: the named address was not dialled: %v", dialled[netip.MustParseAddr("100.64.0.7")])
 	}
 	var reasons int
-	for _, d := range rec.kind("net_connect") {
-		if d["allowed"] == true && strings.Contains(fmt.Sprint(d["reason"]), "not globally reachable") {
+	for _, d := range of[event.NetConnectData](rec) {
+		if d.Allowed && strings.Contains(d.Reason, "not globally reachable") {
 			reasons++
 		}
 	}

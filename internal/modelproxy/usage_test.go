@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // sse writes events one at a time, flushing each, as the APIs stream.
@@ -100,8 +102,8 @@ func TestUsage(t *testing.T) {
 			if u.TokensIn != c.in || u.TokensOut != c.out || u.CostMicroUSD != c.cost || u.Requests != 1 {
 				t.Errorf("usage %+v, want in %d out %d cost %d", u, c.in, c.out, c.cost)
 			}
-			evs := rec.kind("model_response")
-			if len(evs) != 1 || evs[0]["tokens_in"] != c.in || evs[0]["tokens_out"] != c.out || evs[0]["model"] != c.model || evs[0]["via"] != "proxy" {
+			evs := of[event.ProxyResponseData](rec)
+			if rec.count(event.ModelResponse) != 1 || len(evs) != 1 || evs[0].TokensIn != c.in || evs[0].TokensOut != c.out || evs[0].Model != c.model || evs[0].Via != event.ViaProxy {
 				t.Errorf("model_response events %v", evs)
 			}
 			scanEvents(t, rec, ep.Placeholder)

@@ -12,6 +12,8 @@ var (
 	ErrRedaction = errors.New("redacting a secret would leave a malformed record file")
 	// ErrFileName: a record file's name is not one plain file name.
 	ErrFileName = errors.New("not a plain file name")
+	// ErrKind: an event was decoded as a payload of another kind.
+	ErrKind = errors.New("not a payload of the event's kind")
 	// ErrNoRun: the runs directory holds no run of that id.
 	ErrNoRun = errors.New("no such run")
 )

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // TestLayout writes a whole small run and checks the folder: the files and
@@ -26,14 +28,14 @@ func TestLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, err := range []error{
-		rec.Event("run_start", -1, map[string]any{"forks": 2}),
-		rec.Event("fork_start", 0, map[string]any{"workspace": "w"}),
-		rec.Event("kill", 1, nil),
+		rec.Event(-1, event.RunStartData{Forks: 2}),
+		rec.Event(0, event.ForkStartData{Workspace: "w"}),
+		rec.Event(1, event.KillData{}),
 		rec.ForkFile(0, "patch", []byte("diff\n")),
 		rec.ForkFile(0, "verdict.json", []byte("{}\n")),
 		rec.ForkFile(1, "agent.log", []byte("log\n")),
 		rec.File("winner.patch", []byte("diff\n")),
-		rec.Update(func(r *Run) { r.Status = "won"; w := 0; r.Winner = &w }),
+		rec.Update(func(r *Run) { r.Status = event.RunWon; w := 0; r.Winner = &w }),
 		rec.Close(),
 	} {
 		if err != nil {
@@ -68,7 +70,7 @@ func TestLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.V != SchemaVersion || r.Status != "won" || r.Winner == nil || *r.Winner != 0 || r.PID != os.Getpid() || r.Task != "fix it" {
+	if r.V != SchemaVersion || r.Status != event.RunWon || r.Winner == nil || *r.Winner != 0 || r.PID != os.Getpid() || r.Task != "fix it" {
 		t.Errorf("run.json reads back as %+v", r)
 	}
 	events, _ := os.ReadFile(filepath.Join(rec.Dir, "events.jsonl"))
@@ -86,6 +88,9 @@ func TestLayout(t *testing.T) {
 		}
 		if (ev.Fork == nil) != (i == 0) {
 			t.Errorf("event %d: fork %v", i, ev.Fork)
+		}
+		if (ev.Data == nil) != (ev.Type == event.Kill) {
+			t.Errorf("event %d: data %s (a kill has none, the others some)", i, ev.Data)
 		}
 	}
 }
@@ -215,23 +220,27 @@ func TestAtomicWrites(t *testing.T) {
 }
 
 // TestWriteErrors checks that the record reports what it could not write:
-// an event on a closed record fails, and Close says so again. An event
-// whose data JSON cannot encode is recorded (as text), not dropped.
+// an event on a closed record fails, and Close says so again. Raw
+// arguments that are not JSON are recorded as text; a payload JSON cannot
+// encode is recorded with its data withheld, not dropped.
 func TestWriteErrors(t *testing.T) {
 	t.Parallel()
 	rec := newTestRecorder(t, nil, nil)
-	if err := rec.Event("tool_call", 0, map[string]any{"input": json.RawMessage(`{"not json`), "f": func() {}}); err != nil {
+	if err := rec.Event(0, event.ToolCallData{Tool: "shell", Input: event.JSON(`{"not json`)}); err != nil {
 		t.Errorf("an event with raw text that is not JSON was not recorded: %v", err)
 	}
+	if err := rec.Event(0, event.AgentToolCallData{Tool: "f", Input: func() {}}); err != nil {
+		t.Errorf("an event whose data cannot be encoded was not recorded: %v", err)
+	}
 	rec.events.Close() // the disk goes away under the record
-	if err := rec.Event("lost", 0, nil); err == nil {
+	if err := rec.Event(0, event.KillData{}); err == nil {
 		t.Error("an event that could not be written reported no error")
 	}
-	if err := rec.Close(); err == nil || !strings.Contains(err.Error(), "lost") {
+	if err := rec.Close(); err == nil || !strings.Contains(err.Error(), "kill") {
 		t.Errorf("Close = %v, want the lost event's error", err)
 	}
 	b, _ := os.ReadFile(filepath.Join(rec.Dir, "events.jsonl"))
-	if !bytes.Contains(b, []byte(`{\"not json`)) {
+	if !bytes.Contains(b, []byte(`"input":"{\"not json"`)) || !bytes.Contains(b, []byte(`"type":"tool_call","fork":0,"data":{"withheld":"its data could not be encoded"}`)) {
 		t.Errorf("events.jsonl = %s", b)
 	}
 	if _, err := create(filepath.Dir(rec.Dir), Run{ID: "r1"}, nil, nil); err == nil {
@@ -264,10 +273,10 @@ func TestLoadList(t *testing.T) {
 	os.MkdirAll(filepath.Join(runs, "20260104-000000-corrup"), 0o700)
 	os.WriteFile(filepath.Join(runs, "20260104-000000-corrup", "run.json"), []byte("{"), 0o600)
 
-	if r, err := Load(runs, "20260101-000000-aaaaaa"); err != nil || r.Status != "running" {
+	if r, err := Load(runs, "20260101-000000-aaaaaa"); err != nil || r.Status != event.RunRunning {
 		t.Errorf("a live run: %+v, %v", r, err)
 	}
-	if r, err := Load(runs, "20260103-000000-cccccc"); err != nil || r.Status != "interrupted" {
+	if r, err := Load(runs, "20260103-000000-cccccc"); err != nil || r.Status != event.RunInterrupted {
 		t.Errorf("a run whose process is gone: %+v, %v", r, err)
 	}
 	if _, err := Load(runs, "20260104-000000-corrup"); err == nil {

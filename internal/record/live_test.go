@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // helperEnv makes the test binary a recorder that holds a run open
@@ -62,7 +64,7 @@ func TestLiveness(t *testing.T) {
 	}
 
 	r, err := Load(runs, "live")
-	if err != nil || r.Status != "running" {
+	if err != nil || r.Status != event.RunRunning {
 		t.Fatalf("a run being recorded: %+v, %v; want running", r, err)
 	}
 	if l := RunLiveness(filepath.Join(runs, "live")); l != Alive {
@@ -73,7 +75,7 @@ func TestLiveness(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if r, err = Load(runs, "live"); err != nil || r.Status != "interrupted" {
+	if r, err = Load(runs, "live"); err != nil || r.Status != event.RunInterrupted {
 		t.Fatalf("a killed run: %+v, %v; want interrupted", r, err)
 	}
 
@@ -81,7 +83,7 @@ func TestLiveness(t *testing.T) {
 	// process, and the run still reads as interrupted.
 	dir := filepath.Join(runs, "live")
 	setPID(t, dir, os.Getpid())
-	if r, err = Load(runs, "live"); err != nil || r.Status != "interrupted" {
+	if r, err = Load(runs, "live"); err != nil || r.Status != event.RunInterrupted {
 		t.Errorf("a killed run whose pid is reused: %+v, %v; want interrupted", r, err)
 	}
 	// Positive control: without its lock (a record from before it), the
@@ -89,7 +91,7 @@ func TestLiveness(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, LockFile)); err != nil {
 		t.Fatal(err)
 	}
-	if r, err = Load(runs, "live"); err != nil || r.Status != "running" {
+	if r, err = Load(runs, "live"); err != nil || r.Status != event.RunRunning {
 		t.Errorf("a lockless record with a live pid: %+v, %v; want running", r, err)
 	}
 }

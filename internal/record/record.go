@@ -80,11 +80,30 @@ type Fork struct {
 
 // Event is one line of events.jsonl.
 type Event struct {
-	V    int            `json:"v"`
-	Time time.Time      `json:"time"`
-	Type string         `json:"type"`
-	Fork *int           `json:"fork,omitempty"`
-	Data map[string]any `json:"data,omitempty"`
+	V    int        `json:"v"`
+	Time time.Time  `json:"time"`
+	Type event.Kind `json:"type"`
+	Fork *int       `json:"fork,omitempty"`
+	// Data is the event's payload as written: its keys sorted, every
+	// value redacted; absent when the payload has nothing to say.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Decode reads the event's data into p, a payload of the event's kind. A
+// kind written by several sources decodes into any of their payloads:
+// the reader picks the one holding the fields it wants, and keys of
+// another source's are ignored.
+func (e *Event) Decode(p event.Payload) error {
+	if p.Kind() != e.Type {
+		return fmt.Errorf("decode a %s event as %s: %w", e.Type, p.Kind(), ErrKind)
+	}
+	if len(e.Data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(e.Data, p); err != nil {
+		return fmt.Errorf("decode a %s event: %w", e.Type, err)
+	}
+	return nil
 }
 
 // Recorder writes one run's folder.
@@ -163,32 +182,30 @@ func closeLock(f *os.File) error {
 	return f.Close()
 }
 
-// Event appends one event; fork < 0 for a run-level event. Its data is
-// redacted value by value before it is encoded, and the encoded line again.
-// A failed write is returned, and the first one again by Close.
-func (r *Recorder) Event(typ string, fork int, data map[string]any) error {
-	return r.write(time.Now().UTC(), typ, fork, data)
+// Event appends one event, now; fork < 0 for a run-level event. Its data
+// is redacted value by value before it is encoded, and the encoded line
+// again. A failed write is returned, and the first one again by Close.
+func (r *Recorder) Event(fork int, data event.Payload) error {
+	return r.write(time.Now().UTC(), fork, data)
 }
 
-func (r *Recorder) write(at time.Time, typ string, fork int, data map[string]any) error {
+func (r *Recorder) write(at time.Time, fork int, data event.Payload) error {
 	if at.IsZero() {
 		at = time.Now().UTC()
 	}
-	ev := Event{V: SchemaVersion, Time: at.UTC(), Type: r.redact.str(typ)}
+	kind := data.Kind()
+	ev := Event{V: SchemaVersion, Time: at.UTC(), Type: event.Kind(r.redact.str(string(kind)))}
 	if fork >= 0 {
 		ev.Fork = &fork
 	}
-	if data != nil {
-		ev.Data = r.redact.value(data).(map[string]any)
-	}
-	line, err := r.encodeEvent(ev)
+	line, err := r.encodeEvent(ev, data)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err == nil {
 		_, err = r.events.Write(append(line, '\n'))
 	}
 	if err != nil {
-		err = fmt.Errorf("record event %s: %w", typ, err)
+		err = fmt.Errorf("record event %s: %w", kind, err)
 		if r.err == nil {
 			r.err = err
 		}
@@ -199,13 +216,28 @@ func (r *Recorder) write(at time.Time, typ string, fork int, data map[string]any
 // Handle writes one event of the race's sink (event.Fanout): the record is
 // its primary subscriber, so a failed write reaches the race.
 func (r *Recorder) Handle(ev event.Event) error {
-	return r.write(ev.Time, string(ev.Kind), ev.Fork, ev.Data)
+	return r.write(ev.Time, ev.Fork, ev.Data)
 }
 
-// encodeEvent encodes ev and redacts the line. A secret that spans two
-// strings of the line is found only in the encoded bytes, and redacting it
-// there can break the line's JSON: the event's data is then withheld.
-func (r *Recorder) encodeEvent(ev Event) ([]byte, error) {
+// encodeEvent encodes ev with data and redacts the line. The data is
+// cleaned value by value first (redactor.value, which writes its keys
+// sorted); a payload JSON cannot encode (a value of an untyped field that
+// is not data) is recorded with its data withheld, never dropped. A
+// secret that spans two strings of the line is found only in the encoded
+// bytes, and redacting it there can break the line's JSON: the event's
+// data is then withheld too.
+func (r *Recorder) encodeEvent(ev Event, data event.Payload) ([]byte, error) {
+	clean, ok := r.redact.value(data).(map[string]any)
+	switch {
+	case !ok:
+		ev.Data = withheld("its data could not be encoded")
+	case len(clean) > 0:
+		b, err := json.Marshal(clean)
+		if err != nil {
+			return nil, fmt.Errorf("encode: %w", err)
+		}
+		ev.Data = b
+	}
 	line, err := json.Marshal(ev)
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
@@ -214,7 +246,7 @@ func (r *Recorder) encodeEvent(ev Event) ([]byte, error) {
 		if json.Valid(red) {
 			return red, nil
 		}
-		ev.Data = map[string]any{"withheld": "a secret spanned this event's strings"}
+		ev.Data = withheld("a secret spanned this event's strings")
 		if line, err = json.Marshal(ev); err != nil {
 			return nil, fmt.Errorf("encode: %w", err)
 		}
@@ -223,6 +255,12 @@ func (r *Recorder) encodeEvent(ev Event) ([]byte, error) {
 		}
 	}
 	return line, nil
+}
+
+// withheld is the data of an event whose own could not be written.
+func withheld(why string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"withheld": why})
+	return b
 }
 
 // ForkFile writes a file of fork n's folder (patch, verdict.json, agent.log).

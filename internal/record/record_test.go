@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forkbomb/forkbomb/internal/event"
 )
 
 // recordFiles reads every file of a run folder.
@@ -32,6 +34,12 @@ func recordFiles(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
+// testData is a payload of any shape, for what the record does with data
+// whatever its kind.
+type testData map[string]any
+
+func (testData) Kind() event.Kind { return "x" }
+
 func newTestRecorder(t *testing.T, secrets, environ []string) *Recorder {
 	t.Helper()
 	rec, err := create(t.TempDir(), Run{ID: "r1", Task: "t", Engine: "api", Forks: 2, Test: "go test", Started: time.Now().UTC()}, secrets, environ)
@@ -52,20 +60,20 @@ func TestRecordRedaction(t *testing.T) {
 		write func(rec *Recorder, s string) error
 	}{
 		{"event string", func(rec *Recorder, s string) error {
-			return rec.Event("tool_result", 0, map[string]any{"output": "token: " + s})
+			return rec.Event(0, event.ToolResultData{Tool: "shell", Output: "token: " + s})
 		}},
 		{"model echoes the key \\u-escaped in raw tool-call JSON", func(rec *Recorder, s string) error {
 			u := uEscape(s, func(i int) bool { return i%2 == 1 })
-			return rec.Event("tool_call", 1, map[string]any{"tool": "shell", "input": json.RawMessage(`{"command":"echo '` + u + `'"}`)})
+			return rec.Event(1, event.ToolCallData{Tool: "shell", Input: event.JSON(`{"command":"echo '` + u + `'"}`)})
 		}},
 		{"raw tool-call arguments that are not JSON", func(rec *Recorder, s string) error {
-			return rec.Event("tool_call", 1, map[string]any{"tool": "shell", "input": json.RawMessage(`{"command":"` + s)})
+			return rec.Event(1, event.ToolCallData{Tool: "shell", Input: event.JSON(`{"command":"` + s)})
 		}},
 		{"error event", func(rec *Recorder, s string) error {
-			return rec.Event("error", -1, map[string]any{"error": fmt.Errorf("401 for key %s", s).Error()})
+			return rec.Event(-1, event.ErrorData{Error: fmt.Errorf("401 for key %s", s).Error()})
 		}},
-		{"event data key", func(rec *Recorder, s string) error {
-			return rec.Event("x", -1, map[string]any{s: true})
+		{"event data key (an agent's tool input)", func(rec *Recorder, s string) error {
+			return rec.Event(-1, event.AgentToolCallData{Source: event.SourceAgent, Tool: "Bash", Input: map[string]any{s: true}})
 		}},
 		{"run.json", func(rec *Recorder, s string) error {
 			return rec.Update(func(r *Run) {
@@ -185,7 +193,7 @@ func TestCreateReadsEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec.Event("x", -1, map[string]any{"s": secret})
+	rec.Event(-1, testData{"s": secret})
 	rec.Close()
 	for name, b := range recordFiles(t, rec.Dir) {
 		if bytes.Contains(b, []byte(secret)) {
@@ -201,7 +209,7 @@ func TestCreateReadsEnvironment(t *testing.T) {
 // control is the unredacted line.
 func TestSecretAcrossStrings(t *testing.T) {
 	t.Parallel()
-	data := map[string]any{"a": "xx-sec", "b": "ret-key-yy"}
+	data := testData{"a": "xx-sec", "b": "ret-key-yy"}
 	for _, tc := range []struct{ secret, want string }{
 		{`sec","b":"ret-key`, `"xx-[redacted]-yy"`},
 		{`x-sec","b`, `"withheld"`},
@@ -209,13 +217,13 @@ func TestSecretAcrossStrings(t *testing.T) {
 		t.Run(tc.secret, func(t *testing.T) {
 			t.Parallel()
 			control := newTestRecorder(t, nil, nil)
-			control.Event("x", 0, data)
+			control.Event(0, data)
 			control.Close()
 			if b, _ := os.ReadFile(filepath.Join(control.Dir, "events.jsonl")); !bytes.Contains(b, []byte(tc.secret)) {
 				t.Fatalf("positive control: the encoded event does not hold the secret: %s", b)
 			}
 			rec := newTestRecorder(t, []string{tc.secret}, nil)
-			if err := rec.Event("x", 0, data); err != nil {
+			if err := rec.Event(0, data); err != nil {
 				t.Fatal(err)
 			}
 			rec.Close()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/testutil"
@@ -76,9 +77,9 @@ func BenchmarkRace16(b *testing.B) {
 			var ev record.Event
 			json.Unmarshal(sc.Bytes(), &ev)
 			switch {
-			case ev.Type == "fork_exit" && firstExit.IsZero():
+			case ev.Type == event.ForkExit && firstExit.IsZero():
 				firstExit = ev.Time
-			case ev.Type == "verdict" && firstVerdict.IsZero():
+			case ev.Type == event.VerdictGiven && firstVerdict.IsZero():
 				firstVerdict = ev.Time
 			}
 		}

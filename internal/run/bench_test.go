@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -47,13 +48,13 @@ func BenchmarkRace8(b *testing.B) {
 			var ev record.Event
 			json.Unmarshal(sc.Bytes(), &ev)
 			switch ev.Type {
-			case "run_start":
+			case event.RunStart:
 				runStart = ev.Time
-			case "fork_start":
+			case event.ForkStart:
 				lastStart = ev.Time
-			case "fork_exit":
+			case event.ForkExit:
 				lastExit = ev.Time
-			case "verdict":
+			case event.VerdictGiven:
 				lastVerdict = ev.Time
 			}
 		}

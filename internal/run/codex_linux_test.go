@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -84,14 +85,14 @@ func TestRaceCodex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != "won" || r.Winner == nil || *r.Winner != 0 {
+	if r.Status != event.RunWon || r.Winner == nil || *r.Winner != 0 {
 		t.Fatalf("status %s winner %v, want won by fork 0: %+v", r.Status, r.Winner, r.Fork)
 	}
-	if r.Fork[1].Verdict != "fail" || !strings.Contains(r.Fork[1].Reason, "check.sh") {
+	if r.Fork[1].Verdict != event.Fail || !strings.Contains(r.Fork[1].Reason, "check.sh") {
 		t.Errorf("the cheat: verdict %q, reason %q (want fail naming the stripped check.sh)", r.Fork[1].Verdict, r.Fork[1].Reason)
 	}
 	for n, f := range r.Fork {
-		if f.State != "exited" {
+		if f.State != event.ForkExited {
 			t.Errorf("fork %d %s (%s)", n, f.State, f.Reason)
 		}
 	}

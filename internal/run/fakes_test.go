@@ -39,7 +39,7 @@ func newMemStore(base map[string]string) *memStore {
 	return &memStore{base: base, ws: map[string]*memWorkspace{}}
 }
 
-func (s *memStore) Get(name string) (*workspace.Meta, error) {
+func (s *memStore) Get(_ context.Context, name string) (*workspace.Meta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.ws[name]
@@ -56,7 +56,7 @@ func (s *memStore) New(_ context.Context, name string, o workspace.NewOptions) (
 	if _, ok := s.ws[name]; ok {
 		return nil, workspace.ErrExists
 	}
-	w := &memWorkspace{meta: workspace.Meta{Name: name, Kind: "pid1", Pid1: name, Repo: o.Repo}, files: &memFiles{files: map[string]string{}}}
+	w := &memWorkspace{meta: workspace.Meta{Name: name, Kind: workspace.KindPid1, Pid1: name, Repo: o.Repo}, files: &memFiles{files: map[string]string{}}}
 	for p, c := range s.base {
 		w.files.files[p] = c
 	}
@@ -72,7 +72,7 @@ func (s *memStore) Fork(_ context.Context, src, dst string) (*workspace.Meta, er
 	if !ok {
 		return nil, workspace.ErrNotFound
 	}
-	w := &memWorkspace{meta: workspace.Meta{Name: dst, Kind: "fork", Source: src, Pid1: from.meta.Pid1}, files: from.files.clone()}
+	w := &memWorkspace{meta: workspace.Meta{Name: dst, Kind: workspace.KindFork, Source: src, Pid1: from.meta.Pid1}, files: from.files.clone()}
 	s.ws[dst] = w
 	m := w.meta
 	return &m, nil
@@ -82,7 +82,7 @@ func (s *memStore) Exec(context.Context, string, sandbox.Policy, sandbox.Stdio) 
 	return nil, errors.New("the memory store runs no command")
 }
 
-func (s *memStore) Remove(name string) error {
+func (s *memStore) Remove(_ context.Context, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.ws[name]; !ok {
@@ -92,7 +92,7 @@ func (s *memStore) Remove(name string) error {
 	return nil
 }
 
-func (s *memStore) Snapshot(name string) (string, error) {
+func (s *memStore) Snapshot(_ context.Context, name string) (string, error) {
 	return "", errors.New("the memory store has no folder on disk")
 }
 
@@ -117,7 +117,7 @@ func (s *memStore) Diff(_ context.Context, name string, _ bool) (*workspace.Diff
 	return &workspace.Diff{Patch: []byte(strings.Join(out, "\n"))}, nil
 }
 
-func (s *memStore) Files(name string) (string, workspace.Files, error) {
+func (s *memStore) Files(_ context.Context, name string) (string, workspace.Files, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w, ok := s.ws[name]
@@ -127,7 +127,7 @@ func (s *memStore) Files(name string) (string, workspace.Files, error) {
 	return "/mem/" + name, w.files, nil
 }
 
-func (s *memStore) List() ([]*workspace.Meta, error) {
+func (s *memStore) List(context.Context) ([]*workspace.Meta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*workspace.Meta
@@ -156,7 +156,7 @@ func (f *memFiles) clone() *memFiles {
 	return c
 }
 
-func (f *memFiles) Stat(rel string) (fs.FileMode, error) {
+func (f *memFiles) Stat(_ context.Context, rel string) (fs.FileMode, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.files[rel]; ok {
@@ -170,7 +170,7 @@ func (f *memFiles) Stat(rel string) (fs.FileMode, error) {
 	return 0, fs.ErrNotExist
 }
 
-func (f *memFiles) Read(rel string, max int64) ([]byte, fs.FileMode, error) {
+func (f *memFiles) Read(_ context.Context, rel string, max int64) ([]byte, fs.FileMode, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.files[rel]
@@ -183,7 +183,7 @@ func (f *memFiles) Read(rel string, max int64) ([]byte, fs.FileMode, error) {
 	return []byte(c), 0o644, nil
 }
 
-func (f *memFiles) List(rel string, max int) ([]string, error) {
+func (f *memFiles) List(_ context.Context, rel string, max int) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	seen := map[string]bool{}
@@ -208,7 +208,7 @@ func (f *memFiles) List(rel string, max int) ([]string, error) {
 	return out[:min(len(out), max)], nil
 }
 
-func (f *memFiles) Write(rel string, data []byte, _ fs.FileMode) error {
+func (f *memFiles) Write(_ context.Context, rel string, data []byte, _ fs.FileMode) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.files[path.Clean(rel)] = string(data)
@@ -224,7 +224,7 @@ type memAgent struct {
 func (a memAgent) Info() engine.Info { return engine.Info{Name: "memory"} }
 
 func (a memAgent) Run(ctx context.Context, w engine.Workspace, t engine.Task) engine.Outcome {
-	_, files, err := w.Files()
+	_, files, err := w.Files(ctx)
 	if err != nil {
 		return engine.Outcome{State: event.ForkCrashed, Err: err}
 	}
@@ -249,7 +249,7 @@ func (j *memJudge) Judge(ctx context.Context, patches [][]byte) ([]*judge.Verdic
 	for _, p := range patches {
 		v := &judge.Verdict{Verdict: event.Fail, Reason: "the patch lacks the fix"}
 		if strings.Contains(string(p), j.want) {
-			v = &judge.Verdict{Pass: true, Verdict: event.Pass, Reason: "1 test fixed", Score: judge.Score{Value: 1}}
+			v = &judge.Verdict{Verdict: event.Pass, Reason: "1 test fixed", Score: judge.Score{Value: 1}}
 			if j.review != "" && strings.Contains(string(p), j.review) {
 				v = &judge.Verdict{Verdict: event.Review, Reason: "needs review: the tests pass, but ...", Score: judge.Score{Value: 1},
 					Findings: []judge.Finding{{File: "lib.sh", Line: 1, Rule: "sh-test-mode", Construct: "a test-mode check"}}}

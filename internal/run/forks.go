@@ -25,9 +25,9 @@ type Forks interface {
 	Diff(ctx context.Context, name string, stat bool) (*workspace.Diff, error)
 	// Files returns the path a command in the fork sees as its root, and
 	// the fork's files.
-	Files(name string) (root string, files workspace.Files, err error)
+	Files(ctx context.Context, name string) (root string, files workspace.Files, err error)
 	// List returns every workspace of the store.
-	List() ([]*workspace.Meta, error)
+	List(ctx context.Context) ([]*workspace.Meta, error)
 }
 
 var _ Forks = (*workspace.Store)(nil)
@@ -102,7 +102,9 @@ func (w forkWorkspace) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox
 	return w.store.Exec(ctx, w.name, p, stdio)
 }
 
-func (w forkWorkspace) Files() (string, workspace.Files, error) { return w.store.Files(w.name) }
+func (w forkWorkspace) Files(ctx context.Context) (string, workspace.Files, error) {
+	return w.store.Files(ctx, w.name)
+}
 
 // sessionStore is a fork store that keeps sandboxes for many commands
 // (*workspace.Store does).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -104,7 +105,7 @@ cp "$t" loot.txt; cat loot.txt`, sib, home, targets, hidden, repoDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Fork[1].State != "exited" || r.Winner == nil || *r.Winner != 1 {
+	if r.Fork[1].State != event.ForkExited || r.Winner == nil || *r.Winner != 1 {
 		t.Errorf("the probing fork did not run to its end and win: winner %v %+v", r.Winner, r.Fork)
 	}
 	patch, _ := os.ReadFile(filepath.Join(recDir, "forks", "1", "patch"))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -54,22 +55,22 @@ func TestRaceBombs(t *testing.T) {
 	for _, f := range r.Fork {
 		t.Logf("fork %d: %s exit %d — %s %s", f.N, f.State, f.Exit, f.Verdict, f.Reason)
 	}
-	if r.Status != "won" || r.Winner == nil || *r.Winner != 2 {
+	if r.Status != event.RunWon || r.Winner == nil || *r.Winner != 2 {
 		t.Fatalf("status %s winner %v, want won by the honest fork 2", r.Status, r.Winner)
 	}
 	// Without a cgroup, RLIMIT_NPROC counts the init's threads too: the bomb
 	// can starve the init before the watch names it, and the init's death
 	// takes the whole pid namespace with it — contained, but read as a
 	// crash (documented in SECURITY.md as partial).
-	if f := r.Fork[0]; !(f.State == "failed" && strings.HasPrefix(f.Reason, "process limit (40) reached")) && (cgroup || f.State != "crashed") {
+	if f := r.Fork[0]; !(f.State == event.ForkFailed && strings.HasPrefix(f.Reason, "process limit (40) reached")) && (cgroup || f.State != event.ForkCrashed) {
 		t.Errorf("fork bomb: state %q reason %q, want failed: process limit (40) reached", f.State, f.Reason)
 	}
-	if f := r.Fork[1]; cgroup && (f.State != "failed" || !strings.HasPrefix(f.Reason, "memory limit (128 MiB) reached")) {
+	if f := r.Fork[1]; cgroup && (f.State != event.ForkFailed || !strings.HasPrefix(f.Reason, "memory limit (128 MiB) reached")) {
 		t.Errorf("memory bomb with a cgroup: state %q reason %q, want failed: memory limit (128 MiB) reached", f.State, f.Reason)
-	} else if !cgroup && (f.State != "crashed" || f.Exit == 0) {
+	} else if !cgroup && (f.State != event.ForkCrashed || f.Exit == 0) {
 		t.Errorf("memory bomb under RLIMIT_DATA: state %q exit %d, want crashed", f.State, f.Exit)
 	}
-	if f := r.Fork[2]; f.State != "exited" || f.Verdict != "pass" {
+	if f := r.Fork[2]; f.State != event.ForkExited || f.Verdict != event.Pass {
 		t.Errorf("honest fork: %+v", f)
 	}
 	// the record on disk says the same, and events.jsonl names the limit
@@ -78,7 +79,7 @@ func TestRaceBombs(t *testing.T) {
 		t.Errorf("run.json: %v %+v", err, saved)
 	}
 	reasons := map[int]string{}
-	var limits map[string]any
+	var limits event.LimitsData
 	data, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -86,22 +87,26 @@ func TestRaceBombs(t *testing.T) {
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
-		if ev.Type == "fork_exit" && ev.Fork != nil {
-			reasons[*ev.Fork], _ = ev.Data["reason"].(string)
+		if ev.Type == event.ForkExit && ev.Fork != nil {
+			var d event.ForkExitData
+			ev.Decode(&d)
+			reasons[*ev.Fork] = d.Reason
 		}
-		if ev.Type == "run_start" {
-			limits, _ = ev.Data["limits"].(map[string]any)
+		if ev.Type == event.RunStart {
+			var d event.RunStartData
+			ev.Decode(&d)
+			limits = d.Limits
 		}
 	}
 	wantBomb := ""
-	if r.Fork[0].State == "failed" {
+	if r.Fork[0].State == event.ForkFailed {
 		wantBomb = "process limit (40) reached"
 	}
 	if reasons[0] != wantBomb || (cgroup && reasons[1] != "memory limit (128 MiB) reached") || reasons[2] != "" {
 		t.Errorf("fork_exit reasons: %v", reasons)
 	}
-	if limits["memory"] != float64(128<<20) || limits["pids"] != float64(40) {
-		t.Errorf("run_start limits: %v", limits)
+	if limits.Memory != 128<<20 || limits.Pids != 40 {
+		t.Errorf("run_start limits: %+v", limits)
 	}
 	// the machine is unharmed: nothing of the bomb is left
 	deadline := time.Now().Add(2 * time.Second)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -94,7 +95,7 @@ sed -i 's/\$1 - \$2/$1 + $2/' lib.sh`
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != "won" {
+	if r.Status != event.RunWon {
 		t.Errorf("status %s: %+v", r.Status, r.Fork)
 	}
 	if n := allowed.count("/agent"); n != 2 {
@@ -115,8 +116,9 @@ sed -i 's/\$1 - \$2/$1 + $2/' lib.sh`
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var ev record.Event
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "net_connect" {
-			if ev.Data["allowed"] == true {
+		var d event.NetConnectData
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Decode(&d) == nil {
+			if d.Allowed {
 				yes++
 			} else {
 				no++

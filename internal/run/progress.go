@@ -49,37 +49,43 @@ func (p *progress) Handle(ev event.Event) error {
 	if n >= len(p.forks) {
 		return nil
 	}
-	d := ev.Data
-	switch ev.Kind {
-	case event.RunStart:
+	switch d := ev.Data.(type) {
+	case event.RunStartData:
 		p.logf("%s", p.header)
-	case event.ForkStart:
+	case event.ForkStartData:
 		p.update(n, func(l *forkLine) { l.state = "working" })
-	case event.ModelResponse:
-		p.update(n, func(l *forkLine) { l.turns++ })
-	case event.ToolCall:
-		in := fmt.Sprint(d["input"])
-		if raw, ok := d["input"].(json.RawMessage); ok {
-			in = string(raw)
-		}
-		p.update(n, func(l *forkLine) { l.tool = fmt.Sprintf("%s %.60s", d["tool"], in) })
-	case event.ForkExit:
+	case event.ToolCallData:
+		p.toolCall(n, d.Tool, string(d.Input))
+	case event.AgentToolCallData:
+		in, _ := json.Marshal(d.Input)
+		p.toolCall(n, d.Tool, string(in))
+	case event.CodexToolCallData:
+		p.toolCall(n, d.Tool, d.Name+d.Query)
+	case event.ForkExitData:
 		p.update(n, func(l *forkLine) {
-			l.state = fmt.Sprintf("%s (exit %v, %.1fs)", d["state"], d["exit"], d["seconds"])
-			if reason, ok := d["reason"]; ok {
-				l.state = fmt.Sprintf("%s: %s (%.1fs)", d["state"], reason, d["seconds"])
+			l.state = fmt.Sprintf("%s (exit %d, %.1fs)", d.State, d.Exit, d.Seconds)
+			if d.Reason != "" {
+				l.state = fmt.Sprintf("%s: %s (%.1fs)", d.State, d.Reason, d.Seconds)
 			}
 		})
-	case event.VerdictGiven:
-		p.update(n, func(l *forkLine) { l.verdict = fmt.Sprintf("%s: %s", d["verdict"], d["reason"]) })
-	case event.Winner:
+	case event.VerdictData:
+		p.update(n, func(l *forkLine) { l.verdict = fmt.Sprintf("%s: %s", d.Verdict, d.Reason) })
+	case event.WinnerData:
 		if p.all {
 			p.logf("winner: fork %d (best of all)", n)
 		} else {
 			p.logf("winner: fork %d", n)
 		}
+	default:
+		if ev.Kind() == event.ModelResponse { // whichever source: the api loop, an agent CLI, the proxy
+			p.update(n, func(l *forkLine) { l.turns++ })
+		}
 	}
 	return nil
+}
+
+func (p *progress) toolCall(n int, tool, input string) {
+	p.update(n, func(l *forkLine) { l.tool = fmt.Sprintf("%s %.60s", tool, input) })
 }
 
 // logf prints a run-level line above the fork lines.

@@ -41,8 +41,8 @@ type race struct {
 
 // emit hands one event to the sink: the record, then the progress and the
 // other subscribers. The record's write error stops the race.
-func (r *race) emit(kind event.Kind, fork int, data map[string]any) {
-	r.keep(r.sink.Emit(event.Event{Kind: kind, Fork: fork, Data: data}))
+func (r *race) emit(fork int, data event.Payload) {
+	r.keep(r.sink.Emit(event.Event{Fork: fork, Data: data}))
 }
 
 // keep stops the race on the record's first write error: a race whose
@@ -101,13 +101,13 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	if len(r.o.Prompts) > 0 {
 		task = r.o.Prompts[n%len(r.o.Prompts)] + "\n\n" + r.o.Task
 	}
-	r.emit(event.ForkStart, n, map[string]any{"workspace": name})
-	emit := func(kind event.Kind, data map[string]any) { r.emit(kind, n, data) }
+	r.emit(n, event.ForkStartData{Workspace: name})
+	emit := func(data event.Payload) { r.emit(n, data) }
 	var ep *modelproxy.Endpoint
 	if r.proxy != nil {
 		var err error
 		if ep, err = r.proxy.Fork(n, emit); err != nil {
-			r.emit(event.Error, n, map[string]any{"error": err.Error()})
+			r.emit(n, event.ErrorData{Error: err.Error()})
 			r.setFork(n, func(f *record.Fork) { f.State, f.Reason = event.ForkCrashed, "--network allow: "+err.Error() })
 			return
 		}
@@ -128,11 +128,7 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		f.State, f.Exit, f.Reason = out.State, out.Exit, limit
 		f.TokensIn, f.TokensOut, f.CostMicroUSD = out.Usage.TokensIn, out.Usage.TokensOut, out.Usage.CostMicroUSD
 	})
-	exitData := map[string]any{"state": string(out.State), "exit": out.Exit, "seconds": time.Since(start).Seconds()}
-	if limit != "" {
-		exitData["reason"] = limit
-	}
-	r.emit(event.ForkExit, n, exitData)
+	r.emit(n, event.ForkExitData{State: out.State, Exit: out.Exit, Seconds: time.Since(start).Seconds(), Reason: limit})
 	if out.State == event.ForkKilled {
 		return
 	}
@@ -144,11 +140,11 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		// verdict says why.
 		reason := err.Error()
 		r.setFork(n, func(f *record.Fork) { f.Verdict, f.Reason = event.Fail, reason })
-		r.emit(event.VerdictGiven, n, map[string]any{"verdict": string(event.Fail), "reason": reason, "score": 0.0, "stripped": []string{}})
+		r.emit(n, event.VerdictData{Verdict: event.Fail, Reason: reason, Stripped: []string{}})
 		return
 	}
 	if err != nil {
-		r.emit(event.Error, n, map[string]any{"error": err.Error()})
+		r.emit(n, event.ErrorData{Error: err.Error()})
 		return
 	}
 	r.mu.Lock()
@@ -160,28 +156,25 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	r.keep(r.rec.ForkFile(n, "patch", d.Patch))
 	judger, err := r.waitJudger()
 	if err != nil {
-		r.emit(event.Error, n, map[string]any{"error": "judge: " + err.Error()})
+		r.emit(n, event.ErrorData{Error: "judge: " + err.Error()})
 		return
 	}
-	r.emit(event.JudgeStart, n, map[string]any{"patch_bytes": len(d.Patch)})
+	r.emit(n, event.JudgeStartData{PatchBytes: len(d.Patch)})
 	vs, err := judger.Judge(ctx, [][]byte{d.Patch})
 	if err != nil || len(vs) != 1 {
 		if ctx.Err() != nil {
 			r.setFork(n, func(f *record.Fork) { f.State = event.ForkKilled })
 			return
 		}
-		r.emit(event.Error, n, map[string]any{"error": fmt.Sprint(err)})
+		r.emit(n, event.ErrorData{Error: fmt.Sprint(err)})
 		return
 	}
 	v := vs[0]
 	vj, _ := json.MarshalIndent(v, "", "  ")
 	r.keep(r.rec.ForkFile(n, "verdict.json", vj))
 	findings := findingLines(v.Findings)
-	given := map[string]any{"verdict": string(v.Verdict), "reason": v.Reason, "score": v.Score.Value, "stripped": v.Stripped}
-	if len(findings) > 0 {
-		given["findings"] = findings
-	}
-	r.emit(event.VerdictGiven, n, given)
+	stripped := append([]string{}, v.Stripped...) // a list in the record, never null
+	r.emit(n, event.VerdictData{Verdict: v.Verdict, Reason: v.Reason, Score: v.Score.Value, Stripped: stripped, Findings: findings})
 	r.setFork(n, func(f *record.Fork) {
 		f.Verdict, f.Score, f.Findings = v.Verdict, v.Score.Value, findings
 		if f.Reason = v.Reason; limit != "" {
@@ -209,10 +202,10 @@ func (r *race) decide(n int, v *judge.Verdict) {
 	if r.o.All {
 		return
 	}
-	r.emit(event.Winner, n, map[string]any{"reason": v.Reason}) // lock order: r.mu, then the sink's
+	r.emit(n, event.WinnerData{Reason: v.Reason}) // lock order: r.mu, then the sink's
 	for i, cancel := range r.cancel {
 		if i != n && r.results[i].Verdict == "" { // still working, or being judged
-			r.emit(event.Kill, i, nil)
+			r.emit(i, event.KillData{})
 			cancel()
 		}
 	}

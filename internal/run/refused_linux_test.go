@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/run"
 )
 
@@ -34,7 +35,7 @@ esac`}}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Fork[1].Verdict != "fail" || !strings.Contains(r.Fork[1].Reason, `"big" is 6.0 GiB`) {
+	if r.Fork[1].Verdict != event.Fail || !strings.Contains(r.Fork[1].Reason, `"big" is 6.0 GiB`) {
 		t.Errorf("the sparse fork: verdict %q, reason %q", r.Fork[1].Verdict, r.Fork[1].Reason)
 	}
 	if r.Winner == nil || *r.Winner == 1 {

@@ -52,7 +52,7 @@ func TestRaceReview(t *testing.T) {
 					return engine.Outcome{State: event.ForkKilled}
 				}
 				if p := tc.patches[task.Fork]; p != "" {
-					if err := files.Write("lib.sh", []byte(p), 0o644); err != nil {
+					if err := files.Write(ctx, "lib.sh", []byte(p), 0o644); err != nil {
 						return engine.Outcome{State: event.ForkCrashed, Err: err}
 					}
 				}

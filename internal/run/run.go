@@ -122,7 +122,10 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		return nil, "", err
 	}
 
-	reclaimInterrupted(o.Store, runsDir)
+	// Removals outlive the run's cancellation: an interrupted run's
+	// workspaces are still removed.
+	cleanup := context.WithoutCancel(ctx)
+	reclaimInterrupted(cleanup, o.Store, runsDir)
 	id := record.NewID()
 	info := o.Engine.Info()
 	rec, err := record.Create(runsDir, record.Run{
@@ -141,19 +144,17 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	race := &race{o: o, hide: hide, rec: rec, sink: sink, stop: stop, results: make([]record.Fork, o.Forks), winner: -1}
-	startData := map[string]any{"id": id, "task": o.Task, "forks": o.Forks, "engine": info.Name, "base": base, "test": o.Test, "limits": limitsData(o.Limits)}
-	if info.Version != "" {
-		startData["engine_version"] = info.Version // the agent CLI's own word, bounded by the engine
-	}
+	startData := event.RunStartData{ID: id, Task: o.Task, Forks: o.Forks, Engine: info.Name, EngineVersion: info.Version,
+		Base: base, Test: o.Test, Limits: limitsData(o.Limits)}
 	if len(o.Allow) > 0 {
-		startData["network"] = "allow:" + strings.Join(o.Allow, ",")
+		startData.Network = "allow:" + strings.Join(o.Allow, ",")
 		if race.proxy, err = modelproxy.Start(modelproxy.Options{Allow: o.Allow}); err != nil {
 			rec.Update(func(r *record.Run) { r.Status = event.RunFailed })
 			return nil, "", fmt.Errorf("--network allow: %w", err)
 		}
 		defer race.proxy.Close()
 	}
-	race.emit(event.RunStart, event.RunLevel, startData)
+	race.emit(event.RunLevel, startData)
 
 	pid1 := "run-" + id
 	if _, err := o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil {
@@ -165,7 +166,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		// down) gets a moment before the pid 1 is left for the next
 		// run's reclaim.
 		for i := 0; i < 20; i++ {
-			if err := o.Store.Remove(pid1); err == nil || errors.Is(err, workspace.ErrNotFound) {
+			if err := o.Store.Remove(cleanup, pid1); err == nil || errors.Is(err, workspace.ErrNotFound) {
 				return
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -212,7 +213,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer o.Store.Remove(name)
+			defer o.Store.Remove(cleanup, name)
 			select {
 			case slots <- struct{}{}:
 				defer func() { <-slots }()
@@ -229,7 +230,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	}
 
 	if o.All && race.winner >= 0 {
-		race.emit(event.Winner, race.winner, map[string]any{"reason": "best score of all forks"})
+		race.emit(race.winner, event.WinnerData{Reason: "best score of all forks"})
 	}
 	status := event.RunNoWinner
 	if race.winner >= 0 {
@@ -246,11 +247,11 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if race.winner >= 0 {
 		race.keep(rec.File("winner.patch", race.patches(race.winner)))
 	}
-	end := map[string]any{"status": string(status), "winner": race.winner}
+	end := event.RunEndData{Status: status, Winner: race.winner}
 	if status == event.RunNeedsReview {
-		end["review"] = needsReview(race.results)
+		end.Review = needsReview(race.results)
 	}
-	race.emit(event.RunEnd, event.RunLevel, end)
+	race.emit(event.RunLevel, end)
 	var final record.Run
 	race.keep(rec.Update(func(r *record.Run) {
 		if race.failed() != nil {
@@ -319,8 +320,8 @@ func secretValues() []string {
 
 // reclaimInterrupted removes the workspaces of runs whose forkbomb was
 // killed (their record reads "interrupted"): forks first, then pid 1.
-func reclaimInterrupted(s Forks, runsDir string) {
-	all, err := s.List()
+func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
+	all, err := s.List(ctx)
 	if err != nil {
 		return
 	}
@@ -335,14 +336,14 @@ func reclaimInterrupted(s Forks, runsDir string) {
 		if r, err := record.Load(runsDir, id); err != nil || r.Status != event.RunInterrupted {
 			continue
 		}
-		if m.Kind == "pid1" {
+		if m.Kind == workspace.KindPid1 {
 			pid1s = append(pid1s, m.Name)
 		} else {
-			s.Remove(m.Name)
+			s.Remove(ctx, m.Name)
 		}
 	}
 	for _, p := range pid1s {
-		s.Remove(p)
+		s.Remove(ctx, p)
 	}
 }
 
@@ -355,6 +356,6 @@ func atOnce(parallel, forks int) int {
 }
 
 // limitsData is the record's view of the limits (0: none).
-func limitsData(l sandbox.Limits) map[string]any {
-	return map[string]any{"memory": max(l.Memory, 0), "pids": max(l.Pids, 0), "cpus": max(l.CPUs, 0), "text": l.String()}
+func limitsData(l sandbox.Limits) event.LimitsData {
+	return event.LimitsData{Memory: max(l.Memory, 0), Pids: max(l.Pids, 0), CPUs: max(l.CPUs, 0), Text: l.String()}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/forkbomb/forkbomb/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +12,10 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -67,7 +68,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 	// and the crash is recorded, so the winner cuts neither short.
 	g := newGate(t)
 	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", agents(g)}}
-	judged := g.openWhen(t, recorded(o.RunsDir, map[int]string{1: "verdict", 3: "fork_exit"}))
+	judged := g.openWhen(t, recorded(o.RunsDir, map[int]event.Kind{1: event.VerdictGiven, 3: event.ForkExit}))
 	start := time.Now()
 	r, recDir, err := run.Race(context.Background(), o)
 	judged()
@@ -77,7 +78,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 4*time.Minute {
 		t.Errorf("the race waited for the slow fork (%v)", elapsed)
 	}
-	if r.Status != "won" || r.Winner == nil || *r.Winner != 0 {
+	if r.Status != event.RunWon || r.Winner == nil || *r.Winner != 0 {
 		t.Fatalf("status %s winner %v, want won by fork 0: %+v", r.Status, r.Winner, r.Fork)
 	}
 	want := map[int]string{1: "fail", 2: "", 3: "fail"}
@@ -89,10 +90,10 @@ func TestRaceFirstPassWins(t *testing.T) {
 	if !strings.Contains(r.Fork[1].Reason, "check.sh") {
 		t.Errorf("the cheat's reason does not name the stripped file: %s", r.Fork[1].Reason)
 	}
-	if r.Fork[2].State != "killed" || r.Fork[3].State != "crashed" || r.Fork[3].Exit != 3 {
+	if r.Fork[2].State != event.ForkKilled || r.Fork[3].State != event.ForkCrashed || r.Fork[3].Exit != 3 {
 		t.Errorf("states: %+v", r.Fork)
 	}
-	types := map[string]int{}
+	types := map[event.Kind]int{}
 	f, _ := os.Open(filepath.Join(recDir, "events.jsonl"))
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -103,7 +104,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 		types[ev.Type]++
 	}
 	f.Close()
-	for _, typ := range []string{"run_start", "fork_start", "fork_exit", "judge_start", "verdict", "winner", "kill", "run_end"} {
+	for _, typ := range []event.Kind{event.RunStart, event.ForkStart, event.ForkExit, event.JudgeStart, event.VerdictGiven, event.Winner, event.Kill, event.RunEnd} {
 		if types[typ] == 0 {
 			t.Errorf("no %s event: %v", typ, types)
 		}
@@ -122,7 +123,7 @@ func TestRaceFirstPassWins(t *testing.T) {
 		return nil
 	})
 	// the run's workspaces are gone; the record stays
-	if all, _ := o.Store.List(); len(all) > 1 { // the judge's cached pid 1
+	if all, _ := o.Store.List(t.Context()); len(all) > 1 { // the judge's cached pid 1
 		var names []string
 		for _, m := range all {
 			names = append(names, m.Name)
@@ -168,11 +169,11 @@ func TestRaceInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != "interrupted" || time.Since(start) > 2*time.Minute {
+	if r.Status != event.RunInterrupted || time.Since(start) > 2*time.Minute {
 		t.Fatalf("status %s after %v", r.Status, time.Since(start))
 	}
 	got, _ := record.Load(o.RunsDir, r.ID)
-	if got.Status != "interrupted" {
+	if got.Status != event.RunInterrupted {
 		t.Errorf("run.json says %s", got.Status)
 	}
 }
@@ -199,7 +200,7 @@ func TestRaceSIGKILL(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	all, _ := record.List(runs)
-	if len(all) != 1 || all[0].Status != "interrupted" {
+	if len(all) != 1 || all[0].Status != event.RunInterrupted {
 		t.Fatalf("runs after SIGKILL: %+v", all)
 	}
 	o := options(t, dir)
@@ -208,7 +209,7 @@ func TestRaceSIGKILL(t *testing.T) {
 	if _, _, err := run.Race(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	left, _ := s.List()
+	left, _ := s.List(t.Context())
 	for _, m := range left {
 		if strings.HasPrefix(m.Pid1, "run-"+all[0].ID) {
 			t.Errorf("the killed run's workspace %s was not reclaimed", m.Name)
@@ -250,7 +251,7 @@ func TestRaceAPIEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Status != "won" || *r.Winner != 1 || r.TokensOut == 0 || r.CostMicroUSD != int64(float64(r.TokensIn)*3+float64(r.TokensOut)*15) {
+			if r.Status != event.RunWon || *r.Winner != 1 || r.TokensOut == 0 || r.CostMicroUSD != int64(float64(r.TokensIn)*3+float64(r.TokensOut)*15) {
 				t.Fatalf("status %s winner %v tokens %d: %+v", r.Status, r.Winner, r.TokensOut, r.Fork)
 			}
 			log, _ := os.ReadFile(filepath.Join(dir, "forks", "1", "agent.log"))

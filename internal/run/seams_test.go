@@ -60,14 +60,14 @@ func TestRaceSeams(t *testing.T) {
 	agent := memAgent{act: func(ctx context.Context, files workspace.Files, task engine.Task) engine.Outcome {
 		switch task.Fork {
 		case 0:
-			task.Emit(event.ModelResponse, map[string]any{"turn": 1})
-			task.Emit(event.ToolCall, map[string]any{"turn": 1, "tool": "editor", "input": json.RawMessage(`{"command":"create"}`)})
+			task.Emit(event.ModelResponseData{Turn: 1})
+			task.Emit(event.ToolCallData{Turn: 1, Tool: "editor", Input: event.JSON(`{"command":"create"}`)})
 			select {
 			case <-judged:
 			case <-ctx.Done():
 				return engine.Outcome{State: event.ForkKilled}
 			}
-			if err := files.Write("lib.sh", []byte("add() { echo $(($1 + $2)); }\n"), 0o644); err != nil {
+			if err := files.Write(ctx, "lib.sh", []byte("add() { echo $(($1 + $2)); }\n"), 0o644); err != nil {
 				return engine.Outcome{State: event.ForkCrashed, Err: err}
 			}
 			fmt.Fprintln(task.Log, "fixed add")
@@ -117,7 +117,7 @@ func TestRaceSeams(t *testing.T) {
 	if log, _ := os.ReadFile(filepath.Join(dir, "forks", "0", "agent.log")); string(log) != "fixed add\n" {
 		t.Errorf("fork 0's log: %q", log)
 	}
-	if all, _ := store.List(); len(all) != 0 {
+	if all, _ := store.List(t.Context()); len(all) != 0 {
 		t.Errorf("the race left %d workspaces in the store", len(all))
 	}
 
@@ -126,7 +126,7 @@ func TestRaceSeams(t *testing.T) {
 	mu.Lock()
 	var got []string
 	for _, ev := range seen {
-		got = append(got, fmt.Sprintf("%d %s", ev.Fork, ev.Kind))
+		got = append(got, fmt.Sprintf("%d %s", ev.Fork, ev.Kind()))
 	}
 	mu.Unlock()
 	if !slices.Equal(recorded, got) {

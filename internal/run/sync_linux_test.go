@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -89,7 +90,7 @@ func inFork(root, suffix, rel string) func() bool {
 
 // recorded reports whether events.jsonl of a run under runs holds, for
 // each fork in want, an event of that type.
-func recorded(runs string, want map[int]string) func() bool {
+func recorded(runs string, want map[int]event.Kind) func() bool {
 	return func() bool {
 		files, _ := filepath.Glob(filepath.Join(runs, "*", "events.jsonl"))
 		for _, file := range files {
@@ -101,7 +102,7 @@ func recorded(runs string, want map[int]string) func() bool {
 	}
 }
 
-func eventsOf(file string, want map[int]string) bool {
+func eventsOf(file string, want map[int]event.Kind) bool {
 	f, err := os.Open(file)
 	if err != nil {
 		return false

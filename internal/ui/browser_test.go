@@ -180,8 +180,8 @@ func TestBrowserNeedsReview(t *testing.T) {
 	runs := t.TempDir()
 	id := writeRunAs(t, runs, reviewEvents(), func(r *record.Run) {
 		r.Status, r.Seconds = event.RunNeedsReview, 13
-		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "review", Score: 1, Findings: []string{"lib.go:3: testing.Testing() call (go-testing-mode)"}},
-			{N: 1, State: "exited", Verdict: "fail", Reason: "tests failed"}}
+		r.Fork = []record.Fork{{N: 0, State: event.ForkExited, Verdict: event.Review, Score: 1, Findings: []string{"lib.go:3: testing.Testing() call (go-testing-mode)"}},
+			{N: 1, State: event.ForkExited, Verdict: event.Fail, Reason: "tests failed"}}
 	})
 	sctx, stop := context.WithCancel(context.Background())
 	defer stop()

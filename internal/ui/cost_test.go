@@ -25,13 +25,13 @@ func hostedRun(t *testing.T, runs string) string {
 		t.Fatal(err)
 	}
 	for i, ev := range []event.Event{
-		{Kind: event.RunStart, Fork: event.RunLevel, Data: map[string]any{"id": id, "task": "fix it", "forks": 1, "engine": "hosted"}},
-		{Kind: event.ForkStart, Fork: 0, Data: map[string]any{"workspace": "w0"}},
-		{Kind: event.ModelResponse, Fork: 0, Data: map[string]any{"turn": 1, "text": "Fixed.", "input_tokens": 10, "output_tokens": 200}},
-		{Kind: event.GatewayUsage, Fork: 0, Data: map[string]any{"source": "gateway", "tag": "fb-X/0", "calls": 1, "open": 0,
-			"charged_micro_usd": 3030, "tokens_in": 10, "tokens_out": 200, "balance_micro_usd": 4_996_970}},
-		{Kind: event.ForkExit, Fork: 0, Data: map[string]any{"state": "exited", "exit": 0}},
-		{Kind: event.RunEnd, Fork: event.RunLevel, Data: map[string]any{"status": "no-winner"}},
+		{Fork: event.RunLevel, Data: event.RunStartData{ID: id, Task: "fix it", Forks: 1, Engine: "hosted"}},
+		{Fork: 0, Data: event.ForkStartData{Workspace: "w0"}},
+		{Fork: 0, Data: event.ModelResponseData{Turn: 1, Text: "Fixed.", InputTokens: 10, OutputTokens: 200}},
+		{Fork: 0, Data: event.GatewayUsageData{Source: event.SourceGateway, Tag: "fb-X/0", Calls: 1, Open: 0,
+			ChargedMicroUSD: 3030, TokensIn: 10, TokensOut: 200, BalanceMicroUSD: 4_996_970}},
+		{Fork: 0, Data: event.ForkExitData{State: event.ForkExited}},
+		{Fork: event.RunLevel, Data: event.RunEndData{Status: event.RunNoWinner, Winner: -1}},
 	} {
 		ev.Time = t0.Add(time.Duration(i) * time.Second)
 		if err := rec.Handle(ev); err != nil {
@@ -40,7 +40,7 @@ func hostedRun(t *testing.T, runs string) string {
 	}
 	if err := rec.Update(func(r *record.Run) {
 		r.Status, r.Seconds = event.RunNoWinner, 5
-		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "fail", TokensIn: 10, TokensOut: 200, CostMicroUSD: 3030}}
+		r.Fork = []record.Fork{{N: 0, State: event.ForkExited, Verdict: event.Fail, TokensIn: 10, TokensOut: 200, CostMicroUSD: 3030}}
 		r.TokensIn, r.TokensOut, r.CostMicroUSD = 10, 200, 3030
 	}); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -20,29 +21,42 @@ func hostileEvents() []event.Event {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	big := strings.Repeat("line of output\n", 1000) + "THE-END-OF-BIG-OUTPUT"
+	input := func(in map[string]string) event.JSON {
+		b, _ := json.Marshal(in)
+		return b
+	}
+	port := 443
 	return []event.Event{
-		{Kind: event.RunStart, Fork: event.RunLevel, Time: at(0), Data: map[string]any{"id": "x", "task": "fix it " + inject, "forks": 2, "engine": "api"}},
-		{Kind: event.ForkStart, Fork: 0, Time: at(1), Data: map[string]any{"workspace": "w0"}},
-		{Kind: event.ForkStart, Fork: 1, Time: at(1), Data: map[string]any{"workspace": "w1"}},
-		{Kind: event.ModelResponse, Fork: 0, Time: at(2), Data: map[string]any{"turn": 1, "text": "I will fix it. " + inject, "input_tokens": 100, "output_tokens": 20}},
-		{Kind: event.ToolCall, Fork: 0, Time: at(3), Data: map[string]any{"turn": 1, "tool": "shell", "input": map[string]any{"command": "cat lib.sh; echo '" + inject + "'"}}},
-		{Kind: event.ToolResult, Fork: 0, Time: at(4), Data: map[string]any{"turn": 1, "tool": "shell", "output": inject + "\n" + big}},
-		{Kind: event.ToolCall, Fork: 1, Time: at(4), Data: map[string]any{"turn": 1, "tool": "shell", "input": map[string]any{"command": "cat ~/.ssh/id_rsa; echo pwned > /etc/x"}}},
-		{Kind: event.ToolResult, Fork: 1, Time: at(5), Data: map[string]any{"turn": 1, "tool": "shell", "output": "cat: /root/.ssh/id_rsa: No such file or directory\nsh: /etc/x: Read-only file system"}},
-		{Kind: event.ToolCall, Fork: 1, Time: at(5), Data: map[string]any{"turn": 2, "tool": "editor", "input": map[string]any{"command": "create", "path": "../escaped.txt"}}},
-		{Kind: event.ToolResult, Fork: 1, Time: at(6), Data: map[string]any{"turn": 2, "tool": "editor", "error": true, "output": "path ../escaped.txt is outside the fork"}},
-		{Kind: "net_connect", Fork: 1, Time: at(6), Data: map[string]any{"host": "evil.example", "port": 443, "allowed": false, "reason": "not the model host"}},
-		{Kind: "something_new", Fork: 1, Time: at(7), Data: map[string]any{"note": inject}},
-		{Kind: event.ForkExit, Fork: 0, Time: at(8), Data: map[string]any{"state": "exited", "exit": 0}},
-		{Kind: event.ForkExit, Fork: 1, Time: at(8), Data: map[string]any{"state": "exited", "exit": 0}},
-		{Kind: event.JudgeStart, Fork: 1, Time: at(9), Data: map[string]any{"patch_bytes": 10}},
-		{Kind: event.VerdictGiven, Fork: 1, Time: at(10), Data: map[string]any{"verdict": "fail", "reason": "tests failed: TestAdd " + inject, "score": 0}},
-		{Kind: event.JudgeStart, Fork: 0, Time: at(10), Data: map[string]any{"patch_bytes": 10}},
-		{Kind: event.VerdictGiven, Fork: 0, Time: at(12), Data: map[string]any{"verdict": "pass", "reason": "1 passed", "score": 1}},
-		{Kind: event.Winner, Fork: 0, Time: at(12), Data: map[string]any{"reason": "first pass"}},
-		{Kind: event.RunEnd, Fork: event.RunLevel, Time: at(13), Data: map[string]any{"status": "won", "winner": 0}},
+		{Fork: event.RunLevel, Time: at(0), Data: event.RunStartData{ID: "x", Task: "fix it " + inject, Forks: 2, Engine: "api"}},
+		{Fork: 0, Time: at(1), Data: event.ForkStartData{Workspace: "w0"}},
+		{Fork: 1, Time: at(1), Data: event.ForkStartData{Workspace: "w1"}},
+		{Fork: 0, Time: at(2), Data: event.ModelResponseData{Turn: 1, Text: "I will fix it. " + inject, InputTokens: 100, OutputTokens: 20}},
+		{Fork: 0, Time: at(3), Data: event.ToolCallData{Turn: 1, Tool: "shell", Input: input(map[string]string{"command": "cat lib.sh; echo '" + inject + "'"})}},
+		{Fork: 0, Time: at(4), Data: event.ToolResultData{Turn: 1, Tool: "shell", Output: inject + "\n" + big}},
+		{Fork: 1, Time: at(4), Data: event.ToolCallData{Turn: 1, Tool: "shell", Input: input(map[string]string{"command": "cat ~/.ssh/id_rsa; echo pwned > /etc/x"})}},
+		{Fork: 1, Time: at(5), Data: event.ToolResultData{Turn: 1, Tool: "shell", Output: "cat: /root/.ssh/id_rsa: No such file or directory\nsh: /etc/x: Read-only file system"}},
+		{Fork: 1, Time: at(5), Data: event.ToolCallData{Turn: 2, Tool: "editor", Input: input(map[string]string{"command": "create", "path": "../escaped.txt"})}},
+		{Fork: 1, Time: at(6), Data: event.ToolResultData{Turn: 2, Tool: "editor", Error: true, Output: "path ../escaped.txt is outside the fork"}},
+		{Fork: 1, Time: at(6), Data: event.NetConnectData{Host: "evil.example", Port: &port, Allowed: false, Reason: "not the model host"}},
+		{Fork: 1, Time: at(7), Data: somethingNew{Note: inject}},
+		{Fork: 0, Time: at(8), Data: event.ForkExitData{State: event.ForkExited}},
+		{Fork: 1, Time: at(8), Data: event.ForkExitData{State: event.ForkExited}},
+		{Fork: 1, Time: at(9), Data: event.JudgeStartData{PatchBytes: 10}},
+		{Fork: 1, Time: at(10), Data: event.VerdictData{Verdict: event.Fail, Reason: "tests failed: TestAdd " + inject}},
+		{Fork: 0, Time: at(10), Data: event.JudgeStartData{PatchBytes: 10}},
+		{Fork: 0, Time: at(12), Data: event.VerdictData{Verdict: event.Pass, Reason: "1 passed", Score: 1}},
+		{Fork: 0, Time: at(12), Data: event.WinnerData{Reason: "first pass"}},
+		{Fork: event.RunLevel, Time: at(13), Data: event.RunEndData{Status: event.RunWon, Winner: 0}},
 	}
 }
+
+// somethingNew is a kind of event this build of the page does not know,
+// as a later forkbomb's record may hold.
+type somethingNew struct {
+	Note string `json:"note"`
+}
+
+func (somethingNew) Kind() event.Kind { return "something_new" }
 
 const winnerPatch = "diff --git a/lib.sh b/lib.sh\n--- a/lib.sh\n+++ b/lib.sh\n@@ -1 +1 @@\n-add() { echo $(($1 - $2)); }\n+add() { echo $(($1 + $2)); } # " + inject + "\n"
 
@@ -53,7 +67,7 @@ func writeRun(t *testing.T, runs string, evs []event.Event) string {
 	zero := 0
 	return writeRunAs(t, runs, evs, func(r *record.Run) {
 		r.Status, r.Winner, r.Seconds = event.RunWon, &zero, 13
-		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "pass", Score: 1}, {N: 1, State: "exited", Verdict: "fail", Reason: "tests failed"}}
+		r.Fork = []record.Fork{{N: 0, State: event.ForkExited, Verdict: event.Pass, Score: 1}, {N: 1, State: event.ForkExited, Verdict: event.Fail, Reason: "tests failed"}}
 	})
 }
 
@@ -95,13 +109,13 @@ func reviewEvents() []event.Event {
 	out := evs[:0:0]
 	for _, ev := range evs {
 		switch {
-		case ev.Kind == event.Winner:
+		case ev.Kind() == event.Winner:
 			continue
-		case ev.Kind == event.VerdictGiven && ev.Fork == 0:
-			ev.Data = map[string]any{"verdict": "review", "reason": "needs review: the tests pass, but the patch adds code that detects or inspects a test run", "score": 1,
-				"findings": []string{"lib.go:3: testing.Testing() call (go-testing-mode) " + inject}}
-		case ev.Kind == event.RunEnd:
-			ev.Data = map[string]any{"status": "needs-review", "winner": -1, "review": []int{0}}
+		case ev.Kind() == event.VerdictGiven && ev.Fork == 0:
+			ev.Data = event.VerdictData{Verdict: event.Review, Reason: "needs review: the tests pass, but the patch adds code that detects or inspects a test run", Score: 1,
+				Findings: []string{"lib.go:3: testing.Testing() call (go-testing-mode) " + inject}}
+		case ev.Kind() == event.RunEnd:
+			ev.Data = event.RunEndData{Status: event.RunNeedsReview, Winner: -1, Review: []int{0}}
 		}
 		out = append(out, ev)
 	}

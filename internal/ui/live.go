@@ -27,10 +27,8 @@ func NewLive() *Live { return &Live{wake: make(chan struct{})} }
 func (l *Live) Handle(ev event.Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if ev.Kind == event.RunStart && l.runID == "" {
-		if id, ok := ev.Data["id"].(string); ok {
-			l.runID = id
-		}
+	if d, ok := ev.Data.(event.RunStartData); ok && l.runID == "" {
+		l.runID = d.ID
 	}
 	close(l.wake)
 	l.wake = make(chan struct{})

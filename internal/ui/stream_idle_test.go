@@ -135,7 +135,7 @@ func TestStreamLiveIdle(t *testing.T) {
 	defer cancel()
 	go func() { // the race's events wake every stream
 		for ctx.Err() == nil {
-			live.Handle(event.Event{Kind: event.ToolCall})
+			live.Handle(event.Event{Data: event.ToolCallData{}})
 			time.Sleep(time.Millisecond)
 		}
 	}()

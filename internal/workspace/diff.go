@@ -58,7 +58,7 @@ func (l DiffLimits) withDefaults() DiffLimits {
 // whose changes cannot be read safely and within the limits gets no patch:
 // the error wraps ErrPatchRefused and says why.
 func (s *Store) Diff(ctx context.Context, name string, stat bool) (*Diff, error) {
-	m, err := s.Get(name)
+	m, err := s.meta(name)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 	if err := os.MkdirAll(filepath.Join(tmp, "objects", "pack"), 0o700); err != nil {
 		return nil, err
 	}
-	pid1, err := s.Get(m.Pid1)
+	pid1, err := s.meta(m.Pid1)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 // confine makes p a policy for a command in the workspace, holding the
 // workspace's lock until done is called.
 func (s *Store) confine(name string, p sandbox.Policy) (_ sandbox.Policy, done func(), err error) {
-	m, err := s.Get(name)
+	m, err := s.meta(name)
 	if err != nil {
 		return p, nil, err
 	}
@@ -155,7 +155,7 @@ func (s *Store) hidden(m *Meta) []string {
 	}
 	repo := m.Repo
 	if repo == "" && m.Pid1 != "" {
-		if p1, err := s.Get(m.Pid1); err == nil {
+		if p1, err := s.meta(m.Pid1); err == nil {
 			repo = p1.Repo
 		}
 	}
@@ -170,8 +170,8 @@ func (s *Store) hidden(m *Meta) []string {
 // Files returns what an in-process editor needs of a workspace: the path
 // a command inside sees as its root, and its files (the layers holding
 // them, the writable one first). A pid 1 has none: it is never written.
-func (s *Store) Files(name string) (root string, files Files, err error) {
-	m, err := s.Get(name)
+func (s *Store) Files(_ context.Context, name string) (root string, files Files, err error) {
+	m, err := s.meta(name)
 	if err != nil {
 		return "", nil, err
 	}
@@ -188,8 +188,8 @@ func (s *Store) Files(name string) (root string, files Files, err error) {
 // read the base from (which tests exist, which files the test command
 // names). It is the user's commit, checked out by forkbomb, never written
 // by a fork; only a pid 1 has one.
-func (s *Store) Snapshot(name string) (string, error) {
-	m, err := s.Get(name)
+func (s *Store) Snapshot(_ context.Context, name string) (string, error) {
+	m, err := s.meta(name)
 	if err != nil {
 		return "", err
 	}

@@ -63,7 +63,7 @@ func TestExecAt(t *testing.T) {
 	// (mode 0) in the fork's work folder: removal still takes it all,
 	// unprivileged too.
 	for _, f := range []string{"a", "b"} {
-		if err := s.Remove(f); err != nil {
+		if err := s.Remove(t.Context(), f); err != nil {
 			t.Errorf("remove volatile fork %s: %v", f, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"io/fs"
 
 	"golang.org/x/sys/unix"
@@ -19,27 +20,30 @@ import (
 // for the editor to word: fs.ErrNotExist (no such name),
 // layerfs.ErrSymlink (the path goes through a link), *layerfs.LimitError
 // (over max), layerfs.ErrNotRegular (not a plain file, or one with other
-// hard links: a *layerfs.KindError says which).
+// hard links: a *layerfs.KindError says which). Every call takes the
+// caller's context: a backend whose files live elsewhere (a pod) waits on
+// the network, and the caller's cancellation stops it.
 type Files interface {
 	// Stat returns the type bits and permissions of rel, without
 	// following a link.
-	Stat(rel string) (fs.FileMode, error)
+	Stat(ctx context.Context, rel string) (fs.FileMode, error)
 	// Read returns a regular file's content, if it is at most max bytes,
 	// and its permissions.
-	Read(rel string, max int64) ([]byte, fs.FileMode, error)
+	Read(ctx context.Context, rel string, max int64) ([]byte, fs.FileMode, error)
 	// List returns the names in a directory (folders end in "/"), at
 	// most max of them.
-	List(rel string, max int) ([]string, error)
+	List(ctx context.Context, rel string, max int) ([]string, error)
 	// Write replaces or creates a file, making its parent folders; it
 	// never writes through whatever is at the name.
-	Write(rel string, data []byte, mode fs.FileMode) error
+	Write(ctx context.Context, rel string, data []byte, mode fs.FileMode) error
 }
 
 // LayerFiles are the files of an overlay's layers (upper first, writes
 // go to the upper) read as overlayfs would, without mounting anything on
 // the host: internal/layerfs holds those semantics (whiteouts in both
 // forms, opaque folders) and resolves every name without following a link.
-// A copy fork is a LayerFiles of one layer.
+// A copy fork is a LayerFiles of one layer. Its calls wait on nothing but
+// the local disk, so they ignore their context.
 type LayerFiles struct {
 	Layers []string // Layers[0] is written
 }
@@ -51,7 +55,7 @@ var _ Files = LayerFiles{}
 func (t LayerFiles) open() (*layerfs.Layers, error) { return layerfs.OpenLayers(t.Layers) }
 
 // Stat implements Files.
-func (t LayerFiles) Stat(rel string) (fs.FileMode, error) {
+func (t LayerFiles) Stat(_ context.Context, rel string) (fs.FileMode, error) {
 	l, err := t.open()
 	if err != nil {
 		return 0, err
@@ -76,7 +80,7 @@ func (t LayerFiles) Stat(rel string) (fs.FileMode, error) {
 
 // Read implements Files: only a regular file is read, and no link is
 // followed on the way.
-func (t LayerFiles) Read(rel string, max int64) ([]byte, fs.FileMode, error) {
+func (t LayerFiles) Read(_ context.Context, rel string, max int64) ([]byte, fs.FileMode, error) {
 	l, err := t.open()
 	if err != nil {
 		return nil, 0, err
@@ -90,7 +94,7 @@ func (t LayerFiles) Read(rel string, max int64) ([]byte, fs.FileMode, error) {
 }
 
 // List implements Files: the merged entries of every layer.
-func (t LayerFiles) List(rel string, max int) ([]string, error) {
+func (t LayerFiles) List(_ context.Context, rel string, max int) ([]string, error) {
 	l, err := t.open()
 	if err != nil {
 		return nil, err
@@ -105,7 +109,7 @@ func (t LayerFiles) List(rel string, max int) ([]string, error) {
 // — a link, a FIFO, a hard link — is written through; an existing upper
 // file with other hard links is refused all the same, as the model would
 // expect the other names to change.
-func (t LayerFiles) Write(rel string, data []byte, mode fs.FileMode) error {
+func (t LayerFiles) Write(_ context.Context, rel string, data []byte, mode fs.FileMode) error {
 	l, err := t.open()
 	if err != nil {
 		return err

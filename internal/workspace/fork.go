@@ -19,7 +19,7 @@ import (
 // lower layer that still changes). Elsewhere it is a reflink or plain copy
 // of src's whole tree.
 func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
-	sm, err := s.Get(src)
+	sm, err := s.meta(src)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 	}
 	// A fork of a fork reads the source's changes: keep commands out of
 	// the source while they are copied. A pid 1 never changes.
-	if sm.Kind == "fork" {
+	if sm.Kind == KindFork {
 		release, err := s.useLock(src, true)
 		if err != nil {
 			return nil, err
@@ -43,7 +43,7 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 		defer release()
 	}
 	return s.create(dst, func(tmp, final string) (*Meta, error) {
-		m := &Meta{Kind: "fork", Method: method, Source: src, Pid1: sm.Pid1, Base: sm.Base}
+		m := &Meta{Kind: KindFork, Method: method, Source: src, Pid1: sm.Pid1, Base: sm.Base}
 		tree := filepath.Join(tmp, "tree")
 		switch method {
 		case MethodOverlay:

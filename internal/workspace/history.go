@@ -20,7 +20,7 @@ const historyMaxOut = 256 << 20
 
 // History returns the history reader of a pid 1.
 func (s *Store) History(name string) (*History, error) {
-	m, err := s.Get(name)
+	m, err := s.meta(name)
 	if err != nil {
 		return nil, err
 	}

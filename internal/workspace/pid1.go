@@ -117,7 +117,7 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 				ignores = append(ignores, s)
 			}
 		}
-		return &Meta{Kind: "pid1", Method: MethodSnapshot, Pid1: filepath.Base(final), Repo: top, Rev: o.Rev, Base: head, Ignores: ignores}, nil
+		return &Meta{Kind: KindPid1, Method: MethodSnapshot, Pid1: filepath.Base(final), Repo: top, Rev: o.Rev, Base: head, Ignores: ignores}, nil
 	})
 }
 

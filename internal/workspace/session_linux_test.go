@@ -47,7 +47,7 @@ func TestSession(t *testing.T) {
 					t.Errorf("%q: %q, want %q", c.script, got, c.want)
 				}
 			}
-			if err := s.Remove(name); !errors.Is(err, workspace.ErrInUse) && !errors.Is(err, workspace.ErrHasForks) {
+			if err := s.Remove(t.Context(), name); !errors.Is(err, workspace.ErrInUse) && !errors.Is(err, workspace.ErrHasForks) {
 				t.Errorf("removing a workspace a session holds: %v", err)
 			}
 		})
@@ -58,7 +58,7 @@ func TestSession(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.Root, "p1", "tree", "new.txt")); err == nil {
 		t.Errorf("a session in a pid 1 wrote its tree")
 	}
-	if err := s.Remove("f"); err != nil {
+	if err := s.Remove(t.Context(), "f"); err != nil {
 		t.Errorf("the closed session still holds the fork: %v", err)
 	}
 }

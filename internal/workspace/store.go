@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,10 +26,18 @@ const (
 	MethodCopy     Method = "copy"     // a plain copy
 )
 
+// Kind is what a workspace is: a pid 1 or a fork of one.
+type Kind string
+
+const (
+	KindPid1 Kind = "pid1" // a snapshot of a commit, never written
+	KindFork Kind = "fork" // a writable fork of a pid 1 (or of another fork)
+)
+
 // Meta describes one workspace; it is written once, atomically.
 type Meta struct {
 	Name    string    `json:"name"`
-	Kind    string    `json:"kind"` // "pid1" or "fork"
+	Kind    Kind      `json:"kind"`
 	Method  Method    `json:"method"`
 	Source  string    `json:"source,omitempty"` // what a fork was forked from
 	Pid1    string    `json:"pid1"`             // the pid 1 at the root of its chain
@@ -141,8 +150,11 @@ func (s *Store) reclaim() {
 	}
 }
 
-// Get reads a workspace's metadata.
-func (s *Store) Get(name string) (*Meta, error) {
+// Get reads a workspace's metadata (from the local disk: ctx is not
+// waited on).
+func (s *Store) Get(_ context.Context, name string) (*Meta, error) { return s.meta(name) }
+
+func (s *Store) meta(name string) (*Meta, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -160,8 +172,11 @@ func (s *Store) Get(name string) (*Meta, error) {
 	return m, nil
 }
 
-// List returns every workspace, by name.
-func (s *Store) List() ([]*Meta, error) {
+// List returns every workspace, by name (from the local disk: ctx is not
+// waited on).
+func (s *Store) List(_ context.Context) ([]*Meta, error) { return s.list() }
+
+func (s *Store) list() ([]*Meta, error) {
 	entries, err := os.ReadDir(s.Root)
 	if err != nil {
 		return nil, err
@@ -171,7 +186,7 @@ func (s *Store) List() ([]*Meta, error) {
 		if !e.IsDir() || ValidateName(e.Name()) != nil {
 			continue
 		}
-		if m, err := s.Get(e.Name()); err == nil {
+		if m, err := s.meta(e.Name()); err == nil {
 			out = append(out, m)
 		}
 	}
@@ -216,9 +231,11 @@ func (s *Store) create(name string, build func(tmp, final string) (*Meta, error)
 }
 
 // Remove deletes workspaces. A pid 1 with forks, or a workspace a command
-// is running in, is refused.
-func (s *Store) Remove(name string) error {
-	m, err := s.Get(name)
+// is running in, is refused. A caller cleaning up after a cancelled run
+// passes a context that outlives it (context.WithoutCancel): ctx ends the
+// wait for a command's lock.
+func (s *Store) Remove(ctx context.Context, name string) error {
+	m, err := s.meta(name)
 	if err != nil {
 		return err
 	}
@@ -227,8 +244,8 @@ func (s *Store) Remove(name string) error {
 		return err
 	}
 	defer unlock()
-	if m.Kind == "pid1" {
-		all, _ := s.List()
+	if m.Kind == KindPid1 {
+		all, _ := s.list()
 		var forks []string
 		for _, o := range all {
 			if o.Pid1 == name && o.Name != name {
@@ -244,7 +261,11 @@ func (s *Store) Remove(name string) error {
 	// between its fork and its exec. "In use" is retried briefly.
 	release, err := s.useLock(name, true)
 	for i := 0; errors.Is(err, ErrInUse) && i < 40; i++ {
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("remove %s: %w", name, context.Cause(ctx))
+		case <-time.After(50 * time.Millisecond):
+		}
 		release, err = s.useLock(name, true)
 	}
 	if err != nil {

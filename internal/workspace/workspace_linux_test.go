@@ -128,7 +128,7 @@ func TestForkIsolation(t *testing.T) {
 			if got := execIn(t, s, "a2", "cat main.go only-a"); got != "from-a\nnew\n" {
 				t.Errorf("fork of a fork sees %q, want a as it was when forked", got)
 			}
-			if m, _ := s.Get("a"); method == "" && m.Method != workspace.MethodOverlay {
+			if m, _ := s.Get(ctx, "a"); method == "" && m.Method != workspace.MethodOverlay {
 				t.Errorf("auto method is %s on a machine with overlayfs", m.Method)
 			}
 		})
@@ -269,7 +269,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: error is not one line: %q", name, err)
 		}
 	}
-	if all, _ := s.List(); len(all) != 0 {
+	if all, _ := s.List(ctx); len(all) != 0 {
 		t.Errorf("bad input left workspaces: %v", all)
 	}
 	if entries, _ := os.ReadDir(s.Root); len(entries) > 2 { // .lock, .capabilities.json
@@ -282,13 +282,13 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestRemove: rm leaves nothing; a pid 1 with forks, or a workspace a
-// command runs in, is refused.
+// command runs in, is refused (and a cancelled caller stops waiting).
 func TestRemove(t *testing.T) {
 	s := newStore(t)
 	s.New(ctx, "p1", workspace.NewOptions{Repo: userRepo(t)})
 	s.Fork(ctx, "p1", "f")
 	execIn(t, s, "f", "mkdir ro && chmod 0 ro; echo x > file")
-	if err := s.Remove("p1"); !errors.Is(err, workspace.ErrHasForks) {
+	if err := s.Remove(ctx, "p1"); !errors.Is(err, workspace.ErrHasForks) {
 		t.Errorf("removing a pid 1 with forks: %v", err)
 	}
 	// A command that says when it runs, then runs until it is stopped.
@@ -306,13 +306,19 @@ func TestRemove(t *testing.T) {
 			t.Fatal("the command never started")
 		}
 	}
-	if err := s.Remove("f"); !errors.Is(err, workspace.ErrInUse) {
+	if err := s.Remove(ctx, "f"); !errors.Is(err, workspace.ErrInUse) {
 		t.Errorf("removing a workspace in use: %v", err)
+	}
+	// The caller's cancellation ends the wait for the command's lock.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.Remove(cancelled, "f"); !errors.Is(err, context.Canceled) {
+		t.Errorf("removing a workspace in use, cancelled: %v, want the wait stopped", err)
 	}
 	stop()
 	<-done
 	for _, n := range []string{"f", "p1"} {
-		if err := s.Remove(n); err != nil {
+		if err := s.Remove(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -418,7 +424,7 @@ func TestConcurrentForks(t *testing.T) {
 	if ok != 9 || exists != 7 {
 		t.Errorf("%d forks made and %d refused as existing; want 9 and 7", ok, exists)
 	}
-	all, _ := s0.List()
+	all, _ := s0.List(ctx)
 	if len(all) != 10 {
 		t.Errorf("%d workspaces, want 10", len(all))
 	}

@@ -88,7 +88,9 @@ func (c *Confined) MCPServer() (string, []string, []string) {
 }
 
 // Files implements engine.Workspace: none; the shell is the only tool.
-func (c *Confined) Files() (string, workspace.Files, error) { return "/work", noFiles{}, nil }
+func (c *Confined) Files(context.Context) (string, workspace.Files, error) {
+	return "/work", noFiles{}, nil
+}
 
 // Exec implements engine.Workspace: the agent's one command (its CLI) in a sandbox whose
 // workdir is the private folder holding a fresh copy of the world.

@@ -18,7 +18,7 @@ type DriveOptions struct {
 	Limits  world.Limits // per shell call
 	Timeout time.Duration
 	Log     io.Writer // the CLI's transcript
-	Emit    func(event.Kind, map[string]any)
+	Emit    func(event.Payload)
 	Self    string // forkbomb, for the MCP server ("": this binary)
 }
 

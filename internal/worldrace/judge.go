@@ -86,7 +86,7 @@ func (c *checker) one(ctx context.Context, patch []byte) (*judge.Verdict, error)
 		v.Limit = r.Limit
 		return v, nil
 	}
-	v.Pass, v.Verdict, v.Reason, v.Score.Value = true, event.Pass, "check exited 0", 1
+	v.Verdict, v.Reason, v.Score.Value = event.Pass, "check exited 0", 1
 	return v, nil
 }
 

@@ -174,7 +174,7 @@ func (s *Store) add(b *branch) error {
 }
 
 // Get implements judge.Forks.
-func (s *Store) Get(name string) (*workspace.Meta, error) {
+func (s *Store) Get(_ context.Context, name string) (*workspace.Meta, error) {
 	b, err := s.get(name)
 	if err != nil {
 		return nil, err
@@ -269,11 +269,11 @@ type gone struct{ err error }
 func (g gone) Exec(context.Context, sandbox.Policy, sandbox.Stdio) (*sandbox.Result, error) {
 	return nil, g.err
 }
-func (g gone) Files() (string, workspace.Files, error) { return "", nil, g.err }
+func (g gone) Files(context.Context) (string, workspace.Files, error) { return "", nil, g.err }
 
 // Remove implements judge.Forks: the world is forgotten and its workers end; its file stays in
 // the store's folder until Close, so that the race's winner can be kept (Keep).
-func (s *Store) Remove(name string) error {
+func (s *Store) Remove(_ context.Context, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, ok := s.worlds[name]
@@ -299,7 +299,7 @@ func (s *Store) Keep(name, dst string) error {
 
 // Snapshot implements judge.Forks: the pid 1's /work exported to a host folder (world.Export:
 // no link followed, no set-id bit written).
-func (s *Store) Snapshot(name string) (string, error) {
+func (s *Store) Snapshot(_ context.Context, name string) (string, error) {
 	b, err := s.get(name)
 	if err != nil {
 		return "", err
@@ -346,7 +346,7 @@ func (s *Store) Diff(ctx context.Context, name string, _ bool) (*workspace.Diff,
 }
 
 // Files implements run.Forks: a world has no files for the editor; its shell is the tool.
-func (s *Store) Files(name string) (string, workspace.Files, error) {
+func (s *Store) Files(_ context.Context, name string) (string, workspace.Files, error) {
 	if _, err := s.get(name); err != nil {
 		return "", nil, err
 	}
@@ -354,7 +354,7 @@ func (s *Store) Files(name string) (string, workspace.Files, error) {
 }
 
 // List implements run.Forks: the worlds not removed, by name.
-func (s *Store) List() ([]*workspace.Meta, error) {
+func (s *Store) List(context.Context) ([]*workspace.Meta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*workspace.Meta

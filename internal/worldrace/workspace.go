@@ -60,14 +60,18 @@ func (w *Workspace) Exec(ctx context.Context, p sandbox.Policy, stdio sandbox.St
 }
 
 // Files implements engine.Workspace.
-func (w *Workspace) Files() (string, workspace.Files, error) { return "/work", noFiles{}, nil }
+func (w *Workspace) Files(context.Context) (string, workspace.Files, error) {
+	return "/work", noFiles{}, nil
+}
 
 // errShellOnly is what the editor tool tells the model in a world.
 var errShellOnly = fmt.Errorf("%w: in a world the shell is the only tool; use it to read and write files", fs.ErrPermission)
 
 type noFiles struct{}
 
-func (noFiles) Stat(string) (fs.FileMode, error)                { return 0, errShellOnly }
-func (noFiles) Read(string, int64) ([]byte, fs.FileMode, error) { return nil, 0, errShellOnly }
-func (noFiles) List(string, int) ([]string, error)              { return nil, errShellOnly }
-func (noFiles) Write(string, []byte, fs.FileMode) error         { return errShellOnly }
+func (noFiles) Stat(context.Context, string) (fs.FileMode, error) { return 0, errShellOnly }
+func (noFiles) Read(context.Context, string, int64) ([]byte, fs.FileMode, error) {
+	return nil, 0, errShellOnly
+}
+func (noFiles) List(context.Context, string, int) ([]string, error)      { return nil, errShellOnly }
+func (noFiles) Write(context.Context, string, []byte, fs.FileMode) error { return errShellOnly }

@@ -58,8 +58,8 @@ hit a limit; 2 when it could not run.`,
 			defer done()
 			var calls atomic.Int64
 			out, err := worldrace.Drive(c.Context(), worldrace.DriveOptions{File: args[0], Prompt: args[1], Agent: agent,
-				Limits: wl.Limits, Timeout: timeout, Log: log, Emit: func(k event.Kind, _ map[string]any) {
-					if k == event.ToolCall {
+				Limits: wl.Limits, Timeout: timeout, Log: log, Emit: func(d event.Payload) {
+					if d.Kind() == event.ToolCall {
 						calls.Add(1)
 					}
 				}})

@@ -96,7 +96,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad}); err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, err)
 	}
-	defer o.Store.Remove(pid1)
+	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
 	h, err := o.Store.History(pid1)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if _, err := o.Store.New(ctx, goodPid1, workspace.NewOptions{Repo: o.Repo, Rev: good}); err != nil {
 			return nil, fmt.Errorf("snapshot %s: %w", o.Good, err)
 		}
-		defer o.Store.Remove(goodPid1)
+		defer o.Store.Remove(context.WithoutCancel(ctx), goodPid1)
 		snaps = append(snaps, snapshot{name: goodPid1, commit: good, from: 0})
 	}
 	res := &Result{Good: good, Bad: bad, Commits: len(commits), Forks: o.Forks, Tested: []Tested{}}
@@ -184,7 +184,7 @@ func testCommit(ctx context.Context, o Options, h *workspace.History, pid1, fork
 	if _, err := o.Store.Fork(ctx, pid1, fork); err != nil {
 		return "", fmt.Errorf("fork for %s: %w", commit, err)
 	}
-	defer o.Store.Remove(fork)
+	defer o.Store.Remove(context.WithoutCancel(ctx), fork)
 	p := o.Policy
 	apply := "0"
 	if len(diff) > 0 {

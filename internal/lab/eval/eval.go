@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/lab/mutant"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -55,15 +56,15 @@ type Fault struct {
 
 // Attempt is one engine on one fault.
 type Attempt struct {
-	Engine  string  `json:"engine"`
-	Fault   string  `json:"fault"`
-	Fixed   bool    `json:"fixed"`
-	Verdict string  `json:"verdict,omitempty"`
-	Run     string  `json:"run"` // the run's id
-	Seconds float64 `json:"seconds"`
-	Turns   int     `json:"turns"`
-	Tokens  int64   `json:"tokens"`
-	CostUSD float64 `json:"cost_usd"`
+	Engine  string        `json:"engine"`
+	Fault   string        `json:"fault"`
+	Fixed   bool          `json:"fixed"`
+	Verdict event.Verdict `json:"verdict,omitempty"`
+	Run     string        `json:"run"` // the run's id
+	Seconds float64       `json:"seconds"`
+	Turns   int           `json:"turns"`
+	Tokens  int64         `json:"tokens"`
+	CostUSD float64       `json:"cost_usd"`
 }
 
 // Row is one engine's line of the leaderboard.
@@ -154,7 +155,7 @@ func attempt(ctx context.Context, o Options, e Entry, f Fault, repo string) (Att
 	a := Attempt{Engine: e.Name, Fault: f.ID, Run: r.ID, Fixed: r.Winner != nil, Seconds: r.Seconds,
 		Tokens: r.TokensIn + r.TokensOut, CostUSD: float64(r.CostMicroUSD) / 1e6, Turns: turns(dir)}
 	if len(r.Fork) > 0 {
-		a.Verdict = string(r.Fork[0].Verdict)
+		a.Verdict = r.Fork[0].Verdict
 	}
 	return a, nil
 }
@@ -171,9 +172,9 @@ func turns(dir string) int {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		var ev struct {
-			Type string `json:"type"`
+			Type event.Kind `json:"type"`
 		}
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "model_response" {
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == event.ModelResponse {
 			n++
 		}
 	}

@@ -92,8 +92,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo}); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	defer o.Store.Remove(pid1)
-	tree, err := o.Store.Snapshot(pid1)
+	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
+	tree, err := o.Store.Snapshot(ctx, pid1)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ func (r *runner) baseline(ctx context.Context, goCover bool, module string) (tim
 	if _, err := r.o.Store.Fork(ctx, r.pid1, fork); err != nil {
 		return 0, nil, err
 	}
-	defer r.o.Store.Remove(fork)
+	defer r.o.Store.Remove(context.WithoutCancel(ctx), fork)
 	test := r.o.Test
 	if goCover {
 		test = "(" + r.o.Test + ") && go test -count=1 -coverpkg=./... -coverprofile=" + coverFile + " ./... >/dev/null"
@@ -289,11 +289,11 @@ func (r *runner) baseline(ctx context.Context, goCover bool, module string) (tim
 	if !goCover {
 		return took, nil, nil
 	}
-	_, files, err := r.o.Store.Files(fork)
+	_, files, err := r.o.Store.Files(ctx, fork)
 	if err != nil {
 		return 0, nil, err
 	}
-	b, _, err := files.Read(coverFile, 256<<20)
+	b, _, err := files.Read(ctx, coverFile, 256<<20)
 	if err != nil {
 		return took, nil, nil // no profile: run every mutant
 	}
@@ -307,12 +307,12 @@ func (r *runner) mutant(ctx context.Context, m Mutant, src []byte, fork string) 
 	if _, err := r.o.Store.Fork(ctx, r.pid1, fork); err != nil {
 		return res, err
 	}
-	defer r.o.Store.Remove(fork)
-	_, files, err := r.o.Store.Files(fork)
+	defer r.o.Store.Remove(context.WithoutCancel(ctx), fork)
+	_, files, err := r.o.Store.Files(ctx, fork)
 	if err != nil {
 		return res, err
 	}
-	if err := files.Write(m.File, m.Apply(src), 0o644); err != nil {
+	if err := files.Write(ctx, m.File, m.Apply(src), 0o644); err != nil {
 		return res, fmt.Errorf("write mutant %s: %w", m.ID, err)
 	}
 	start := time.Now()
