@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,9 +21,10 @@ func newEvalCmd(stdio IO) *cobra.Command {
 		eng     = NewEngineFlags(nil)
 		asJSON  bool
 		runsDir string
+		tasks   string
 	)
 	cmd := &cobra.Command{
-		Use:   `eval --engines ENGINE[:MODEL],... --faults N --test "COMMAND" [--paths GLOB]... [--json]`,
+		Use:   `eval --engines ENGINE[:MODEL],... (--faults N --test "COMMAND" [--paths GLOB]... | --tasks mined:[REPO]|ID,...) [--json]`,
 		Short: "Rank agents and models by the faults of your own repository they fix",
 		Long: `Turn mutants of your code that your tests kill into faults, and race each
 engine, alone in a confined fork, to fix each: the judge scores a patch with
@@ -39,12 +42,32 @@ that model. The engines:
 The faults come from 'forkbomb mutants' (--paths, --forks): only killed
 mutants are used, spread over the source. Your repository is only read.
 
+--tasks races each engine on stored tasks instead: 'mined:' is every task
+'forkbomb task mine' made, 'mined:REPO' those of a repository of that folder
+name, and any stored task id may be listed. Each attempt is judged with the
+task's test command and hidden tests. The results accumulate, across
+evaluations, in $FORKBOMB_HOME/lab/eval/board.json (locked, written whole):
+the table ranks every engine on everything recorded there — races solved,
+distinct tasks solved, tokens, cost, median wall time — best first; --json
+prints this evaluation's attempts and the table.
+
 ` + exitHelp("eval"),
-		Example: `  forkbomb eval --engines api:claude-sonnet-5-5,api:claude-haiku-5 --faults 10 --test "go test ./..."`,
-		Args:    exactArgs(0),
+		Example: `  forkbomb eval --engines api:claude-sonnet-5-5,api:claude-haiku-5 --faults 10 --test "go test ./..."
+  forkbomb task mine --repo . --last 50 && forkbomb eval --engines api:claude-sonnet-5-5,api:claude-haiku-5 --tasks mined:`,
+		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			if engines == "" || o.Test == "" {
-				return fmt.Errorf("%w: --engines and --test are required (see 'forkbomb eval --help')", errUsage)
+			if engines == "" || o.Test == "" && tasks == "" {
+				return fmt.Errorf("%w: --engines and --test are required, or --engines and --tasks (see 'forkbomb eval --help')", errUsage)
+			}
+			var picked []eval.Task
+			if tasks != "" {
+				ls, err := labStore()
+				if err != nil {
+					return err
+				}
+				if picked, err = eval.SelectTasks(ls, tasks); err != nil {
+					return err
+				}
 			}
 			for _, entry := range strings.Split(engines, ",") {
 				entry = strings.TrimSpace(entry)
@@ -72,6 +95,12 @@ mutants are used, spread over the source. Your repository is only read.
 				return err
 			}
 			o.Progress = stdio.Err
+			if tasks != "" {
+				return evalTasks(c.Context(), stdio, eval.TasksOptions{
+					Store: o.Store, RunsDir: o.RunsDir, CacheDir: o.CacheDir, Tasks: picked, Engines: o.Engines,
+					Timeout: o.Timeout, Board: &eval.Board{Path: filepath.Join(l.Lab(), "eval", "board.json")}, Progress: stdio.Err,
+				}, asJSON)
+			}
 			o.Mutants.Progress = func(done, total int, r mutant.Result) {
 				fmt.Fprintf(stdio.Err, "finding faults [%d/%d] %s: %s\n", done, total, r.ID, r.Status)
 			}
@@ -100,6 +129,35 @@ mutants are used, spread over the source. Your repository is only read.
 	eng.AddSettings(f)
 	eng.AddRecheck(f, "run the canary for the installed agent CLI first (attempts start only if it passes)")
 	f.StringVar(&runsDir, "runs-dir", "", "where attempts are recorded (default $FORKBOMB_HOME/runs)")
-	f.BoolVar(&asJSON, "json", false, "print faults, attempts and the table as JSON")
+	f.StringVar(&tasks, "tasks", "", "race on stored tasks instead of faults: mined:, mined:REPO or task ids, comma-separated")
+	f.BoolVar(&asJSON, "json", false, "print faults (or tasks), attempts and the table as JSON")
 	return cmd
+}
+
+// evalTasks races the engines on stored tasks and prints the board.
+func evalTasks(ctx context.Context, stdio IO, o eval.TasksOptions, asJSON bool) error {
+	attempts, err := eval.RunTasks(ctx, o)
+	if err != nil {
+		return err
+	}
+	all, err := o.Board.Attempts()
+	if err != nil {
+		return err
+	}
+	table := eval.Standings(all)
+	if asJSON {
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		if attempts == nil {
+			attempts = []eval.Attempt{}
+		}
+		return enc.Encode(struct {
+			Attempts []eval.Attempt  `json:"attempts"`
+			Board    string          `json:"board"`
+			Table    []eval.Standing `json:"table"`
+		}{attempts, o.Board.Path, table})
+	}
+	eval.WriteStandings(stdio.Out, table)
+	fmt.Fprintf(stdio.Err, "%d attempts now, %d on the board (%s)\n", len(attempts), len(all), o.Board.Path)
+	return nil
 }

@@ -52,7 +52,8 @@ const taskLong = `A task is a TOML file holding what 'forkbomb run' takes from i
 
 prompt and test are required. Run it with 'forkbomb run --task FILE_OR_ID';
 flags given on the command line win over the task. Stored tasks live in
-$FORKBOMB_HOME/lab/tasks/.`
+$FORKBOMB_HOME/lab/tasks/. 'forkbomb task mine' makes tasks of your
+repository's own recent commits.`
 
 func labStore() (*lab.Store, error) {
 	l, err := state()
@@ -69,8 +70,8 @@ func newPolicyCmd(stdio IO) *cobra.Command {
 }
 
 func newTaskCmd(stdio IO) *cobra.Command {
-	cmd := &cobra.Command{Use: "task", Short: "Stored tasks for 'forkbomb run --task': ls, add, rm", Long: taskLong}
-	cmd.AddCommand(labLs(stdio, lab.KindTask), labAdd(stdio, lab.KindTask), labRm(stdio, lab.KindTask))
+	cmd := &cobra.Command{Use: "task", Short: "Stored tasks for 'forkbomb run --task': ls, add, rm, mine", Long: taskLong}
+	cmd.AddCommand(labLs(stdio, lab.KindTask), labAdd(stdio, lab.KindTask), labRm(stdio, lab.KindTask), newTaskMineCmd(stdio))
 	return cmd
 }
 

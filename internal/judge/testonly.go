@@ -109,6 +109,11 @@ func isTestSide(rel string) bool {
 	return false
 }
 
+// IsTestPath says whether the judge strips a patch's edits to rel by its
+// default patterns (tests, their data, runner configuration, build files):
+// what a task mined from history hides from its agents as the tests.
+func IsTestPath(rel string) bool { return isTestSide(rel) }
+
 // inTestFolder says whether files of a folder are stripped by a default
 // folder pattern, whatever their names (cached per folder).
 func inTestFolder(cache map[string]bool, dir string) bool {

@@ -111,31 +111,37 @@ func (s *Store) Add(k Kind, id string, data []byte) error {
 		if _, err := os.Lstat(p); err == nil {
 			return fmt.Errorf("add %s %s: %w (remove it first)", k, id, ErrExists)
 		}
-		dir := filepath.Dir(p)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("add %s: %w", k, err)
-		}
-		f, err := os.CreateTemp(dir, ".add-*")
-		if err != nil {
-			return fmt.Errorf("add %s: %w", k, err)
-		}
-		defer os.Remove(f.Name()) // a no-op once renamed
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return fmt.Errorf("add %s: %w", k, err)
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return fmt.Errorf("add %s: %w", k, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("add %s: %w", k, err)
-		}
-		if err := os.Rename(f.Name(), p); err != nil {
-			return fmt.Errorf("add %s: %w", k, err)
-		}
-		return nil
+		return s.write(k, p, data)
 	})
+}
+
+// write puts data at p atomically: a temp file beside it, synced and
+// renamed into place. The caller holds the lock.
+func (s *Store) write(k Kind, p string, data []byte) error {
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("add %s: %w", k, err)
+	}
+	f, err := os.CreateTemp(dir, ".add-*")
+	if err != nil {
+		return fmt.Errorf("add %s: %w", k, err)
+	}
+	defer os.Remove(f.Name()) // a no-op once renamed
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("add %s: %w", k, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("add %s: %w", k, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("add %s: %w", k, err)
+	}
+	if err := os.Rename(f.Name(), p); err != nil {
+		return fmt.Errorf("add %s: %w", k, err)
+	}
+	return nil
 }
 
 // Remove deletes a stored file, under the lock.
@@ -152,6 +158,9 @@ func (s *Store) Remove(k Kind, id string) error {
 			return fmt.Errorf("remove %s %s: %w", k, id, ErrNotFound)
 		} else if err != nil {
 			return fmt.Errorf("remove %s %s: %w", k, id, err)
+		}
+		if k == KindTask {
+			return s.removeMined(id)
 		}
 		return nil
 	})

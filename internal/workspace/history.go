@@ -68,3 +68,55 @@ func (h *History) Diff(ctx context.Context, from, to string) ([]byte, error) {
 func (h *History) Subject(ctx context.Context, rev string) (string, error) {
 	return h.g.text(ctx, "log", "-1", "--format=%s", rev, "--")
 }
+
+// Parents are a commit's parents, first parent first.
+func (h *History) Parents(ctx context.Context, rev string) ([]string, error) {
+	out, err := h.g.text(ctx, "rev-list", "--no-walk", "--parents", rev, "--")
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(out)
+	if len(f) == 0 {
+		return nil, fmt.Errorf("%w: revision %q", ErrBadRepo, rev)
+	}
+	return f[1:], nil
+}
+
+// Message is a commit's whole message.
+func (h *History) Message(ctx context.Context, rev string) (string, error) {
+	return h.g.text(ctx, "log", "-1", "--format=%B", rev, "--")
+}
+
+// Change is one file a commit changed, as git's raw diff says: Status is
+// A, M, D or T (renames are read as a delete and an add); Mode the new
+// mode ("000000" when deleted).
+type Change struct {
+	Path   string
+	Status string
+	Mode   string
+}
+
+// Changed lists the files that differ between two commits, read
+// NUL-separated so no name is misparsed.
+func (h *History) Changed(ctx context.Context, from, to string) ([]Change, error) {
+	out, err := h.g.run(ctx, nil, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-ext-diff", from, to, "--")
+	if err != nil {
+		return nil, err
+	}
+	var list []Change
+	parts := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(parts); i += 2 {
+		// ":oldmode newmode oldsha newsha status", then the path
+		f := strings.Fields(strings.TrimPrefix(parts[i], ":"))
+		if len(f) != 5 {
+			return nil, fmt.Errorf("git diff-tree: unexpected line %q", parts[i])
+		}
+		list = append(list, Change{Path: parts[i+1], Status: f[4][:1], Mode: f[1]})
+	}
+	return list, nil
+}
+
+// Blob is a file's content at a commit.
+func (h *History) Blob(ctx context.Context, rev, path string) ([]byte, error) {
+	return h.g.run(ctx, nil, "cat-file", "blob", rev+":"+path)
+}

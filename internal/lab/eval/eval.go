@@ -54,10 +54,11 @@ type Fault struct {
 	Diff string `json:"diff"`
 }
 
-// Attempt is one engine on one fault.
+// Attempt is one engine on one fault, or on one stored task.
 type Attempt struct {
 	Engine  string        `json:"engine"`
-	Fault   string        `json:"fault"`
+	Fault   string        `json:"fault,omitempty"`
+	Task    string        `json:"task,omitempty"`
 	Fixed   bool          `json:"fixed"`
 	Verdict event.Verdict `json:"verdict,omitempty"`
 	Run     string        `json:"run"` // the run's id
@@ -65,6 +66,8 @@ type Attempt struct {
 	Turns   int           `json:"turns"`
 	Tokens  int64         `json:"tokens"`
 	CostUSD float64       `json:"cost_usd"`
+	// At is when an attempt on a stored task ended (the board's order).
+	At time.Time `json:"at,omitzero"`
 }
 
 // Row is one engine's line of the leaderboard.
