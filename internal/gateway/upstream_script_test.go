@@ -85,9 +85,10 @@ func serveScript(c net.Conn, s script, got chan struct{}, gone <-chan struct{}) 
 	}
 	if !s.stream {
 		body := strings.Replace(s.events[0], "PAD", strings.Repeat("x", s.pad), 1)
+		early := closed.Load() // as below: a close after the whole body is not a drop
 		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 		rep.wroteAll = w.err == nil
-		rep.dropped, rep.written = closed.Load(), w.n
+		rep.dropped, rep.written = early, w.n
 		return rep
 	}
 	fmt.Fprint(w, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
@@ -117,8 +118,12 @@ func serveScript(c net.Conn, s script, got chan struct{}, gone <-chan struct{}) 
 		}
 		return upstreamReport{dropped: true, written: w.n}
 	}
+	// Dropped is a close before the stream's end: once the terminator is
+	// written, a gateway that read it may close at once (Connection: close),
+	// and that is not a drop — a load seen after the write was (a flake).
+	early := closed.Load()
 	fmt.Fprint(w, "0\r\n\r\n")
-	return upstreamReport{wroteAll: w.err == nil, dropped: closed.Load(), written: w.n}
+	return upstreamReport{wroteAll: w.err == nil, dropped: early, written: w.n}
 }
 
 // countingWriter stops at the first failed write and counts what went.
