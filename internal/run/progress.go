@@ -72,6 +72,8 @@ func (p *progress) Handle(ev event.Event) error {
 		})
 	case event.VerdictGiven:
 		p.update(n, func(l *forkLine) { l.verdict = fmt.Sprintf("%s: %s", d["verdict"], d["reason"]) })
+	case event.Verified:
+		p.logf("%s", verifiedLine(n, d))
 	case event.Winner:
 		if p.all {
 			p.logf("winner: fork %d (best of all)", n)
@@ -141,4 +143,23 @@ func (p *progress) draw() {
 		fmt.Fprintln(p.w, strings.ReplaceAll(line, "\n", " "))
 	}
 	p.drawn = len(p.forks)
+}
+
+// verifiedLine is the verifier's word on fork n as progress prints it,
+// read back from the event's data: "verifier: fork 0: 7/9 mutants caught",
+// then one line per survivor.
+func verifiedLine(n int, data map[string]any) string {
+	var d event.VerifiedData
+	b, _ := json.Marshal(data)
+	if json.Unmarshal(b, &d) != nil {
+		return fmt.Sprintf("verifier: fork %d: unreadable", n)
+	}
+	line := fmt.Sprintf("verifier: fork %d: %s", n, d.Summary())
+	if d.Unverified {
+		line += fmt.Sprintf(" — unverified: tests too weak (below --min-strength %g)", d.MinStrength)
+	}
+	for _, s := range d.Survivors {
+		line += "\n  survivor: " + s.String()
+	}
+	return line
 }
