@@ -46,14 +46,19 @@ func (d VerifiedData) Strength() float64 {
 	return float64(d.Caught) / float64(d.Judged)
 }
 
-// Summary is the verifier's word in one line: "7/9 mutants caught".
-func (d VerifiedData) Summary() string {
-	if d.Mutants == 0 {
-		return "no mutants of the changed lines (nothing to measure the tests by)"
+// Summary is the verifier's word in one line, "7/9 mutants of the
+// winning patch caught" (of: "the winning patch"; empty: "7/9 mutants
+// caught").
+func (d VerifiedData) Summary(of string) string {
+	if of != "" {
+		of = " of " + of
 	}
-	s := fmt.Sprintf("%d/%d mutants caught", d.Caught, d.Judged)
+	if d.Mutants == 0 {
+		return "no mutants" + of + " (no Go, Python or JavaScript line added outside tests; nothing measures the tests)"
+	}
+	s := fmt.Sprintf("%d/%d mutants%s caught", d.Caught, d.Judged, of)
 	if d.Judged < d.Mutants {
-		s += fmt.Sprintf(" (of %d on the changed lines", d.Mutants)
+		s += fmt.Sprintf(" (%d on the changed lines", d.Mutants)
 		if d.Cut != "" {
 			s += "; " + d.Cut
 		}

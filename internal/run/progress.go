@@ -146,7 +146,8 @@ func (p *progress) draw() {
 }
 
 // verifiedLine is the verifier's word on fork n as progress prints it,
-// read back from the event's data: "verifier: fork 0: 7/9 mutants caught",
+// read back from the event's data: "verifier: 7/9 mutants of fork 0's
+// patch caught",
 // then one line per survivor.
 func verifiedLine(n int, data map[string]any) string {
 	var d event.VerifiedData
@@ -154,7 +155,7 @@ func verifiedLine(n int, data map[string]any) string {
 	if json.Unmarshal(b, &d) != nil {
 		return fmt.Sprintf("verifier: fork %d: unreadable", n)
 	}
-	line := fmt.Sprintf("verifier: fork %d: %s", n, d.Summary())
+	line := "verifier: " + d.Summary(fmt.Sprintf("fork %d's patch", n))
 	if d.Unverified {
 		line += fmt.Sprintf(" — unverified: tests too weak (below --min-strength %g)", d.MinStrength)
 	}

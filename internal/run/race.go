@@ -301,7 +301,7 @@ func unverifiedReason(s *event.VerifiedData) string {
 	for _, x := range s.Survivors {
 		sv = append(sv, x.String())
 	}
-	reason := fmt.Sprintf("unverified: tests too weak (%s, below --min-strength %g)", s.Summary(), s.MinStrength)
+	reason := fmt.Sprintf("unverified: tests too weak (%s, below --min-strength %g)", s.Summary("its patch"), s.MinStrength)
 	if len(sv) > 0 {
 		reason += "; survivors: " + strings.Join(sv, "; ")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,9 +28,10 @@ import (
 
 // DefaultVerify is --verify auto's budget: mutants judged per passing
 // fork. Eight gives a share in steps of an eighth — enough to tell a
-// suite that pins the fix from one that barely touches it — while on a
-// two-core machine the judge's two slots run them in four rounds; the
-// time cap (VerifyTime) is what bounds the wall time.
+// suite that pins the fix from one that barely touches it — when the time
+// allows; without --min-strength the time cap (one judged run of the
+// fork's patch) is what bounds the wall time, and on a two-core machine
+// it lets about one round of two mutants start.
 const DefaultVerify = 8
 
 // maxVerifySource bounds the bytes of one changed file the verifier reads
@@ -43,11 +45,11 @@ type patchMutant struct {
 	patch []byte
 }
 
-// verifyCap is how long the verifier may work on one fork: VerifyTime when
-// set; else, under MinStrength, no cap but the judge's own (a gate rests on
-// every mutant of its budget, not on how busy the machine was); else one
-// judged run of the fork's own patch, so the verifier adds about that to a
-// race. 0: none.
+// verifyCap is how long after it begins the verifier may start mutants
+// of one fork: VerifyTime when set; else, under MinStrength, no cap (a
+// gate rests on every mutant of its budget, not on how busy the machine
+// was); else one judged run of the fork's own patch, so the verifier adds
+// about that and one round of mutants to a race. 0: none.
 func (o Options) verifyCap(judged time.Duration) time.Duration {
 	switch {
 	case o.VerifyTime > 0:
@@ -67,31 +69,41 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 	ms := r.patchMutants(ctx, name, patch, v.Stripped)
 	d.Mutants = len(ms)
 	ms = sample(ms, r.o.Verify)
-	vctx := ctx
-	if c := r.o.verifyCap(time.Duration(v.Timings.Total) * time.Millisecond); c > 0 {
-		var cancel context.CancelFunc
-		vctx, cancel = context.WithTimeout(ctx, c)
-		defer cancel()
-	}
 	judger, err := r.waitJudger()
 	if err != nil {
 		return nil // the fork's own verdict came from it: unreachable but for a stand-in
 	}
+	// The cap stops mutants from starting; one started is judged to the
+	// end (the judge's own timeout bounds it), so no work is thrown away.
+	var deadline time.Time
+	if c := r.o.verifyCap(time.Duration(v.Timings.Total) * time.Millisecond); c > 0 {
+		deadline = start.Add(c)
+	}
 	caught := make([]bool, len(ms))
 	judged := make([]bool, len(ms))
+	next := make(chan int)
 	var wg sync.WaitGroup
-	for i, pm := range ms {
+	for range min(len(ms), runtime.NumCPU()) { // the judge's slots are one per core at most
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vs, err := judger.Judge(vctx, [][]byte{pm.patch})
-			// A run the cap or a kill cut short says nothing of the tests.
-			if err != nil || len(vs) != 1 || vs[0] == nil || vctx.Err() != nil {
-				return
+			for i := range next {
+				vs, err := judger.Judge(ctx, [][]byte{ms[i].patch})
+				// A run a kill cut short says nothing of the tests.
+				if err != nil || len(vs) != 1 || vs[0] == nil || ctx.Err() != nil {
+					continue
+				}
+				judged[i], caught[i] = true, vs[0].Verdict != event.Pass
 			}
-			judged[i], caught[i] = true, vs[0].Verdict != event.Pass
 		}()
 	}
+	for i := range ms {
+		if ctx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline)) {
+			break
+		}
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	if ctx.Err() != nil {
 		return nil
@@ -110,7 +122,7 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 		}
 	}
 	if cut > 0 {
-		d.Cut = fmt.Sprintf("%d not judged within the time cap", cut)
+		d.Cut = fmt.Sprintf("%d not started within the time cap", cut)
 	}
 	d.Seconds = time.Since(start).Seconds()
 	d.Unverified = r.o.MinStrength > 0 && (d.Judged == 0 || d.Strength() < r.o.MinStrength)
