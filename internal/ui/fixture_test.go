@@ -107,3 +107,26 @@ func reviewEvents() []event.Event {
 	}
 	return out
 }
+
+// unverifiedEvents: the hostile race, but fork 0's pass is not crowned —
+// the verifier found its tests too weak, with a survivor whose text comes
+// from the fork's patch (a script to keep inert).
+func unverifiedEvents() []event.Event {
+	var out []event.Event
+	for _, ev := range hostileEvents() {
+		switch {
+		case ev.Kind == event.Winner:
+			continue
+		case ev.Kind == event.RunEnd:
+			ev.Data = map[string]any{"status": "unverified", "winner": -1}
+		}
+		out = append(out, ev)
+		if ev.Kind == event.VerdictGiven && ev.Fork == 0 {
+			out = append(out, event.Event{Kind: event.Verified, Fork: 0, Time: ev.Time, Data: map[string]any{
+				"mutants": 3, "judged": 3, "caught": 2, "seconds": 3.4, "min_strength": 0.8, "unverified": true,
+				"survivors": []map[string]any{{"file": "grade.go", "line": 5, "operator": "CONDITIONALS_BOUNDARY", "original": ">= " + inject, "replacement": ">"}},
+			}})
+		}
+	}
+	return out
+}
