@@ -30,8 +30,8 @@ import (
 // fork. Eight gives a share in steps of an eighth — enough to tell a
 // suite that pins the fix from one that barely touches it — when the time
 // allows; without --min-strength the time cap (one judged run of the
-// fork's patch) is what bounds the wall time, and on a two-core machine
-// it lets about one round of two mutants start.
+// fork's patch) is what bounds the wall time: one round of mutants, two
+// on a two-core machine.
 const DefaultVerify = 8
 
 // maxVerifySource bounds the bytes of one changed file the verifier reads
@@ -45,11 +45,12 @@ type patchMutant struct {
 	patch []byte
 }
 
-// verifyCap is how long after it begins the verifier may start mutants
-// of one fork: VerifyTime when set; else, under MinStrength, no cap (a
-// gate rests on every mutant of its budget, not on how busy the machine
-// was); else one judged run of the fork's own patch, so the verifier adds
-// about that and one round of mutants to a race. 0: none.
+// verifyCap is how long the verifier may work on one fork, judged runs
+// expected to take as long as the fork's own: VerifyTime when set; else,
+// under MinStrength, no cap (a gate rests on every mutant of its budget,
+// not on how busy the machine was); else one judged run of the fork's
+// patch — one round of mutants, as many as the judge runs at once. 0:
+// none.
 func (o Options) verifyCap(judged time.Duration) time.Duration {
 	switch {
 	case o.VerifyTime > 0:
@@ -73,21 +74,39 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 	if err != nil {
 		return nil // the fork's own verdict came from it: unreachable but for a stand-in
 	}
-	// The cap stops mutants from starting; one started is judged to the
-	// end (the judge's own timeout bounds it), so no work is thrown away.
-	var deadline time.Time
-	if c := r.o.verifyCap(time.Duration(v.Timings.Total) * time.Millisecond); c > 0 {
-		deadline = start.Add(c)
-	}
+	// The cap keeps a mutant from starting when, taking as long as the
+	// fork's own judged run did, it would end after the cap — the first
+	// round, one mutant per worker, counted as starting at once. One
+	// started is judged to its end (the judge's own timeout bounds it), so
+	// no work is thrown away.
+	one := time.Duration(v.Timings.Total) * time.Millisecond
+	limit := r.o.verifyCap(one)
 	caught := make([]bool, len(ms))
 	judged := make([]bool, len(ms))
-	next := make(chan int)
+	var mu sync.Mutex
+	next, begin := 0, time.Now()
+	take := func(first bool) (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(ms) || ctx.Err() != nil {
+			return 0, false
+		}
+		if elapsed := time.Since(begin); limit > 0 && (first && one > limit || !first && elapsed+one > limit) {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
 	var wg sync.WaitGroup
 	for range min(len(ms), runtime.NumCPU()) { // the judge's slots are one per core at most
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
+			for first := true; ; first = false {
+				i, ok := take(first)
+				if !ok {
+					return
+				}
 				vs, err := judger.Judge(ctx, [][]byte{ms[i].patch})
 				// A run a kill cut short says nothing of the tests.
 				if err != nil || len(vs) != 1 || vs[0] == nil || ctx.Err() != nil {
@@ -97,13 +116,6 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 			}
 		}()
 	}
-	for i := range ms {
-		if ctx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline)) {
-			break
-		}
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	if ctx.Err() != nil {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ const (
 // part of the fix lets the mutants of the rest pass.
 type pinJudge struct {
 	pins []string
+	took time.Duration // how long each judged run says it took
 
 	mu     sync.Mutex
 	judged []string // the patches judged, in order
@@ -39,7 +41,7 @@ func (j *pinJudge) Judge(ctx context.Context, patches [][]byte) ([]*judge.Verdic
 		j.mu.Lock()
 		j.judged = append(j.judged, string(p))
 		j.mu.Unlock()
-		v := &judge.Verdict{Verdict: event.Pass, Reason: "tests pass", Score: judge.Score{Value: 1}}
+		v := &judge.Verdict{Verdict: event.Pass, Reason: "tests pass", Score: judge.Score{Value: 1}, Timings: judge.Timings{Total: j.took.Milliseconds()}}
 		for _, pin := range j.pins {
 			if !strings.Contains(string(p), pin) {
 				v = &judge.Verdict{Verdict: event.Fail, Reason: "a test fails"}
@@ -157,13 +159,14 @@ func TestVerifyBudget(t *testing.T) {
 	}
 }
 
-// TestVerifyTimeCap: mutants the cap keeps from starting are not judged —
+// TestVerifyTimeCap: no mutant starts that would, taking as long as the
+// fork's own judged run, end after the cap; those are not judged —
 // neither caught nor survivors — and the strength says so; the crown,
 // given before, stands. Under a gate, nothing judged is unverified.
 func TestVerifyTimeCap(t *testing.T) {
 	t.Parallel()
-	j := &pinJudge{pins: strongPins}
-	r := verifyRace(t, j, func(o *run.Options) { o.Verify, o.VerifyTime = 8, time.Nanosecond })
+	j := &pinJudge{pins: strongPins, took: time.Hour}
+	r := verifyRace(t, j, func(o *run.Options) { o.Verify, o.VerifyTime = 8, time.Minute })
 	if r.Status != event.RunWon {
 		t.Fatalf("status %s, want won", r.Status)
 	}
@@ -174,11 +177,21 @@ func TestVerifyTimeCap(t *testing.T) {
 	if j.count() != 1 {
 		t.Errorf("%d judgements, want only the fork's own", j.count())
 	}
-	r = verifyRace(t, &pinJudge{pins: strongPins}, func(o *run.Options) {
-		o.Verify, o.VerifyTime, o.MinStrength = 8, time.Nanosecond, 0.5
+	r = verifyRace(t, &pinJudge{pins: strongPins, took: time.Hour}, func(o *run.Options) {
+		o.Verify, o.VerifyTime, o.MinStrength = 8, time.Minute, 0.5
 	})
 	if r.Status != event.RunUnverified || !r.Fork[0].Strength.Unverified {
 		t.Fatalf("gated, nothing judged: status %s", r.Status)
+	}
+	// without a cap of its own the gate judges every mutant, however long
+	r = verifyRace(t, &pinJudge{pins: strongPins, took: time.Hour}, func(o *run.Options) { o.Verify, o.MinStrength = 8, 0.5 })
+	if r.Status != event.RunWon || r.Fork[0].Strength.Judged != 3 {
+		t.Fatalf("gated, no cap: status %s, strength %+v", r.Status, r.Fork[0].Strength)
+	}
+	// the default cap without a gate, one judged run: the first round
+	r = verifyRace(t, &pinJudge{pins: strongPins, took: time.Hour}, func(o *run.Options) { o.Verify = 8 })
+	if s := r.Fork[0].Strength; s.Judged != min(3, runtime.NumCPU()) {
+		t.Fatalf("default cap: strength %+v, want one round", s)
 	}
 }
 
