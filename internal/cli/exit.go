@@ -41,6 +41,11 @@ const (
 	// forkbomb.
 	ExitNeedsReview = 3
 
+	// ExitUnverified: run, when no fork was crowned but one passed with
+	// tests that caught fewer of its patch's mutants than --min-strength
+	// asks: no verified winner.
+	ExitUnverified = 4
+
 	// ExitBisectAmbiguous: bisect ended with several candidates, every
 	// commit between them untestable (exit 125).
 	ExitBisectAmbiguous = 3
@@ -62,8 +67,8 @@ func exitHelp(verb string) string {
 	interrupted := fmt.Sprintf("%d when interrupted (Ctrl-C, SIGTERM).", ExitInterrupted)
 	switch verb {
 	case "run":
-		return fmt.Sprintf("Exit status: %d when a fork won; %d when the race ran and no fork passed; %d when\nthe race could not run (bad flags, repository or state; nothing was judged);\n%d when it needs review: no fork passed cleanly, but one passed the tests with a\npatch that adds code detecting a test run (see 'forkbomb show'); %s",
-			ExitOK, ExitNoWinner, ExitCouldNotRun, ExitNeedsReview, interrupted)
+		return fmt.Sprintf("Exit status: %d when a fork won; %d when the race ran and no fork passed; %d when\nthe race could not run (bad flags, repository or state; nothing was judged);\n%d when it needs review: no fork passed cleanly, but one passed the tests with a\npatch that adds code detecting a test run (see 'forkbomb show'); %d when no\nverified winner: a fork passed, but its tests caught fewer of its patch's\nmutants than --min-strength asks; %s",
+			ExitOK, ExitNoWinner, ExitCouldNotRun, ExitNeedsReview, ExitUnverified, interrupted)
 	case "judge":
 		return fmt.Sprintf("Exit status: %d when every patch passes, %d when one fails (or is unknown), %d\nwhen the judge itself could not run; %d when none fails but one needs review (it\npasses the tests and adds code that detects a test run: verdict \"review\"); %s", ExitOK, ExitPatchFails, ExitCannotJudge, ExitNeedsReview, interrupted)
 	case "sandbox", "workspace exec":

@@ -54,7 +54,8 @@ bomb or a memory bomb ends that fork's agent only: its state is "failed"
 and its reason names the limit ("memory limit (512 MiB) reached"); the
 other forks go on. The limits are enforced by a cgroup where one can be made
 ('forkbomb sandbox --probe'), else by rlimits per process.
-` + backend.doc() + `
+
+` + verifyHelp + backend.doc() + `
 ` + exitHelp("run"),
 		Example: fmt.Sprintf(`  forkbomb run --engine %s --%s "./my-agent --fast" --test "go test ./..." "fix the failing test"`, agentEngine().Name, engine.FlagAgent.Name),
 		Args:    runArgs(&task),
@@ -92,7 +93,9 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 				if r.Status == event.RunNeedsReview {
 					printReview(stdio.Out, r)
 				}
-				fmt.Fprintf(stdio.Out, "\nrecord: %s\n", dir)
+				fmt.Fprintln(stdio.Out)
+				printStrengths(stdio.Out, r)
+				fmt.Fprintf(stdio.Out, "record: %s\n", dir)
 			}
 			view.hold(c.Context(), stdio)
 			switch r.Status {
@@ -102,6 +105,8 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 				return &exitError{code: ExitInterrupted}
 			case event.RunNeedsReview:
 				return &exitError{code: ExitNeedsReview}
+			case event.RunUnverified:
+				return &exitError{code: ExitUnverified}
 			}
 			return &exitError{code: ExitNoWinner}
 		},
@@ -117,6 +122,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 	f.StringVar(&o.Test, "test", "", "the test command forks are judged by (yours, never read from the repository)")
 	f.StringArrayVar(&o.Hidden, "hidden", nil, "hidden tests for the judge (repeatable)")
 	f.BoolVar(&o.All, "all", false, "wait for every fork and keep the best, instead of the first that passes")
+	addVerifyFlags(f, &o)
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "limit for each fork's agent")
 	limits.add(f, "fork")
 	f.StringVar(&network, "network", "none", networkHelp)
@@ -241,7 +247,7 @@ func newShowCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "One run: its forks, their verdicts, and the winning patch",
-		Long:  withExitHelp("One run: its status (running, won, no-winner, needs-review or interrupted, as in\n'forkbomb runs'), its forks, their verdicts (with the findings of a fork whose\nverdict is \"review\"), and the winning patch.", "show"),
+		Long:  withExitHelp("One run: its status (running, won, no-winner, needs-review, unverified or\ninterrupted, as in 'forkbomb runs'), its forks, their verdicts (with the\nfindings of a fork whose verdict is \"review\", and the verifier's share of\nmutants caught with its survivors), and the winning patch.", "show"),
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, r, err := loadRun(runsDir, args[0])
@@ -254,6 +260,7 @@ func newShowCmd(stdio IO) *cobra.Command {
 				for _, line := range f.Findings {
 					fmt.Fprintf(stdio.Out, "  finding: %s\n", line)
 				}
+				printStrength(stdio.Out, "  ", f, "its patch")
 			}
 			if r.Status == event.RunNeedsReview {
 				printReview(stdio.Out, r)

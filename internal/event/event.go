@@ -23,6 +23,7 @@ const (
 	RunEnd        Kind = "run_end"
 	NetConnect    Kind = "net_connect"   // a fork asked the proxy for a host (--network allow:)
 	GatewayUsage  Kind = "gateway_usage" // hosted engine: what the gateway charged the fork, and the balance left
+	Verified      Kind = "verified"      // the verifier's word on a passing fork's tests (VerifiedData)
 )
 
 // ForkState is where a fork's agent is, and how it ended.
@@ -35,6 +36,9 @@ const (
 	ForkTimedOut ForkState = "timed-out" // --timeout ended the agent
 	ForkFailed   ForkState = "failed"    // a resource limit ended the agent; the reason names it
 	ForkKilled   ForkState = "killed"    // the race stopped it (another fork won, or the run ended)
+	// ForkVerifying: the fork passed and the verifier is judging mutants
+	// of its patch; the state it had before comes back when it is done.
+	ForkVerifying ForkState = "verifying"
 )
 
 // RunStatus is how a run stands, or how it ended.
@@ -48,6 +52,10 @@ const (
 	// tests with a patch whose text holds code that detects or inspects a
 	// test run (judge.Finding): never crowned automatically.
 	RunNeedsReview RunStatus = "needs-review"
+	// RunUnverified: no fork was crowned, but one or more passed with a
+	// patch whose mutants the tests caught below --min-strength: the
+	// tests are too weak to vouch for the fix (VerifiedData).
+	RunUnverified  RunStatus = "unverified"
 	RunInterrupted RunStatus = "interrupted" // Ctrl-C, or forkbomb was killed
 	RunFailed      RunStatus = "failed"      // the run could not go on (its record could not be written)
 )

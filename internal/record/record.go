@@ -72,10 +72,13 @@ type Fork struct {
 	// Findings: code in the fork's patch that detects or inspects a test
 	// run ("FILE:LINE: CONSTRUCT (RULE)"); a passing patch with findings
 	// has the verdict "review".
-	Findings     []string `json:"findings,omitempty"`
-	TokensIn     int64    `json:"tokens_in,omitempty"`
-	TokensOut    int64    `json:"tokens_out,omitempty"`
-	CostMicroUSD int64    `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
+	Findings []string `json:"findings,omitempty"`
+	// Strength: the verifier's word on a passing fork's tests (--verify),
+	// when it gave one.
+	Strength     *event.VerifiedData `json:"strength,omitempty"`
+	TokensIn     int64               `json:"tokens_in,omitempty"`
+	TokensOut    int64               `json:"tokens_out,omitempty"`
+	CostMicroUSD int64               `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
 }
 
 // Event is one line of events.jsonl.

@@ -73,6 +73,7 @@ func TestEventsV1(t *testing.T) {
 		&event.KillData{},
 		&event.RunEndData{},
 		&event.RunEndData{},
+		&event.VerifiedData{},
 	}
 	old, err := os.ReadFile(filepath.Join("testdata", "events-v1.jsonl"))
 	if err != nil {

@@ -23,6 +23,9 @@ import (
 // command: nothing here needs a sandbox.
 type memStore struct {
 	base map[string]string // the pid 1's files
+	// unified: Diff writes a git patch (each changed file one hunk of
+	// all its lines) instead of a list of files.
+	unified bool
 
 	mu sync.Mutex
 	ws map[string]*memWorkspace
@@ -110,11 +113,34 @@ func (s *memStore) Diff(_ context.Context, name string, _ bool) (*workspace.Diff
 	var out []string
 	for p, c := range w.files.files {
 		if s.base[p] != c {
-			out = append(out, p+": "+c)
+			if s.unified {
+				out = append(out, wholeFileDiff(p, s.base[p], c))
+			} else {
+				out = append(out, p+": "+c)
+			}
 		}
 	}
 	sort.Strings(out)
+	if s.unified {
+		return &workspace.Diff{Patch: []byte(strings.Join(out, ""))}, nil
+	}
 	return &workspace.Diff{Patch: []byte(strings.Join(out, "\n"))}, nil
+}
+
+// wholeFileDiff is a git patch of one file whose every line changed
+// (both ending in a newline).
+func wholeFileDiff(p, old, cur string) string {
+	lines := func(s, sign string) (string, int) {
+		ls := strings.SplitAfter(s, "\n")
+		ls = ls[:len(ls)-1]
+		if len(ls) == 0 {
+			return "", 0
+		}
+		return sign + strings.Join(ls, sign), len(ls)
+	}
+	o, on := lines(old, "-")
+	c, cn := lines(cur, "+")
+	return fmt.Sprintf("diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n@@ -1,%d +1,%d @@\n%s%s", p, p, p, p, on, cn, o, c)
 }
 
 func (s *memStore) Files(_ context.Context, name string) (string, workspace.Files, error) {

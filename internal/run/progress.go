@@ -70,6 +70,8 @@ func (p *progress) Handle(ev event.Event) error {
 		})
 	case event.VerdictData:
 		p.update(n, func(l *forkLine) { l.verdict = fmt.Sprintf("%s: %s", d.Verdict, d.Reason) })
+	case event.VerifiedData:
+		p.logf("%s", verifiedLine(n, d))
 	case event.WinnerData:
 		if p.all {
 			p.logf("winner: fork %d (best of all)", n)
@@ -147,4 +149,19 @@ func (p *progress) draw() {
 		fmt.Fprintln(p.w, strings.ReplaceAll(line, "\n", " "))
 	}
 	p.drawn = len(p.forks)
+}
+
+// verifiedLine is the verifier's word on fork n as progress prints it,
+// read back from the event's data: "verifier: 7/9 mutants of fork 0's
+// patch caught",
+// then one line per survivor.
+func verifiedLine(n int, d event.VerifiedData) string {
+	line := "verifier: " + d.Summary(fmt.Sprintf("fork %d's patch", n))
+	if d.Unverified {
+		line += fmt.Sprintf(" — unverified: tests too weak (below --min-strength %g)", d.MinStrength)
+	}
+	for _, s := range d.Survivors {
+		line += "\n  survivor: " + s.String()
+	}
+	return line
 }

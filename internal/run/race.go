@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -180,8 +181,50 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		if f.Reason = v.Reason; limit != "" {
 			f.Reason = limit + "; its patch: " + v.Reason
 		}
+		f.Strength = nil
 	})
+	if v.Verdict != event.Pass || r.o.Verify <= 0 {
+		r.decide(n, v)
+		return
+	}
+	// With a gate the verifier speaks before the crown; without one the
+	// crown comes first (the first verdict is never delayed) and the
+	// verifier measures the winner — every passing fork with All — while
+	// the race winds down.
+	if r.o.MinStrength > 0 {
+		if s := r.verifyFork(ctx, n, name, d.Patch, v); s == nil || s.Unverified {
+			return
+		}
+		r.decide(n, v)
+		return
+	}
 	r.decide(n, v)
+	if r.o.All || r.isWinner(n) {
+		r.verifyFork(ctx, n, name, d.Patch, v)
+	}
+}
+
+// verifyFork runs the verifier on fork n and records its word; an
+// unverified fork's reason says why it is not crowned.
+func (r *race) verifyFork(ctx context.Context, n int, name string, patch []byte, v *judge.Verdict) *event.VerifiedData {
+	var was event.ForkState
+	r.setFork(n, func(f *record.Fork) { was, f.State = f.State, event.ForkVerifying })
+	s := r.verify(ctx, n, name, patch, v)
+	r.setFork(n, func(f *record.Fork) {
+		f.State = was
+		if s == nil { // the race stopped it: another fork won, or the run ended
+			f.State = event.ForkKilled
+			return
+		}
+		f.Strength = s
+		if s.Unverified {
+			f.Reason = unverifiedReason(s)
+		}
+	})
+	if s != nil {
+		r.emit(n, *s)
+	}
+	return s
 }
 
 // decide crowns a winner: the first pass, or with All the best score once
@@ -204,11 +247,17 @@ func (r *race) decide(n int, v *judge.Verdict) {
 	}
 	r.emit(n, event.WinnerData{Reason: v.Reason}) // lock order: r.mu, then the sink's
 	for i, cancel := range r.cancel {
-		if i != n && r.results[i].Verdict == "" { // still working, or being judged
+		if i != n && (r.results[i].Verdict == "" || r.results[i].State == event.ForkVerifying) { // still working, being judged or verified
 			r.emit(i, event.KillData{})
 			cancel()
 		}
 	}
+}
+
+func (r *race) isWinner(n int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.winner == n
 }
 
 func (r *race) setFork(n int, f func(*record.Fork)) {
@@ -225,6 +274,31 @@ func findingLines(fs []judge.Finding) []string {
 		out = append(out, fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Construct, f.Rule))
 	}
 	return out
+}
+
+// unverified reports whether a fork passed but was not crowned by the
+// verifier's gate.
+func unverified(forks []record.Fork) bool {
+	for _, f := range forks {
+		if f.Strength != nil && f.Strength.Unverified {
+			return true
+		}
+	}
+	return false
+}
+
+// unverifiedReason is an unverified fork's reason: the share, the gate,
+// the survivors.
+func unverifiedReason(s *event.VerifiedData) string {
+	var sv []string
+	for _, x := range s.Survivors {
+		sv = append(sv, x.String())
+	}
+	reason := fmt.Sprintf("unverified: tests too weak (%s, below --min-strength %g)", s.Summary("its patch"), s.MinStrength)
+	if len(sv) > 0 {
+		reason += "; survivors: " + strings.Join(sv, "; ")
+	}
+	return reason
 }
 
 // needsReview lists the forks whose verdict is "review".

@@ -76,6 +76,20 @@ type Options struct {
 	// stop, so without a bound 16 forks mean 16 builds at once.
 	JudgeSlots *judge.Slots
 
+	// Verify is how many mutants of each passing fork's patch the
+	// verifier judges (verify.go; DefaultVerify for --verify auto, 0: the
+	// verifier is off). It works after the fork's verdict, on the winner
+	// (every passing fork with All or MinStrength).
+	Verify int
+	// VerifyTime caps the verifier's wall time per fork (0: see
+	// Options.verifyCap).
+	VerifyTime time.Duration
+	// MinStrength (0..1), when above 0, crowns only a passing fork whose
+	// patch's mutants the tests catch at least this share of; one below
+	// it is "unverified: tests too weak", and a run with no other winner
+	// ends RunUnverified. It needs Verify.
+	MinStrength float64
+
 	// JudgeStore, when set, is where the judge makes its forks and runs
 	// the tests (nil: Store). A remote backend (kube.Store) races forks
 	// elsewhere and has the judge work here, on the same pid 1.
@@ -95,6 +109,9 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	}
 	if strings.TrimSpace(o.Test) == "" {
 		return nil, "", errors.New("a race needs --test: forks are judged by the tests their patch passes")
+	}
+	if o.MinStrength < 0 || o.MinStrength > 1 || (o.MinStrength > 0 && o.Verify <= 0) {
+		return nil, "", ErrMinStrength
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Minute
@@ -235,6 +252,8 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	status := event.RunNoWinner
 	if race.winner >= 0 {
 		status = event.RunWon
+	} else if unverified(race.results) {
+		status = event.RunUnverified
 	} else if review := needsReview(race.results); len(review) > 0 {
 		status = event.RunNeedsReview
 	}

@@ -173,6 +173,50 @@ func TestBrowserInertAndExport(t *testing.T) {
 	})
 }
 
+// TestBrowserUnverified: a run whose passing fork the verifier found too
+// weakly tested shows the share and the survivors on the fork's card, as
+// text, says the run is unverified, and crowns no fork.
+func TestBrowserUnverified(t *testing.T) {
+	ctx := tab(t)
+	runs := t.TempDir()
+	id := writeRunAs(t, runs, unverifiedEvents(), func(r *record.Run) {
+		r.Status, r.Seconds = event.RunUnverified, 13
+		r.Fork = []record.Fork{{N: 0, State: "exited", Verdict: "pass", Score: 1}, {N: 1, State: "exited", Verdict: "fail", Reason: "tests failed"}}
+	})
+	sctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	s, err := Listen(Options{RunsDir: runs, Run: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(sctx) }()
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#unverified"))); err != nil {
+		t.Fatal(err)
+	}
+	if st := checkInertPage(t, ctx); st.WinnerDiff != "" || st.Apply != "" {
+		t.Errorf("a winner is shown in an unverified run: %q %q", st.WinnerDiff, st.Apply)
+	}
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const note = document.querySelector('#unverified').textContent;
+		const st = document.querySelector('#fork-0 .strength');
+		return note.includes('fork(s) 0') && !!st && st.dataset.caught === '2' && st.dataset.judged === '3' &&
+			st.textContent.includes('verifier: 2/3 mutants caught') && st.textContent.includes('unverified: tests too weak') &&
+			st.textContent.includes('survivor: grade.go:5: >= ') && !document.querySelector('#fork-1 .strength') &&
+			!document.querySelector('.card.winner');
+	})()`))
+	if err != nil || !ok {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Logf("page: %s", text)
+		t.Fatalf("the unverified run is not shown as such (%v): %v", ok, err)
+	}
+	screenshot(t, ctx, "unverified")
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBrowserNeedsReview: a run that ended needs-review says so, names the
 // fork, shows its findings as text, and crowns no fork.
 func TestBrowserNeedsReview(t *testing.T) {

@@ -121,3 +121,26 @@ func reviewEvents() []event.Event {
 	}
 	return out
 }
+
+// unverifiedEvents: the hostile race, but fork 0's pass is not crowned —
+// the verifier found its tests too weak, with a survivor whose text comes
+// from the fork's patch (a script to keep inert).
+func unverifiedEvents() []event.Event {
+	var out []event.Event
+	for _, ev := range hostileEvents() {
+		switch ev.Kind() {
+		case event.Winner:
+			continue
+		case event.RunEnd:
+			ev.Data = event.RunEndData{Status: event.RunUnverified, Winner: -1}
+		}
+		out = append(out, ev)
+		if ev.Kind() == event.VerdictGiven && ev.Fork == 0 {
+			out = append(out, event.Event{Fork: 0, Time: ev.Time, Data: event.VerifiedData{
+				Mutants: 3, Judged: 3, Caught: 2, Seconds: 3.4, MinStrength: 0.8, Unverified: true,
+				Survivors: []event.Survivor{{File: "grade.go", Line: 5, Operator: "CONDITIONALS_BOUNDARY", Original: ">= " + inject, Replacement: ">"}},
+			}})
+		}
+	}
+	return out
+}

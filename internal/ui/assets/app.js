@@ -73,6 +73,7 @@
         case 'judge_start': open('judging'); break;
         case 'verdict': f.verdict = d; open(String(d.verdict) === 'pass' ? 'pass' : String(d.verdict) === 'review' ? 'review' : 'fail'); break;
         case 'kill': f.state = 'killed'; open('killed'); break;
+        case 'verified': f.strength = d; break;
         case 'model_response': case 'model_request':
           f.turns = Math.max(f.turns, d.turn | 0);
           f.tin += +d.input_tokens || 0; f.tout += +d.output_tokens || 0;
@@ -186,6 +187,18 @@
     return el('ul', { class: 'findings' }, ...findings.slice(0, 50).map((x) => el('li', {}, 'finding: ' + String(x))));
   }
 
+  // The verifier's word on a passing fork: the share of its patch's
+  // mutants the tests caught, and the survivors (text only: their lines
+  // come from a fork's patch).
+  function strengthView(d) {
+    const judged = d.judged | 0, caught = d.caught | 0, mutants = d.mutants | 0;
+    let text = mutants === 0 ? 'verifier: no mutants of its patch' : `verifier: ${caught}/${judged} mutants caught` + (judged < mutants ? ` (${mutants} on the changed lines${d.cut ? '; ' + String(d.cut) : ''})` : '');
+    if (d.unverified) text += ` — unverified: tests too weak (below --min-strength ${d.min_strength})`;
+    const sv = Array.isArray(d.survivors) ? d.survivors.slice(0, 50) : [];
+    return el('div', { class: 'strength' + (d.unverified ? ' unverified' : ''), 'data-caught': caught, 'data-judged': judged }, text,
+      sv.length ? el('ul', { class: 'survivors' }, ...sv.map((x) => el('li', {}, `survivor: ${String(x.file)}:${x.line | 0}: ${String(x.original)} → ${String(x.replacement)} (${String(x.operator)})`))) : null);
+  }
+
   function card(view, f, runFork) {
     const c = el('div', { class: 'card' + (f.winner ? ' winner' : ''), id: 'fork-' + f.n, 'data-state': f.state, 'data-phase': f.phase });
     c.append(el('h3', {}, (f.winner ? '★ ' : '') + 'fork ' + f.n + ' ', badge(f.state), ' ', f.verdict ? badge(String(f.verdict.verdict)) : null, f.blocked ? ' ' : null, f.blocked ? badge('blocked ×' + f.blocked) : null));
@@ -195,6 +208,7 @@
     c.append(el('div', { class: 'muted cost' }, `turns ${f.turns} · tokens ${f.tin} in / ${f.tout} out` + (cost ? ' · ' + usd(cost) : '') + (f.gateway ? ' (gateway)' : '') + (f.exitReason ? ' · ' + f.exitReason : '')));
     if (f.verdict) c.append(el('div', {}, 'judge: ', String(f.verdict.reason || ''), f.verdict.score != null ? ` (score ${f.verdict.score})` : ''));
     if (f.verdict && Array.isArray(f.verdict.findings)) c.append(findingsList(f.verdict.findings));
+    if (f.strength) c.append(strengthView(f.strength));
     const stream = el('div', { class: 'stream', 'data-fork': f.n });
     const shown = view.expanded.has(f.n) ? f.items : f.items.slice(-MAX_ITEMS);
     if (shown.length < f.items.length) stream.append(el('button', { on: { click: () => { view.expanded.add(f.n); view.draw(); } } }, `show ${f.items.length - shown.length} earlier`));
@@ -243,6 +257,12 @@
           el('td', {}, String(f.verdict.reason || ''), Array.isArray(f.verdict.findings) ? findingsList(f.verdict.findings) : null), el('td', {}, f.verdict.stripped ? JSON.stringify(f.verdict.stripped) : '')))));
     }
     const status = this.ended ? r.status || st.status : st.status;
+    if (status === 'unverified') {
+      const weak = [...st.forks.values()].filter((f) => f.strength && f.strength.unverified).map((f) => f.n);
+      out.push(el('div', { class: 'review-note', id: 'unverified' }, 'unverified: fork(s) ' + weak.join(', ') +
+        ' passed, but their tests caught too few mutants of their patches (survivors above). No fork was crowned; after reading one, take it with ',
+        el('code', {}, 'forkbomb apply ' + this.id + ' --fork N')));
+    }
     if (status === 'needs-review') {
       const review = verdicts.filter((f) => String(f.verdict.verdict) === 'review').map((f) => f.n);
       out.push(el('div', { class: 'review-note', id: 'needs-review' }, 'needs review: fork(s) ' + review.join(', ') +

@@ -1,0 +1,85 @@
+package event
+
+import (
+	"fmt"
+	"strings"
+)
+
+// VerifiedData is the payload of a Verified event and a fork's strength in
+// run.json: how many mutants of the lines a passing patch changed the
+// tests caught. It measures the tests, not the patch (docs/JUDGE.md).
+type VerifiedData struct {
+	// Mutants is how many mutants the changed lines have; Judged of them
+	// were judged (the budget, less what the time cap cut), Caught failed.
+	Mutants int `json:"mutants"`
+	Judged  int `json:"judged"`
+	Caught  int `json:"caught"`
+	// Survivors are the judged mutants that passed.
+	Survivors []Survivor `json:"survivors"`
+	// Cut says why mutants within the budget were not judged (the time
+	// cap), when any were not.
+	Cut     string  `json:"cut,omitempty"`
+	Seconds float64 `json:"seconds"`
+	// Unverified: under --min-strength, the fork was not crowned because
+	// Strength fell below MinStrength (or nothing could be measured).
+	MinStrength float64 `json:"min_strength,omitempty"`
+	Unverified  bool    `json:"unverified,omitempty"`
+}
+
+// Survivor is one mutant the tests did not catch.
+type Survivor struct {
+	File        string `json:"file"` // slash path in the tree
+	Line        int    `json:"line"`
+	Operator    string `json:"operator"`
+	Original    string `json:"original"`
+	Replacement string `json:"replacement"`
+}
+
+// Kind implements the payload style of this package: a payload says its kind.
+func (VerifiedData) Kind() Kind { return Verified }
+
+// Strength is the share of judged mutants caught (0 when none was judged).
+func (d VerifiedData) Strength() float64 {
+	if d.Judged == 0 {
+		return 0
+	}
+	return float64(d.Caught) / float64(d.Judged)
+}
+
+// Summary is the verifier's word in one line, "7/9 mutants of the
+// winning patch caught" (of: "the winning patch"; empty: "7/9 mutants
+// caught").
+func (d VerifiedData) Summary(of string) string {
+	if of != "" {
+		of = " of " + of
+	}
+	if d.Mutants == 0 {
+		return "no mutants" + of + " (no Go, Python or JavaScript line added outside tests; nothing measures the tests)"
+	}
+	s := fmt.Sprintf("%d/%d mutants%s caught", d.Caught, d.Judged, of)
+	if d.Judged < d.Mutants {
+		s += fmt.Sprintf(" (%d on the changed lines", d.Mutants)
+		if d.Cut != "" {
+			s += "; " + d.Cut
+		}
+		s += ")"
+	}
+	return s
+}
+
+// String is "FILE:LINE: ORIGINAL → REPLACEMENT (OPERATOR)".
+func (s Survivor) String() string {
+	return fmt.Sprintf("%s:%d: %s → %s (%s)", s.File, s.Line, oneLine(s.Original), oneLine(s.Replacement), s.Operator)
+}
+
+// oneLine clips a mutated span to one short line for a person.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return `""`
+	}
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
