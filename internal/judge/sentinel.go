@@ -48,6 +48,18 @@ type sentinelPlan struct {
 	second string
 }
 
+// taken is every sentinel name planned so far, one a line: a new name must
+// be fresh across the plan, not only in its own file, since node's and
+// tape's results are named by the test alone and two files' sentinels of
+// one name would read as one (a must-pass one taken for a must-fail one).
+func (p *sentinelPlan) taken() string {
+	var b strings.Builder
+	for _, s := range p.list {
+		b.WriteString(s.name + "\n")
+	}
+	return b.String()
+}
+
 // SentinelReport is what the verdict says about the sentinels.
 type SentinelReport struct {
 	Runner  string   `json:"runner"`          // go, pytest, node, tape; "" when none were placed

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,5 +222,33 @@ func TestPlanNodeCommands(t *testing.T) {
 				t.Errorf("planted %v (%d), note %q; want planted %v, note with %q", got, len(p.list), p.note, c.planted, c.note)
 			}
 		})
+	}
+}
+
+// TestSentinelNamesAcrossFiles: every sentinel's name is fresh across the
+// whole plan, not only in its own file: node names its results by the test
+// alone, so two files' sentinels of one name read as one (CI once saw a
+// must-pass sentinel read as a must-fail one of the same name). Twenty
+// files give some 800 names from a space of about 125 000: names fresh per
+// file alone collide in most plans.
+func TestSentinelNamesAcrossFiles(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"package.json": `{"scripts": {"test": "node --test"}}`}
+	base := &Results{Format: "tap", Named: true}
+	for i := range 20 {
+		name := fmt.Sprintf("t%d", i)
+		files["test/"+name+".test.js"] = "const test = require('node:test');\nconst assert = require('node:assert');\ntest('" + name + "', () => { assert.equal(1, 1); });\n"
+		base.add(name, Passed)
+	}
+	_, p := plantIn(t, files, base, "npm test")
+	seen := map[string]bool{}
+	for _, s := range p.list {
+		if seen[s.name] {
+			t.Errorf("two sentinels named %q", s.name)
+		}
+		seen[s.name] = true
+	}
+	if len(seen) < 200 {
+		t.Errorf("only %d sentinels planned", len(seen))
 	}
 }

@@ -205,7 +205,7 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 	a, b := randInt(3, 90), randInt(200, 900) // b > 2a always: a must-fail "a*2 == b" can never hold
 	args := func(fn string) []any { return []any{fn, a, b, words[0], words[1]} }
 	add := func(fail bool, body string) {
-		name := freshNames(1, text+src.String(), func() string { return pick(adjectives) + " " + pick(nouns) + " " + pick(verbs) + " " + pick(nouns) })
+		name := freshNames(1, text+src.String()+p.taken(), func() string { return pick(adjectives) + " " + pick(nouns) + " " + pick(verbs) + " " + pick(nouns) })
 		if len(name) == 0 || fail && !mustFail {
 			return
 		}
