@@ -107,13 +107,18 @@ func TestCoreLinksNoHeavyModule(t *testing.T) {
 // fb runs bin with args in dir and returns its output and exit status.
 func fb(t *testing.T, bin, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "FORKBOMB_HOME="+filepath.Join(dir, "state"), "KUBECONFIG="+filepath.Join(dir, "no-kubeconfig"))
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = time.Minute // bounds a wait on a stray holder of the pipes
-	err := cmd.Run()
+	cmd := startBin(t, func() *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "FORKBOMB_HOME="+filepath.Join(dir, "state"), "KUBECONFIG="+filepath.Join(dir, "no-kubeconfig"))
+		out.Reset()
+		errb.Reset()
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.WaitDelay = time.Minute // bounds a wait on a stray holder of the pipes
+		return cmd
+	})
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("%v: %v", args, err)
@@ -287,6 +292,25 @@ func TestCoreWithoutFull(t *testing.T) {
 				t.Errorf("the core's own world verb: exit %d\n%s", code, errOut)
 			}
 		})
+	}
+}
+
+// startBin starts the command mk makes, again while the kernel says its
+// file is busy: the tests write the binaries they run from parallel
+// subtests, and a child forked by another one holds a write descriptor
+// until it executes (ETXTBSY, golang/go#22315).
+func startBin(t *testing.T, mk func() *exec.Cmd) *exec.Cmd {
+	t.Helper()
+	for try := 0; ; try++ {
+		cmd := mk()
+		err := cmd.Start()
+		if err == nil {
+			return cmd
+		}
+		if !errors.Is(err, syscall.ETXTBSY) || try == 50 {
+			t.Fatalf("%v: %v", cmd.Args, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -102,14 +102,16 @@ func TestWorldWorkerSelection(t *testing.T) {
 // the worker it started (its child that runs as the world's worker), with the exec's output.
 func workerOf(t *testing.T, bin, dir, file, script string) (exe, stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(bin, "world", "exec", file, script)
-	cmd.Dir = dir
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = time.Minute
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := startBin(t, func() *exec.Cmd {
+		cmd := exec.Command(bin, "world", "exec", file, script)
+		cmd.Dir = dir
+		out.Reset()
+		errb.Reset()
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.WaitDelay = time.Minute
+		return cmd
+	})
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	parent := strconv.Itoa(cmd.Process.Pid)
