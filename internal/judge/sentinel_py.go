@@ -161,7 +161,7 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 func pySentinels(p *sentinelPlan, f, text string, mustFail bool) string {
 	var src strings.Builder
 	fresh := func(mk func() string) string {
-		n := freshNames(1, text+src.String()+p.taken(), mk)
+		n := freshNames(1, text+src.String(), mk)
 		if len(n) == 0 {
 			return ""
 		}

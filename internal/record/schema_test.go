@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -132,7 +133,10 @@ func payloadTypes(t *testing.T) []string {
 	t.Helper()
 	fset := token.NewFileSet()
 	var out []string
-	files, _ := filepath.Glob(filepath.Join("..", "event", "*.go"))
+	// Through the compiled-in source path: the unprivileged CI run starts
+	// this binary from a folder of its own.
+	_, self, _, _ := runtime.Caller(0)
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(self), "..", "event", "*.go"))
 	for _, f := range files {
 		file, err := parser.ParseFile(fset, f, nil, 0)
 		if err != nil {
