@@ -3,6 +3,7 @@ package world
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -57,7 +58,7 @@ func cmdDiff(c *cmd, args []string) int {
 		normalDiff(&b, x, y, blocks)
 	} else {
 		fmt.Fprintf(&b, "--- %s\n+++ %s\n", files[0], files[1])
-		unifiedDiff(&b, x, y, blocks, ctx)
+		unifiedDiff(&b, x, y, blocks, ctx, func(op byte, l string) { b.WriteByte(op); b.WriteString(l + "\n") })
 	}
 	c.out.Write([]byte(b.String()))
 	return 1
@@ -144,7 +145,10 @@ func hunkRange(start, n int) string {
 	return strconv.Itoa(start+1) + "," + strconv.Itoa(n)
 }
 
-func unifiedDiff(w *strings.Builder, x, y []string, blocks []block, ctx int) {
+// unifiedDiff writes the hunks of blocks, each block's context ctx lines,
+// to w: the headers itself, every line through line (op ' ', '-' or '+').
+// diff -u and a world's git patch (patch.go) share it.
+func unifiedDiff(w io.Writer, x, y []string, blocks []block, ctx int, line func(op byte, l string)) {
 	for k := 0; k < len(blocks); {
 		// A hunk takes every block whose context touches the next one's.
 		end := k + 1
@@ -158,18 +162,18 @@ func unifiedDiff(w *strings.Builder, x, y []string, blocks []block, ctx int) {
 		i := i1
 		for _, b := range blocks[k:end] {
 			for ; i < b.i1; i++ {
-				w.WriteString(" " + x[i] + "\n")
+				line(' ', x[i])
 			}
 			for _, l := range x[b.i1:b.i2] {
-				w.WriteString("-" + l + "\n")
+				line('-', l)
 			}
 			for _, l := range y[b.j1:b.j2] {
-				w.WriteString("+" + l + "\n")
+				line('+', l)
 			}
 			i = b.i2
 		}
 		for ; i < i2; i++ {
-			w.WriteString(" " + x[i] + "\n")
+			line(' ', x[i])
 		}
 		k = end
 	}

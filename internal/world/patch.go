@@ -194,34 +194,7 @@ func writeHunks(w *bytes.Buffer, x, y []string) {
 		blocks[k].i1, blocks[k].i2 = blocks[k].i1+pre, blocks[k].i2+pre
 		blocks[k].j1, blocks[k].j2 = blocks[k].j1+pre, blocks[k].j2+pre
 	}
-	const ctx = 3
-	for k := 0; k < len(blocks); {
-		end := k + 1
-		for end < len(blocks) && blocks[end].i1-blocks[end-1].i2 <= 2*ctx {
-			end++
-		}
-		first, last := blocks[k], blocks[end-1]
-		i1, j1 := max(first.i1-ctx, 0), max(first.j1-ctx, 0)
-		i2, j2 := min(last.i2+ctx, len(x)), min(last.j2+ctx, len(y))
-		fmt.Fprintf(w, "@@ -%s +%s @@\n", hunkRange(i1, i2-i1), hunkRange(j1, j2-j1))
-		i := i1
-		for _, b := range blocks[k:end] {
-			for ; i < b.i1; i++ {
-				writeLine(w, ' ', x[i])
-			}
-			for _, l := range x[b.i1:b.i2] {
-				writeLine(w, '-', l)
-			}
-			for _, l := range y[b.j1:b.j2] {
-				writeLine(w, '+', l)
-			}
-			i = b.i2
-		}
-		for ; i < i2; i++ {
-			writeLine(w, ' ', x[i])
-		}
-		k = end
-	}
+	unifiedDiff(w, x, y, blocks, 3, func(op byte, l string) { writeLine(w, op, l) })
 }
 
 // noNewline is git's mark after a last line that has no "\n".
