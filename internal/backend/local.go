@@ -35,6 +35,12 @@ func (local) Probe(ctx context.Context, out io.Writer, asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	return WriteProbe(out, rep, asJSON)
+}
+
+// WriteProbe writes a backend's probe report as --probe does: indented
+// JSON, or the report's own text.
+func WriteProbe(out io.Writer, rep interface{ WriteText(io.Writer) }, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")

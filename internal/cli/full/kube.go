@@ -2,7 +2,6 @@ package full
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -70,11 +69,5 @@ func (c cluster) Probe(ctx context.Context, out io.Writer, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	rep.WriteText(out)
-	return nil
+	return backend.WriteProbe(out, rep, asJSON)
 }
