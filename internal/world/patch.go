@@ -44,7 +44,8 @@ type tracked struct {
 
 // Diff returns /work of b as a patch against a's: "" when they hold the same tracked files.
 // A patch over 128 MiB is refused (ErrLimit).
-func Diff(a, b *World) ([]byte, error) {
+func Diff(a, b *World) (_ []byte, err error) {
+	defer patchPanic(&err)
 	old, cur := a.FS.tracked(), b.FS.tracked()
 	names := make([]string, 0, len(old)+len(cur))
 	for n := range old {
@@ -256,4 +257,13 @@ func fileMode(m uint32) fs.FileMode {
 		return 0o755
 	}
 	return 0o644
+}
+
+// patchPanic makes a panic in Diff or ApplyPatch — code that reads a fork's
+// world on the trusted side, where nothing else would catch it — that
+// call's ErrPatch: the fork ships nothing, and the race goes on.
+func patchPanic(err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("%w: internal error: %v", ErrPatch, v)
+	}
 }

@@ -40,7 +40,8 @@ type hunk struct {
 // bounds the world's file data as an exec's limit does (0: none). The patch is hostile data:
 // whatever it says, an error is the only outcome besides the patched world. On an error w is
 // partly patched; discard it.
-func (w *World) ApplyPatch(patch []byte, maxSize int64) error {
+func (w *World) ApplyPatch(patch []byte, maxSize int64) (err error) {
+	defer patchPanic(&err)
 	w.FS.maxSize = maxSize
 	max := int64(maxFileBytes)
 	if maxSize > 0 {
