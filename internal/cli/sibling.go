@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/sandbox/progfile"
 )
 
 // Like git with git-<verb>, the core forkbomb hands what it does not link
@@ -102,7 +102,7 @@ func execFull(what string, code int) error {
 	}
 	// The checks the standalone sandbox init passes: a file only its
 	// owner (root or this user) can change, as forkbomb itself.
-	if err := sandbox.CheckProgram(full); err != nil {
+	if err := progfile.Check(full); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fail("%s is not there; %s", full, buildHint)
 		}

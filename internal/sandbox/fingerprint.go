@@ -14,7 +14,8 @@ package sandbox
 //   - A hash made by `go generate` goes stale the moment someone forgets
 //     to run it, silently: the very failure it is meant to catch.
 //   - What decides the init's behaviour is the source of this package (it
-//     imports no other package of the module; fingerprint_test.go
+//     imports no other package of the module but progfile, whose folder
+//     lies inside its own and is embedded with it; fingerprint_test.go
 //     checks that), the toolchain that compiled it and the versions of the
 //     modules it links. Embedding the package's own sources makes the
 //     compiler put them in both binaries, from the same files, with no
@@ -32,6 +33,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"hash"
+	"io/fs"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -42,7 +44,7 @@ import (
 // InitName is the file name of the standalone init beside forkbomb.
 const InitName = "forkbomb-init"
 
-//go:embed *.go
+//go:embed *.go progfile/*.go
 var sources embed.FS
 
 // linkedModules are the modules this package links (go list -deps); a
@@ -55,7 +57,7 @@ var linkedModules = []string{
 }
 
 // fingerprintVersion changes when what the fingerprint covers changes.
-const fingerprintVersion = "forkbomb-sandbox-fingerprint-1"
+const fingerprintVersion = "forkbomb-sandbox-fingerprint-2"
 
 // Fingerprint identifies the sandbox code of this build: two binaries with
 // the same fingerprint run the same init. It is computed once per process.
@@ -103,34 +105,32 @@ func sourcesFingerprint(version string, src embed.FS, modules []string, deps []*
 	field(version)
 	field(runtime.Version())
 	field(runtime.GOOS + "/" + runtime.GOARCH)
-	entries, err := src.ReadDir(".")
-	if err != nil {
-		panic("sandbox: the embedded sources are unreadable: " + err.Error())
-	}
 	buf := make([]byte, 32<<10)
-	for _, e := range entries { // sorted by name
-		name := e.Name()
-		if strings.HasSuffix(name, "_test.go") {
-			continue
+	err := fs.WalkDir(src, ".", func(name string, e fs.DirEntry, err error) error { // in lexical order
+		if err != nil || e.IsDir() || strings.HasSuffix(name, "_test.go") {
+			return err
 		}
 		info, err := e.Info()
 		if err != nil {
-			panic("sandbox: the embedded sources are unreadable: " + err.Error())
+			return err
 		}
 		field(name)
 		h.write([]byte(strconv.FormatInt(info.Size(), 10) + ":"))
 		f, err := src.Open(name)
 		if err != nil {
-			panic("sandbox: the embedded sources are unreadable: " + err.Error())
+			return err
 		}
+		defer f.Close()
 		for {
 			n, err := f.Read(buf)
 			h.write(buf[:n])
 			if err != nil {
-				break
+				return nil
 			}
 		}
-		f.Close()
+	})
+	if err != nil {
+		panic("sandbox: the embedded sources are unreadable: " + err.Error())
 	}
 	mods := "unknown"
 	if len(deps) > 0 {

@@ -14,7 +14,7 @@ import (
 // sources would not be hashed.
 func TestFingerprintCoversTheInit(t *testing.T) {
 	t.Parallel()
-	testutil.CheckFingerprintSources(t, sources, 40)
+	testutil.CheckFingerprintSources(t, sources, 40, "github.com/forkbomb/forkbomb/internal/sandbox/progfile")
 }
 
 // TestFingerprintModulesListed: every module the package links,

@@ -43,6 +43,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox/progfile"
 )
 
 // selfInit is what Result.Init and the probe call the running binary
@@ -103,7 +105,7 @@ func lookupInit(explicit string) *initBinary {
 		return b
 	}
 	b := &initBinary{path: path}
-	f, err := openInit(path)
+	f, err := progfile.Open(path)
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		b.absent = true // the normal case of `go run`: no warning
@@ -157,35 +159,6 @@ func (b *initBinary) describe() *InitReport {
 		why = b.path + " not used: " + why
 	}
 	return &InitReport{Path: selfInit, Reason: why}
-}
-
-// openInit opens path without following a final symbolic link and checks
-// the file it got.
-func openInit(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkInit(fd); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), path), nil
-}
-
-func checkInit(fd int) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return err
-	}
-	if err := checkProgramStat(st.Mode, st.Uid); err != nil {
-		return err
-	}
-	var fs unix.Statfs_t
-	if err := unix.Fstatfs(fd, &fs); err == nil && fs.Flags&unix.ST_NOEXEC != 0 {
-		return errors.New("it is on a noexec mount")
-	}
-	return nil
 }
 
 // In one start, b is the standalone init to use, or nil for the running

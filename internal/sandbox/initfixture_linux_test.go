@@ -133,13 +133,18 @@ func staleInit(t *testing.T, good, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
+	more, err := filepath.Glob(filepath.Join(slimInit.root, "internal/sandbox/progfile/*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, more...) {
 		if name := filepath.Base(f); !strings.HasSuffix(name, "_test.go") {
 			change := ""
 			if name == "doc.go" {
 				change = "\n// This copy is another build.\n"
 			}
-			copyFile("internal/sandbox/"+name, change)
+			rel, _ := filepath.Rel(slimInit.root, f)
+			copyFile(rel, change)
 		}
 	}
 	p, err := buildInit(src, dir)

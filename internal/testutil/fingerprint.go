@@ -13,34 +13,35 @@ import (
 )
 
 // CheckFingerprintSources checks a build fingerprint's embedded sources (internal/sandbox's,
-// internal/world's): at least min files that are not tests, none importing a package of the
-// module other than allowed — whose code the fingerprint would not cover.
+// internal/world's), subfolders included: at least min files that are not tests, none
+// importing a package of the module other than allowed (covered otherwise: embedded as a
+// subfolder, or by the sandbox's fingerprint) — whose code the fingerprint would not cover.
 func CheckFingerprintSources(t *testing.T, src fs.ReadDirFS, min int, allowed ...string) {
 	t.Helper()
-	entries, err := src.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	hashed := 0
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), "_test.go") {
-			continue
+	err := fs.WalkDir(src, ".", func(name string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || strings.HasSuffix(name, "_test.go") {
+			return err
 		}
 		hashed++
-		data, err := fs.ReadFile(src, e.Name())
+		data, err := fs.ReadFile(src, name)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), e.Name(), data, parser.ImportsOnly)
+		f, err := parser.ParseFile(token.NewFileSet(), name, data, parser.ImportsOnly)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		for _, imp := range f.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(path, "github.com/forkbomb/forkbomb/") && !slices.Contains(allowed, path) {
-				t.Errorf("%s imports %s: its code would not be in the fingerprint", e.Name(), path)
+				t.Errorf("%s imports %s: its code would not be in the fingerprint", name, path)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if hashed < min {
 		t.Errorf("only %d sources embedded", hashed)

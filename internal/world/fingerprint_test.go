@@ -10,7 +10,8 @@ import (
 // sandbox's, so the package may import no other package of the module.
 func TestFingerprintCoversTheWorker(t *testing.T) {
 	t.Parallel()
-	testutil.CheckFingerprintSources(t, sources, 30, "github.com/forkbomb/forkbomb/internal/sandbox")
+	testutil.CheckFingerprintSources(t, sources, 30, "github.com/forkbomb/forkbomb/internal/sandbox",
+		"github.com/forkbomb/forkbomb/internal/sandbox/progfile", "github.com/forkbomb/forkbomb/internal/world/workerproc")
 }
 
 // TestFingerprintModulesListed: every module the package links is in linkedModules.

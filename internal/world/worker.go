@@ -8,32 +8,31 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/world/workerproc"
 )
 
 // The world's interpreter runs in a worker: the slim forkbomb-world of the same build beside
 // this binary (workerbin.go), else this binary re-executed (the world package's init dispatches
-// on workerArg, so forkbomb, forkbomb-full and every test binary that links worlds serve as
-// their own worker with no change to their main). On Linux the worker confines itself before
-// it reads anything — Landlock with no filesystem right and no TCP, a seccomp filter that denies
-// every path call, exec and socket, no_new_privs, rlimits, an empty environment — so a hook the
-// world's code misses fails closed in the kernel instead of answering from the host.
+// on workerproc.Arg, so forkbomb, forkbomb-full and every test binary that links worlds serve
+// as their own worker with no change to their main). On Linux the worker confines itself
+// before it reads a request — Landlock with no filesystem right and no TCP, a seccomp filter
+// that denies every path call, exec and socket, no_new_privs, rlimits, an empty environment —
+// so a hook the world's code misses fails closed in the kernel instead of answering from the
+// host. What it reads before that is the trusted side's header (the build's fingerprint and
+// its data limit), so that a worker started before the trusted side knew its limits — at
+// forkbomb's init, internal/world/workerproc — is told them first.
 //
 // The trusted side keeps everything that touches the host: the lock, the read of the file, the
 // decode of what comes back (hostile data: the full decoder) and the atomic save. The worker
 // gets the world's bytes, the script, its stdin and limits, and answers with the result and the
 // world's new bytes. A worker is started once per Runner (an MCP server, a race's branch, a
 // drive) and replaced when it dies, times out or may still be running something.
-
-// workerArg, os.Args[1], makes this binary the world's worker.
-const workerArg = "forkbomb-world-worker"
 
 // workerGrace is how long past an exec's wall time the trusted side waits for the worker's
 // answer before it kills the worker: a command that cannot be interrupted is abandoned there.
@@ -55,8 +54,8 @@ func init() { WorkerMain() }
 // returns otherwise. Every binary that links worlds runs it at init; cmd/forkbomb-world, the
 // slim worker, calls it from main.
 func WorkerMain() {
-	if len(os.Args) > 1 && os.Args[1] == workerArg {
-		os.Exit(workerMain(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == workerproc.Arg {
+		os.Exit(workerMain())
 	}
 }
 
@@ -72,27 +71,30 @@ var bareInterpreter func(ctx context.Context, script string, stdin io.Reader, st
 // workerHooks run first in a worker: a test binary registers its test-only commands there.
 var workerHooks []func()
 
-func workerMain(args []string) int {
+func workerMain() int {
 	for _, h := range workerHooks {
 		h()
 	}
 	// Worlds are the same wherever they run: no host time zone (and no read of /etc/localtime).
 	time.Local = time.UTC
-	var data int64
-	if len(args) > 0 {
-		data, _ = strconv.ParseInt(args[0], 10, 64)
+	in := bufio.NewReaderSize(os.Stdin, 64<<10)
+	h, err := readHeader(in)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return 0 // started for an exec that never came (workerproc's early start)
 	}
-	// A slim worker is told the trusted side's fingerprint: one of another build says so and
-	// runs nothing.
-	if len(args) > 1 && !sandbox.SameFingerprint(args[1], fingerprint()) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "forkbomb world worker: %v\n", err)
+		return 2
+	}
+	// One of another build says so and runs nothing.
+	if !sandbox.SameFingerprint(h.Fingerprint, fingerprint()) {
 		fmt.Fprintf(os.Stderr, "forkbomb world worker: %s is not of the build that started it\n", WorkerName)
 		return 3
 	}
-	if err := confineWorker(data); err != nil {
+	if err := confineWorker(h.Data); err != nil {
 		fmt.Fprintf(os.Stderr, "forkbomb world worker: %v\n", err)
 		return 3
 	}
-	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
 	if _, err := out.WriteString(workerHello); err != nil {
 		return 2
@@ -197,11 +199,10 @@ func (r *Runner) Close() {
 }
 
 type workerProc struct {
-	cmd  *exec.Cmd
+	proc *workerproc.Proc
 	slim *workerBin // the slim worker it runs, nil for this binary
 	// greeted: the worker's hello was read (hello)
 	greeted bool
-	stdin   io.WriteCloser
 	in      *bufio.Writer
 	out     *bufio.Reader
 	head    *headWriter
@@ -212,49 +213,47 @@ type workerProc struct {
 // encoded, the output) and the runtime.
 func workerData(maxSize int64) int64 { return max(2<<30, 8*maxSize) }
 
-// startWorker starts the slim worker slim, or this binary when slim is nil.
+// startWorker starts the slim worker slim — the one started at init when there is one
+// (workerproc.Claim) — or this binary when slim is nil, and sends it its header.
 func startWorker(l Limits, slim *workerBin) (*workerProc, error) {
-	exe, err := selfExe()
-	if err != nil {
-		return nil, fmt.Errorf("start world worker: %w", err)
-	}
-	args := []string{workerArg, strconv.FormatInt(workerData(l.MaxSize), 10)}
+	var wp *workerproc.Proc
 	if slim != nil {
-		exe = slim.exe()
-		args = append(args, fingerprint())
+		wp = workerproc.Claim()
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Args[0] = WorkerName
-	// Nothing of forkbomb's environment (its keys least of all). USER and HOME are constants
-	// for os/user: test -O and -G ask it for the current user, and without cgo it answers
-	// from these when the host's passwd file cannot be read — which, in a worker, it cannot.
-	// (Asking before the worker confines itself is no answer: glibc's lookup, in a cgo
-	// build, then found ~root after it, TestWorkerKernelLayer.)
-	cmd.Env = []string{"USER=world", "HOME=/work"}
-	cmd.Dir = "/"
-	cmd.SysProcAttr = workerAttr()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("start world worker: %w", err)
+	if wp == nil {
+		exe, err := selfExe()
+		if slim != nil {
+			exe = slim.exe()
+		}
+		if err == nil {
+			wp, err = workerproc.Start(exe)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("start world worker: %w", err)
+		}
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("start world worker: %w", err)
-	}
-	p := &workerProc{cmd: cmd, slim: slim, stdin: stdin, in: bufio.NewWriterSize(stdin, 64<<10),
-		out: bufio.NewReaderSize(stdout, 64<<10), head: &headWriter{max: 4 << 10}, exited: make(chan struct{})}
-	cmd.Stderr = p.head
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start world worker: %w", err)
-	}
-	go func() { cmd.Wait(); close(p.exited) }()
+	p := &workerProc{proc: wp, slim: slim, in: bufio.NewWriterSize(wp.Stdin, 64<<10),
+		out: bufio.NewReaderSize(wp.Stdout, 64<<10), head: &headWriter{max: 4 << 10}, exited: make(chan struct{})}
+	go func() {
+		io.Copy(p.head, wp.Stderr) // until the worker's end: its last words are kept before exited
+		wp.Stderr.Close()
+		wp.Process.Wait()
+		close(p.exited)
+	}()
+	// A pipe's buffer holds the header whatever the worker does, so this never waits on it.
+	// It fails only when the worker has already ended: the hello that never comes then says
+	// so, with the worker's own last words (exec).
+	writeHeader(p.in, workHeader{Fingerprint: fingerprint(), Data: workerData(l.MaxSize)})
 	return p, nil
 }
 
+// kill ends the worker, if it still runs, and closes its pipes; every worker a Runner drops
+// ends here.
 func (p *workerProc) kill() {
-	p.cmd.Process.Kill()
-	p.stdin.Close()
+	p.proc.Process.Kill()
+	p.proc.Stdin.Close()
 	<-p.exited
+	p.proc.Stdout.Close()
 }
 
 // errNoHello is a worker that ended, or said something else, before its hello.
@@ -283,8 +282,8 @@ func (p *workerProc) why(err error) string {
 	select {
 	case <-p.exited:
 	case <-time.After(workerGrace):
-		p.kill()
 	}
+	p.kill()
 	msg := "the world's worker stopped: " + err.Error()
 	if t := strings.TrimSpace(p.head.String()); t != "" {
 		// The first line of a Go panic names it ("panic: …"); the rest is a stack.
@@ -301,6 +300,7 @@ func (r *Runner) start(l Limits) error {
 	if r.proc != nil {
 		select {
 		case <-r.proc.exited:
+			r.proc.kill()
 			r.proc = nil
 		default:
 			return nil

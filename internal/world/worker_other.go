@@ -2,14 +2,9 @@
 
 package world
 
-import (
-	"os"
-	"syscall"
-)
+import "os"
 
 func selfExe() (string, error) { return os.Executable() }
-
-func workerAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // confineWorker: only Linux confines the worker by the kernel; elsewhere it is a process of its
 // own (a panic or a runaway command ends it, not forkbomb) whose host access is kept off by

@@ -9,20 +9,30 @@ import (
 	"time"
 )
 
-// The wire between forkbomb and its world worker (worker.go): one request, then one response,
-// each a magic word followed by numbers and length-prefixed byte strings in a fixed order. The
+// The wire between forkbomb and its world worker (worker.go): a header once, then per exec one
+// request and one response, each a magic word followed by numbers and length-prefixed byte strings in a fixed order. The
 // reader bounds every string before it allocates: the worker's answer is hostile data to the
 // trusted side (the script it ran is the model's), and a length is never trusted to size a
 // buffer past its cap.
 
 const (
+	headerMagic   = "FBWH"
 	requestMagic  = "FBWQ"
 	responseMagic = "FBWR"
 	// maxMessage bounds the short strings of a response (a limit's or a failure's message).
 	maxMessage = 64 << 10
 	// maxScript bounds a script (a model's command is far shorter).
 	maxScript = 16 << 20
+	// maxFingerprint bounds the header's fingerprint.
+	maxFingerprint = 256
 )
+
+// workHeader is what the trusted side tells a worker before anything else; the worker reads
+// it before it confines itself, and runs nothing when Fingerprint is not its own build's.
+type workHeader struct {
+	Fingerprint string
+	Data        int64 // the worker's RLIMIT_DATA
+}
 
 // workRequest is one exec for the worker.
 type workRequest struct {
@@ -106,6 +116,26 @@ func (r *wireReader) bytes(max int64) []byte {
 		r.err = io.ErrUnexpectedEOF
 	}
 	return b
+}
+
+func writeHeader(w *bufio.Writer, h workHeader) error {
+	ww := &wireWriter{w: w}
+	if _, err := w.WriteString(headerMagic); err != nil {
+		return err
+	}
+	ww.bytes([]byte(h.Fingerprint))
+	ww.num(h.Data)
+	return ww.flush()
+}
+
+func readHeader(r *bufio.Reader) (workHeader, error) {
+	rr := &wireReader{r: r}
+	rr.magic(headerMagic)
+	h := workHeader{Fingerprint: string(rr.bytes(maxFingerprint)), Data: rr.num()}
+	if rr.err != nil {
+		return h, fmt.Errorf("read header: %w", rr.err)
+	}
+	return h, nil
 }
 
 func writeRequest(w *bufio.Writer, q *workRequest) error {

@@ -2,33 +2,25 @@ package world
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/world/workerproc"
 )
 
 // slimWorker is forkbomb-world beside the running executable, opened and checked as the
-// sandbox's init is (sandbox.OpenProgram: not through a symbolic link; a regular executable
+// sandbox's init is (workerproc.SlimWorker: not through a symbolic link; a regular executable
 // file, not set-id, writable by its owner alone, owned by root or the caller); nil when there
 // is none (go run, test binaries: no warning).
 var slimWorker = sync.OnceValue(func() *workerBin {
-	exe, err := os.Executable()
-	if err != nil {
+	s := workerproc.SlimWorker()
+	if s.Path == "" || errors.Is(s.Err, fs.ErrNotExist) {
 		return nil
 	}
-	b := &workerBin{path: filepath.Join(filepath.Dir(exe), WorkerName)}
-	f, err := sandbox.OpenProgram(b.path)
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return nil
-	case err != nil:
-		b.refuse(err.Error())
-	default:
-		b.file = f
+	b := &workerBin{slim: s}
+	if s.Err != nil {
+		b.refuse(s.Err.Error())
+	} else {
 		go fingerprint() // needed at the first start, a few steps on
 	}
 	return b
