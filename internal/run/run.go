@@ -196,6 +196,11 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	}
 	jo := judge.Options{Store: judgeStore, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden, Hide: []string{runsDir}, Slots: o.JudgeSlots}
 	jo.Limits = o.Limits // a fork's test runs get the share its agent got
+	if jo.Slots == nil {
+		// the comparison's judges (compare.go) take the race judge's slots
+		jo.Slots = judge.NewSlots(0)
+	}
+	race.judgeOpts = jo
 	// The judge (its pid 1 and baseline) is readied while the agents work;
 	// every verdict waits for it.
 	judgerDone := make(chan struct{})
@@ -249,6 +254,9 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if o.All && race.winner >= 0 {
 		race.emit(race.winner, event.WinnerData{Reason: "best score of all forks"})
 	}
+	// Every verdict is given and the winner crowned: passing forks whose
+	// patches differ are judged against each other's tests now.
+	race.compare(rctx)
 	status := event.RunNoWinner
 	if race.winner >= 0 {
 		status = event.RunWon
@@ -284,6 +292,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		r.Ended = time.Now().UTC()
 		r.Seconds = r.Ended.Sub(r.Started).Seconds()
 		r.Fork = race.results
+		r.Compared = race.compared
 		for _, f := range race.results {
 			r.TokensIn += f.TokensIn
 			r.TokensOut += f.TokensOut
