@@ -223,9 +223,10 @@ func (r *race) compare(ctx context.Context) {
 	one := passed[pairs[0][0]].one
 	limit := r.o.verifyCap(one)
 	res := make([]crossResult, len(dirs))
-	// A direction costs a baseline with the tests laid over, then one
-	// round: the two patches at once.
-	started := within(ctx, len(dirs), 2*one, limit, start, true, func(i int) {
+	// As the verifier's mutants: no direction starts after the cap, each
+	// worker's first counted as starting at once. One started runs to its
+	// end — a baseline with the tests laid over, then the two patches.
+	started := within(ctx, len(dirs), one, limit, start, true, func(i int) {
 		d := dirs[i]
 		res[i] = r.crossJudge(ctx, d, overlays[d.tests], passed[d.tests].tests, patches[d.tests], patches[d.code], passed[d.code].survivors, one, limit, start)
 	})
@@ -317,10 +318,10 @@ func (r *race) crossJudge(ctx context.Context, d direction, overlay string, test
 		}
 	}
 	if cut > 0 {
-		out.notes = append(out.notes, fmt.Sprintf("%d of fork %d's survivors were not judged with fork %d's tests within the time cap (--verify-time)", cut, d.code, d.tests))
+		out.notes = append(out.notes, fmt.Sprintf("%d survivor(s) of fork %d not judged with fork %d's tests within the time cap (--verify-time)", cut, d.code, d.tests))
 	}
 	if unread > 0 {
-		out.notes = append(out.notes, fmt.Sprintf("%d of fork %d's survivors gave no result readable by name with fork %d's tests", unread, d.code, d.tests))
+		out.notes = append(out.notes, fmt.Sprintf("%d survivor(s) of fork %d gave no result readable by name with fork %d's tests", unread, d.code, d.tests))
 	}
 	return out
 }
