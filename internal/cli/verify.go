@@ -48,7 +48,7 @@ func (verifyValue) Type() string { return "auto|off|N" }
 func addVerifyFlags(f *pflag.FlagSet, o *run.Options) {
 	o.Verify = run.DefaultVerify
 	f.Var(verifyValue{&o.Verify}, "verify", fmt.Sprintf("mutants of each passing patch's added lines judged to measure the tests (auto: %d; off: none)", run.DefaultVerify))
-	f.DurationVar(&o.VerifyTime, "verify-time", 0, "no mutant of a fork starts after this (default: one judged run of the fork's patch; none under --min-strength)")
+	f.DurationVar(&o.VerifyTime, "verify-time", 0, "no mutant of a fork, and no step of comparing passing forks, starts after this (default: one judged run of the fork's patch; none under --min-strength)")
 	f.Float64Var(&o.MinStrength, "min-strength", 0, "crown only a fork whose tests catch at least this share (0 to 1) of its patch's mutants")
 }
 

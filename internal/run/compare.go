@@ -184,16 +184,15 @@ func (r *race) compare(ctx context.Context) {
 		if len(p.tests) == 0 {
 			continue
 		}
-		if err == nil {
+		werr := err
+		if werr == nil {
 			dir := filepath.Join(tmp, strconv.Itoa(n))
-			if werr := writeTests(dir, p.tests); werr != nil {
-				p.notes = append(p.notes, fmt.Sprintf("fork %d's tests could not be laid out for the judge: %v", n, werr))
+			if werr = writeTests(dir, p.tests); werr == nil {
+				overlays[n] = dir
 				continue
 			}
-			overlays[n] = dir
-		} else {
-			p.notes = append(p.notes, fmt.Sprintf("fork %d's tests could not be laid out for the judge: %v", n, err))
 		}
+		p.notes = append(p.notes, fmt.Sprintf("fork %d's tests could not be laid out for the judge: %v", n, werr))
 	}
 
 	var dirs []direction
@@ -225,7 +224,9 @@ func (r *race) compare(ctx context.Context) {
 	res := make([]crossResult, len(dirs))
 	// As the verifier's mutants: no direction starts after the cap, each
 	// worker's first counted as starting at once. One started runs to its
-	// end — a baseline with the tests laid over, then the two patches.
+	// end — a baseline with the tests laid over (outside the judge's
+	// slots, as the race's own baseline; one per core at most), then the
+	// two patches.
 	started := within(ctx, len(dirs), one, limit, start, true, func(i int) {
 		d := dirs[i]
 		res[i] = r.crossJudge(ctx, d, overlays[d.tests], passed[d.tests].tests, patches[d.tests], patches[d.code], passed[d.code].survivors, one, limit, start)

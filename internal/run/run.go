@@ -79,10 +79,12 @@ type Options struct {
 	// Verify is how many mutants of each passing fork's patch the
 	// verifier judges (verify.go; DefaultVerify for --verify auto, 0: the
 	// verifier is off). It works after the fork's verdict, on the winner
-	// (every passing fork with All or MinStrength).
+	// (every passing fork with All or MinStrength); and once every verdict
+	// is given it compares passing forks whose patches differ on each
+	// other's tests (compare.go).
 	Verify int
-	// VerifyTime caps the verifier's wall time per fork (0: see
-	// Options.verifyCap).
+	// VerifyTime caps the verifier's wall time per fork, and the
+	// comparison's (0: see Options.verifyCap).
 	VerifyTime time.Duration
 	// MinStrength (0..1), when above 0, crowns only a passing fork whose
 	// patch's mutants the tests catch at least this share of; one below

@@ -45,7 +45,8 @@ type patchMutant struct {
 	patch []byte
 }
 
-// verifyCap is how long the verifier may work on one fork, judged runs
+// verifyCap is how long the verifier may work on one fork (and the
+// comparison of passing forks, from the winner's run), judged runs
 // expected to take as long as the fork's own: VerifyTime when set; else,
 // under MinStrength, no cap (a gate rests on every mutant of its budget,
 // not on how busy the machine was); else one judged run of the fork's
