@@ -95,6 +95,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 				}
 				fmt.Fprintln(stdio.Out)
 				printStrengths(stdio.Out, r)
+				printCompared(stdio.Out, "", r)
 				fmt.Fprintf(stdio.Out, "record: %s\n", dir)
 			}
 			view.hold(c.Context(), stdio)
@@ -247,7 +248,7 @@ func newShowCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "One run: its forks, their verdicts, and the winning patch",
-		Long:  withExitHelp("One run: its status (running, won, no-winner, needs-review, unverified or\ninterrupted, as in 'forkbomb runs'), its forks, their verdicts (with the\nfindings of a fork whose verdict is \"review\", and the verifier's share of\nmutants caught with its survivors), and the winning patch.", "show"),
+		Long:  withExitHelp("One run: its status (running, won, no-winner, needs-review, unverified or\ninterrupted, as in 'forkbomb runs'), its forks, their verdicts (with the\nfindings of a fork whose verdict is \"review\", and the verifier's share of\nmutants caught with its survivors), passing forks compared on each other's\ntests, and the winning patch.", "show"),
 		Args:  exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir, r, err := loadRun(runsDir, args[0])
@@ -262,6 +263,7 @@ func newShowCmd(stdio IO) *cobra.Command {
 				}
 				printStrength(stdio.Out, "  ", f, "its patch")
 			}
+			printCompared(stdio.Out, "", r)
 			if r.Status == event.RunNeedsReview {
 				printReview(stdio.Out, r)
 				fmt.Fprintln(stdio.Out)

@@ -48,7 +48,7 @@ func (verifyValue) Type() string { return "auto|off|N" }
 func addVerifyFlags(f *pflag.FlagSet, o *run.Options) {
 	o.Verify = run.DefaultVerify
 	f.Var(verifyValue{&o.Verify}, "verify", fmt.Sprintf("mutants of each passing patch's added lines judged to measure the tests (auto: %d; off: none)", run.DefaultVerify))
-	f.DurationVar(&o.VerifyTime, "verify-time", 0, "no mutant of a fork starts after this (default: one judged run of the fork's patch; none under --min-strength)")
+	f.DurationVar(&o.VerifyTime, "verify-time", 0, "no mutant of a fork, and no step of comparing passing forks, starts after this (default: one judged run of the fork's patch; none under --min-strength)")
 	f.Float64Var(&o.MinStrength, "min-strength", 0, "crown only a fork whose tests catch at least this share (0 to 1) of its patch's mutants")
 }
 
@@ -63,6 +63,10 @@ first, and the verifier starts no mutant after --verify-time (by default one
 judged run of the winner's patch), so it adds about one round of mutants. With
 --min-strength R a passing fork whose share is below R is "unverified: tests
 too weak" and never crowned; a run with no other winner ends "unverified".
+When two forks pass with different patches (--all, or under --min-strength),
+each is judged against the tests the other's patch added or changed, within
+the same cap: "forks 0 and 1 disagree: fork 1 fails fork 0's TestX
+(x_test.go:12); the suite does not cover it" names a test worth adding.
 `
 
 // printStrengths writes the verifier's word on every fork it measured,
@@ -95,5 +99,19 @@ func printStrength(w io.Writer, prefix string, f record.Fork, whose string) {
 	fmt.Fprintln(w)
 	for _, sv := range s.Survivors {
 		fmt.Fprintf(w, "%s  survivor: %s\n", prefix, sv)
+	}
+}
+
+// printCompared writes the comparison of passing forks (compare.go of
+// internal/run), each pair's heading, then its lines indented, after
+// prefix.
+func printCompared(w io.Writer, prefix string, r *record.Run) {
+	for _, c := range r.Compared {
+		for i, l := range c.Lines() {
+			if i > 0 {
+				l = "  " + l
+			}
+			fmt.Fprintf(w, "%s%s\n", prefix, l)
+		}
 	}
 }

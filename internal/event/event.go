@@ -24,6 +24,7 @@ const (
 	NetConnect    Kind = "net_connect"   // a fork asked the proxy for a host (--network allow:)
 	GatewayUsage  Kind = "gateway_usage" // hosted engine: what the gateway charged the fork, and the balance left
 	Verified      Kind = "verified"      // the verifier's word on a passing fork's tests (VerifiedData)
+	Compared      Kind = "compared"      // two passing forks judged against each other's tests (ComparedData)
 )
 
 // ForkState is where a fork's agent is, and how it ended.

@@ -39,26 +39,29 @@ const SchemaVersion = 1
 
 // Run is run.json.
 type Run struct {
-	V            int             `json:"v"`
-	ID           string          `json:"id"`
-	Task         string          `json:"task"`
-	Engine       string          `json:"engine"`
-	Agent        []string        `json:"agent,omitempty"`
-	Model        string          `json:"model,omitempty"`
-	Forks        int             `json:"forks"`
-	Test         string          `json:"test"`
-	Repo         string          `json:"repo"`
-	Base         string          `json:"base"`
-	Status       event.RunStatus `json:"status"`
-	Winner       *int            `json:"winner,omitempty"`
-	PID          int             `json:"pid"`
-	Started      time.Time       `json:"started"`
-	Ended        time.Time       `json:"ended,omitzero"`
-	Seconds      float64         `json:"seconds,omitempty"`
-	Fork         []Fork          `json:"fork_results,omitempty"`
-	TokensIn     int64           `json:"tokens_in,omitempty"`
-	TokensOut    int64           `json:"tokens_out,omitempty"`
-	CostMicroUSD int64           `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
+	V       int             `json:"v"`
+	ID      string          `json:"id"`
+	Task    string          `json:"task"`
+	Engine  string          `json:"engine"`
+	Agent   []string        `json:"agent,omitempty"`
+	Model   string          `json:"model,omitempty"`
+	Forks   int             `json:"forks"`
+	Test    string          `json:"test"`
+	Repo    string          `json:"repo"`
+	Base    string          `json:"base"`
+	Status  event.RunStatus `json:"status"`
+	Winner  *int            `json:"winner,omitempty"`
+	PID     int             `json:"pid"`
+	Started time.Time       `json:"started"`
+	Ended   time.Time       `json:"ended,omitzero"`
+	Seconds float64         `json:"seconds,omitempty"`
+	Fork    []Fork          `json:"fork_results,omitempty"`
+	// Compared: passing forks whose patches differ, judged against each
+	// other's tests (the compared events' data, one per pair).
+	Compared     []event.ComparedData `json:"compared,omitempty"`
+	TokensIn     int64                `json:"tokens_in,omitempty"`
+	TokensOut    int64                `json:"tokens_out,omitempty"`
+	CostMicroUSD int64                `json:"cost_micro_usd,omitempty"` // model cost in millionths of a dollar, at --price-in/--price-out
 }
 
 // Fork is one fork's outcome in run.json.

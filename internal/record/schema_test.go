@@ -75,6 +75,7 @@ func TestEventsV1(t *testing.T) {
 		&event.RunEndData{},
 		&event.RunEndData{},
 		&event.VerifiedData{},
+		&event.ComparedData{},
 	}
 	old, err := os.ReadFile(filepath.Join("testdata", "events-v1.jsonl"))
 	if err != nil {

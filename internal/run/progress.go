@@ -72,6 +72,8 @@ func (p *progress) Handle(ev event.Event) error {
 		p.update(n, func(l *forkLine) { l.verdict = fmt.Sprintf("%s: %s", d.Verdict, d.Reason) })
 	case event.VerifiedData:
 		p.logf("%s", verifiedLine(n, d))
+	case event.ComparedData:
+		p.logf("%s", strings.Join(d.Lines(), "\n  "))
 	case event.WinnerData:
 		if p.all {
 			p.logf("winner: fork %d (best of all)", n)

@@ -28,6 +28,7 @@ type race struct {
 	sink       event.Sink
 	stop       context.CancelFunc // ends the whole race (a record that cannot be written)
 	waitJudger func() (Judger, error)
+	judgeOpts  judge.Options // the race judge's options, which the comparison's judges start from
 	cancel     []context.CancelFunc
 	proxy      *modelproxy.Proxy // --network allow:, else nil
 
@@ -38,6 +39,10 @@ type race struct {
 	results []record.Fork
 	winner  int
 	patch   map[int][]byte
+	// passed: what the comparison of passing forks keeps of each
+	// (compare.go); compared, its word on each pair.
+	passed   map[int]*passing
+	compared []event.ComparedData
 }
 
 // emit hands one event to the sink: the record, then the progress and the
@@ -187,6 +192,7 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		r.decide(n, v)
 		return
 	}
+	r.keepPassing(ctx, n, name, v)
 	// With a gate the verifier speaks before the crown; without one the
 	// crown comes first (the first verdict is never delayed) and the
 	// verifier measures the winner — every passing fork with All — while
@@ -209,7 +215,12 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 func (r *race) verifyFork(ctx context.Context, n int, name string, patch []byte, v *judge.Verdict) *event.VerifiedData {
 	var was event.ForkState
 	r.setFork(n, func(f *record.Fork) { was, f.State = f.State, event.ForkVerifying })
-	s := r.verify(ctx, n, name, patch, v)
+	s, survivors := r.verify(ctx, n, name, patch, v)
+	r.mu.Lock()
+	if p := r.passed[n]; p != nil {
+		p.survivors = survivors
+	}
+	r.mu.Unlock()
 	r.setFork(n, func(f *record.Fork) {
 		f.State = was
 		if s == nil { // the race stopped it: another fork won, or the run ended

@@ -79,10 +79,12 @@ type Options struct {
 	// Verify is how many mutants of each passing fork's patch the
 	// verifier judges (verify.go; DefaultVerify for --verify auto, 0: the
 	// verifier is off). It works after the fork's verdict, on the winner
-	// (every passing fork with All or MinStrength).
+	// (every passing fork with All or MinStrength); and once every verdict
+	// is given it compares passing forks whose patches differ on each
+	// other's tests (compare.go).
 	Verify int
-	// VerifyTime caps the verifier's wall time per fork (0: see
-	// Options.verifyCap).
+	// VerifyTime caps the verifier's wall time per fork, and the
+	// comparison's (0: see Options.verifyCap).
 	VerifyTime time.Duration
 	// MinStrength (0..1), when above 0, crowns only a passing fork whose
 	// patch's mutants the tests catch at least this share of; one below
@@ -196,6 +198,11 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	}
 	jo := judge.Options{Store: judgeStore, CacheDir: o.CacheDir, Repo: top, Rev: base, Test: o.Test, Hidden: o.Hidden, Hide: []string{runsDir}, Slots: o.JudgeSlots}
 	jo.Limits = o.Limits // a fork's test runs get the share its agent got
+	if jo.Slots == nil {
+		// the comparison's judges (compare.go) take the race judge's slots
+		jo.Slots = judge.NewSlots(0)
+	}
+	race.judgeOpts = jo
 	// The judge (its pid 1 and baseline) is readied while the agents work;
 	// every verdict waits for it.
 	judgerDone := make(chan struct{})
@@ -249,6 +256,9 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if o.All && race.winner >= 0 {
 		race.emit(race.winner, event.WinnerData{Reason: "best score of all forks"})
 	}
+	// Every verdict is given and the winner crowned: passing forks whose
+	// patches differ are judged against each other's tests now.
+	race.compare(rctx)
 	status := event.RunNoWinner
 	if race.winner >= 0 {
 		status = event.RunWon
@@ -284,6 +294,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		r.Ended = time.Now().UTC()
 		r.Seconds = r.Ended.Sub(r.Started).Seconds()
 		r.Fork = race.results
+		r.Compared = race.compared
 		for _, f := range race.results {
 			r.TokensIn += f.TokensIn
 			r.TokensOut += f.TokensOut

@@ -45,7 +45,8 @@ type patchMutant struct {
 	patch []byte
 }
 
-// verifyCap is how long the verifier may work on one fork, judged runs
+// verifyCap is how long the verifier may work on one fork (and the
+// comparison of passing forks, from the winner's run), judged runs
 // expected to take as long as the fork's own: VerifyTime when set; else,
 // under MinStrength, no cap (a gate rests on every mutant of its budget,
 // not on how busy the machine was); else one judged run of the fork's
@@ -62,9 +63,10 @@ func (o Options) verifyCap(judged time.Duration) time.Duration {
 }
 
 // verify judges up to Options.Verify mutants of fork n's passing patch and
-// records the share caught. It returns nil when ctx ended first (the fork
-// was killed): nothing is recorded then.
-func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *judge.Verdict) *event.VerifiedData {
+// records the share caught, returning with it the survivors (for the
+// comparison of passing forks, compare.go). It returns nil when ctx ended
+// first (the fork was killed): nothing is recorded then.
+func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *judge.Verdict) (*event.VerifiedData, []patchMutant) {
 	start := time.Now()
 	d := &event.VerifiedData{MinStrength: r.o.MinStrength, Survivors: []event.Survivor{}}
 	ms := r.patchMutants(ctx, name, patch, v.Stripped)
@@ -72,55 +74,24 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 	ms = sample(ms, r.o.Verify)
 	judger, err := r.waitJudger()
 	if err != nil {
-		return nil // the fork's own verdict came from it: unreachable but for a stand-in
+		return nil, nil // the fork's own verdict came from it: unreachable but for a stand-in
 	}
-	// The cap keeps a mutant from starting when, taking as long as the
-	// fork's own judged run did, it would end after the cap — the first
-	// round, one mutant per worker, counted as starting at once. One
-	// started is judged to its end (the judge's own timeout bounds it), so
-	// no work is thrown away.
 	one := time.Duration(v.Timings.Total) * time.Millisecond
-	limit := r.o.verifyCap(one)
 	caught := make([]bool, len(ms))
 	judged := make([]bool, len(ms))
-	var mu sync.Mutex
-	next, begin := 0, time.Now()
-	take := func(first bool) (int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(ms) || ctx.Err() != nil {
-			return 0, false
+	within(ctx, len(ms), one, r.o.verifyCap(one), time.Now(), true, func(i int) {
+		vs, err := judger.Judge(ctx, [][]byte{ms[i].patch})
+		// A run a kill cut short says nothing of the tests.
+		if err != nil || len(vs) != 1 || vs[0] == nil || ctx.Err() != nil {
+			return
 		}
-		if elapsed := time.Since(begin); limit > 0 && (first && one > limit || !first && elapsed+one > limit) {
-			return 0, false
-		}
-		next++
-		return next - 1, true
-	}
-	var wg sync.WaitGroup
-	for range min(len(ms), runtime.NumCPU()) { // the judge's slots are one per core at most
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for first := true; ; first = false {
-				i, ok := take(first)
-				if !ok {
-					return
-				}
-				vs, err := judger.Judge(ctx, [][]byte{ms[i].patch})
-				// A run a kill cut short says nothing of the tests.
-				if err != nil || len(vs) != 1 || vs[0] == nil || ctx.Err() != nil {
-					continue
-				}
-				judged[i], caught[i] = true, vs[0].Verdict != event.Pass
-			}
-		}()
-	}
-	wg.Wait()
+		judged[i], caught[i] = true, vs[0].Verdict != event.Pass
+	})
 	if ctx.Err() != nil {
-		return nil
+		return nil, nil
 	}
 	cut := 0
+	var survivors []patchMutant
 	for i, pm := range ms {
 		switch {
 		case !judged[i]:
@@ -130,7 +101,8 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 			d.Caught++
 		default:
 			d.Judged++
-			d.Survivors = append(d.Survivors, event.Survivor{File: pm.m.File, Line: pm.m.Line, Operator: pm.m.Operator, Original: pm.m.Original, Replacement: pm.m.Replacement})
+			d.Survivors = append(d.Survivors, survivorOf(pm.m))
+			survivors = append(survivors, pm)
 		}
 	}
 	if cut > 0 {
@@ -138,7 +110,57 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 	}
 	d.Seconds = time.Since(start).Seconds()
 	d.Unverified = r.o.MinStrength > 0 && (d.Judged == 0 || d.Strength() < r.o.MinStrength)
-	return d
+	return d, survivors
+}
+
+// survivorOf is a mutant as the record lists a survivor.
+func survivorOf(m mutant.Mutant) event.Survivor {
+	return event.Survivor{File: m.File, Line: m.Line, Operator: m.Operator, Original: m.Original, Replacement: m.Replacement}
+}
+
+// within calls do(0), do(1), … from one worker per core at most (the
+// judge's slots are one per core at most), in order, each call expected
+// to take cost. It starts none that would end after limit counted from
+// begin (limit 0: no cap) — except, with firstRound, each worker's first
+// call, counted as starting at begin, unless cost alone is over the
+// limit: a cap of one judged run still gets its one round. A call started
+// runs to its end (the judge's own timeout bounds a judged run), so no
+// work is thrown away. It returns which calls started.
+func within(ctx context.Context, n int, cost, limit time.Duration, begin time.Time, firstRound bool, do func(i int)) []bool {
+	started := make([]bool, n)
+	var mu sync.Mutex
+	next := 0
+	take := func(first bool) (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= n || ctx.Err() != nil {
+			return 0, false
+		}
+		if limit > 0 && (first && firstRound && cost > limit || !(first && firstRound) && time.Since(begin)+cost > limit) {
+			return 0, false
+		}
+		started[next] = true
+		next++
+		return next - 1, true
+	}
+	var wg sync.WaitGroup
+	for range min(n, runtime.NumCPU()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for first := true; ; first = false {
+				i, ok := take(first)
+				if !ok {
+					return
+				}
+				do(i)
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return started
 }
 
 // sample keeps at most max mutants, spread evenly over the patch.

@@ -217,6 +217,52 @@ func TestBrowserUnverified(t *testing.T) {
 	}
 }
 
+// TestBrowserCompared: two passing forks compared on each other's tests
+// show the comparison on both cards, as text: the disagreement with the
+// test's name and place, the survivor the other fork's test catches, the
+// notes.
+func TestBrowserCompared(t *testing.T) {
+	ctx := tab(t)
+	runs := t.TempDir()
+	zero := 0
+	id := writeRunAs(t, runs, comparedEvents(), func(r *record.Run) {
+		r.Status, r.Winner, r.Seconds = event.RunWon, &zero, 13
+		r.Fork = []record.Fork{{N: 0, State: event.ForkExited, Verdict: event.Pass, Score: 1}, {N: 1, State: event.ForkExited, Verdict: event.Pass, Score: 1}}
+		r.Compared = []event.ComparedData{comparedData()}
+	})
+	sctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	s, err := Listen(Options{RunsDir: runs, Run: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(sctx) }()
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#fork-1 .compared")), chromedp.WaitVisible(chromedp.CSS("#winner-patch .diff"))); err != nil {
+		t.Fatal(err)
+	}
+	checkInert(t, ctx, id)
+	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		const a = document.querySelector('#fork-0 .compared'), b = document.querySelector('#fork-1 .compared');
+		const line = "forks 0 and 1 disagree: fork 1 fails fork 0's grade.TestBoundary <script>";
+		return !!a && !!b && a.dataset.with === '1' && b.dataset.with === '0' && a.dataset.disagreements === '1' &&
+			a.textContent.startsWith('compared with fork 1') && b.textContent.startsWith('compared with fork 0') &&
+			a.textContent.includes(line) && b.textContent.includes(line) && a.textContent.includes('(boundary_test.go:5); the suite does not cover it') &&
+			a.textContent.includes("fork 1's grade.TestFail catches fork 0's survivor grade.go:7: \"fail\" → \"\" (RETURN_VALUE); the suite does not") &&
+			a.textContent.includes("note: fork 1's <script>") && !a.textContent.includes('no difference');
+	})()`))
+	if err != nil || !ok {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Logf("page: %s", text)
+		t.Fatalf("the comparison is not shown on both cards (%v): %v", ok, err)
+	}
+	screenshot(t, ctx, "compared")
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestBrowserNeedsReview: a run that ended needs-review says so, names the
 // fork, shows its findings as text, and crowns no fork.
 func TestBrowserNeedsReview(t *testing.T) {

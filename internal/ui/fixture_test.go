@@ -144,3 +144,32 @@ func unverifiedEvents() []event.Event {
 	}
 	return out
 }
+
+// comparedEvents: the hostile race, but fork 1 passes too and the two
+// were compared on each other's tests — fork 1 fails fork 0's test, and
+// fork 1's test catches a survivor of fork 0's patch. Test names, notes
+// and survivors come from forks' patches: markup to keep inert.
+func comparedEvents() []event.Event {
+	var out []event.Event
+	for _, ev := range hostileEvents() {
+		switch {
+		case ev.Kind() == event.VerdictGiven && ev.Fork == 1:
+			ev.Data = event.VerdictData{Verdict: event.Pass, Reason: "1 passed", Score: 1}
+		case ev.Kind() == event.RunEnd:
+			out = append(out, event.Event{Fork: event.RunLevel, Time: ev.Time, Data: comparedData()})
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func comparedData() event.ComparedData {
+	return event.ComparedData{
+		Forks:         []int{0, 1},
+		Disagreements: []event.Disagreement{{Tests: 0, Fails: 1, Test: "grade.TestBoundary " + inject, File: "boundary_test.go", Line: 5}},
+		Pinned: []event.CrossSurvivor{{Fork: 0, CaughtBy: []string{"grade.TestFail"},
+			Survivor: event.Survivor{File: "grade.go", Line: 7, Operator: "RETURN_VALUE", Original: `"fail"`, Replacement: `""`}}},
+		Notes:   []string{"fork 1's " + inject + " is left out of its tests"},
+		Seconds: 2.5,
+	}
+}

@@ -63,6 +63,13 @@
       if (ev.type === 'run_start') { st.info = d; for (let n = 0; n < (d.forks | 0) && n < 1024; n++) fork(n); continue; }
       if (ev.type === 'winner') st.winner = ev.fork;
       if (ev.type === 'run_end') { st.status = String(d.status || 'ended'); if (d.winner != null && d.winner >= 0) st.winner = d.winner; } // -1: none
+      // Two passing forks compared on each other's tests: a run-level
+      // event, shown on both forks' cards.
+      if (ev.type === 'compared') {
+        const pair = Array.isArray(d.forks) ? d.forks.filter((n) => Number.isInteger(n) && n >= 0 && n < 1024).slice(0, 2) : [];
+        for (const n of pair) { const f = fork(n); f.compared = (f.compared || []).concat([d]); }
+        continue;
+      }
       if (ev.fork == null || ev.fork < 0 || ev.fork > 1023) continue;
       const f = fork(ev.fork);
       const close = () => { const s = f.segs[f.segs.length - 1]; if (s && s.to == null) s.to = t; };
@@ -196,7 +203,34 @@
     if (d.unverified) text += ` — unverified: tests too weak (below --min-strength ${d.min_strength})`;
     const sv = Array.isArray(d.survivors) ? d.survivors.slice(0, 50) : [];
     return el('div', { class: 'strength' + (d.unverified ? ' unverified' : ''), 'data-caught': caught, 'data-judged': judged }, text,
-      sv.length ? el('ul', { class: 'survivors' }, ...sv.map((x) => el('li', {}, `survivor: ${String(x.file)}:${x.line | 0}: ${String(x.original)} → ${String(x.replacement)} (${String(x.operator)})`))) : null);
+      sv.length ? el('ul', { class: 'survivors' }, ...sv.map((x) => el('li', {}, 'survivor: ' + survivorText(x)))) : null);
+  }
+  function survivorText(x) { return `${String(x.file)}:${x.line | 0}: ${String(x.original)} → ${String(x.replacement)} (${String(x.operator)})`; }
+
+  // Fork n compared with another passing fork on each other's tests (the
+  // compared event; its lines as 'forkbomb show' prints them): tests one
+  // fork's code fails and the other's passes, survivors the other's tests
+  // catch, and what was not compared. Text only: test names, files and
+  // survivors come from forks' patches.
+  function compareView(d, n) {
+    const list = (x) => Array.isArray(x) ? x.slice(0, 50) : [];
+    const forks = list(d.forks).map((x) => x | 0);
+    const other = forks[0] === n ? forks[1] : forks[0];
+    const of = (m) => (forks[0] === (m | 0) ? forks[1] : forks[0]);
+    const dis = list(d.disagreements), pinned = list(d.pinned), unpinned = list(d.unpinned);
+    const lines = [];
+    for (const x of dis) {
+      const t = x.tests | 0, f = x.fails | 0;
+      const what = x.build ? `fork ${f}'s code fails ${String(x.test)} with fork ${t}'s tests (it does not build or run with them: their code differs in what those tests call)`
+        : `fork ${f} fails fork ${t}'s ${String(x.test)}`;
+      lines.push(el('li', { class: 'disagree' }, `forks ${Math.min(t, f)} and ${Math.max(t, f)} disagree: ${what}${x.file ? ` (${String(x.file)}:${x.line | 0})` : ''}; the suite does not cover it`));
+    }
+    for (const x of pinned) lines.push(el('li', { class: 'pinned' }, `fork ${of(x.fork)}'s ${list(x.caught_by).map(String).join(', ')} catches fork ${x.fork | 0}'s survivor ${survivorText(x)}; the suite does not`));
+    for (const x of unpinned) lines.push(el('li', {}, `survivor of fork ${x.fork | 0} only: ${survivorText(x)}`));
+    for (const x of list(d.notes)) lines.push(el('li', { class: 'muted' }, 'note: ' + String(x)));
+    const quiet = !dis.length && !pinned.length && !unpinned.length;
+    return el('div', { class: 'compared' + (dis.length ? ' disagree' : ''), 'data-with': other, 'data-disagreements': dis.length },
+      `compared with fork ${other}` + (quiet ? ': no difference their tests see' : ''), lines.length ? el('ul', {}, ...lines) : null);
   }
 
   function card(view, f, runFork) {
@@ -209,6 +243,7 @@
     if (f.verdict) c.append(el('div', {}, 'judge: ', String(f.verdict.reason || ''), f.verdict.score != null ? ` (score ${f.verdict.score})` : ''));
     if (f.verdict && Array.isArray(f.verdict.findings)) c.append(findingsList(f.verdict.findings));
     if (f.strength) c.append(strengthView(f.strength));
+    for (const d of f.compared || []) c.append(compareView(d, f.n));
     const stream = el('div', { class: 'stream', 'data-fork': f.n });
     const shown = view.expanded.has(f.n) ? f.items : f.items.slice(-MAX_ITEMS);
     if (shown.length < f.items.length) stream.append(el('button', { on: { click: () => { view.expanded.add(f.n); view.draw(); } } }, `show ${f.items.length - shown.length} earlier`));
