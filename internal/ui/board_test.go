@@ -132,7 +132,7 @@ func TestBoardServed(t *testing.T) {
 // each engine's median strength and weak passes, and the verifier's word
 // on each attempt with its survivors as text (markup from a fork's patch
 // stays inert). A stricter share typed into the page counts more passes
-// weak; an attempt's row opens its run.
+// weak; an attempt's row opens its run. A view with no board says so.
 func TestBrowserBoard(t *testing.T) {
 	ctx := tab(t)
 	s := serve(t, Options{RunsDir: t.TempDir(), Board: writeBoard(t)})
@@ -190,5 +190,10 @@ func TestBrowserBoard(t *testing.T) {
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`location.hash === '#run=20260102-030405-cccccc'`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Errorf("the attempt's row did not open its run: %v", err)
+	}
+	// A view with no board (run --ui's) says so.
+	none := serve(t, Options{RunsDir: t.TempDir()})
+	if err := chromedp.Do(ctx, chromedp.Navigate(none.URL()+"#board"), chromedp.WaitVisible(chromedp.CSS("#no-board"))); err != nil {
+		t.Errorf("a view with no board: %v", err)
 	}
 }

@@ -34,7 +34,7 @@
   const api = {
     async get(path) {
       const r = await fetch(path, { credentials: 'omit', cache: 'no-store' });
-      if (!r.ok) throw new Error(path + ': ' + r.status);
+      if (!r.ok) throw Object.assign(new Error(path + ': ' + r.status), { status: r.status });
       return r;
     },
     async runs() { return EXPORT ? [EXPORT.run] : (await api.get('api/runs')).json(); },
@@ -370,7 +370,12 @@
   // only: a survivor's lines come from a fork's patch.
   async function boardView(min) {
     where.textContent = 'eval board';
-    const b = await api.board(min);
+    let b;
+    try { b = await api.board(min); } catch (e) {
+      if (e.status !== 404) throw e;
+      app.replaceChildren(el('h2', {}, 'eval board'), el('p', { class: 'muted', id: 'no-board' }, 'this view has no eval board; forkbomb ui shows it'));
+      return;
+    }
     const ms = +b.min_strength;
     const input = el('input', { type: 'number', min: 0, max: 1, step: 0.05, value: ms, id: 'min-strength' });
     input.addEventListener('change', () => { location.hash = 'board=' + encodeURIComponent(input.value); });
