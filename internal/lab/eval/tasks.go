@@ -228,7 +228,8 @@ func rate(s Standing) float64 { return float64(s.Solved) / float64(max(s.Attempt
 
 // WriteStandings prints the leaderboard: "strength" is the median share of
 // mutants caught in an engine's passes ("-": none measured), "weak<R" how
-// many of its verified passes fall below minStrength (R).
+// many of its measured passes a verifier demanding minStrength (R) would
+// have rejected, of how many were measured.
 func WriteStandings(w io.Writer, rows []Standing, minStrength float64) {
 	weak := fmt.Sprintf("weak<%g", minStrength)
 	fmt.Fprintf(w, "%-4s %-28s %9s %9s %8s %9s %9s %10s %9s\n", "rank", "engine", "solved", "tasks", "strength", weak, "tokens", "cost $", "median s")
