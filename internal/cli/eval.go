@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,9 +20,10 @@ func newEvalCmd(stdio IO) *cobra.Command {
 		asJSON  bool
 		runsDir string
 		tasks   string
+		minStr  float64
 	)
 	cmd := &cobra.Command{
-		Use:   `eval --engines ENGINE[:MODEL],... (--faults N --test "COMMAND" [--paths GLOB]... | --tasks mined:[REPO]|ID,...) [--json]`,
+		Use:   `eval --engines ENGINE[:MODEL],... (--faults N --test "COMMAND" [--paths GLOB]... | --tasks mined:[REPO]|ID,... [--min-strength R]) [--json]`,
 		Short: "Rank agents and models by the faults of your own repository they fix",
 		Long: `Turn mutants of your code that your tests kill into faults, and race each
 engine, alone in a confined fork, to fix each: the judge scores a patch with
@@ -45,11 +44,20 @@ mutants are used, spread over the source. Your repository is only read.
 --tasks races each engine on stored tasks instead: 'mined:' is every task
 'forkbomb task mine' made, 'mined:REPO' those of a repository of that folder
 name, and any stored task id may be listed. Each attempt is judged with the
-task's test command and hidden tests. The results accumulate, across
-evaluations, in $FORKBOMB_HOME/lab/eval/board.json (locked, written whole):
-the table ranks every engine on everything recorded there — races solved,
-distinct tasks solved, tokens, cost, median wall time — best first; --json
-prints this evaluation's attempts and the table.
+task's test command and hidden tests, and the verifier measures each solution
+as 'forkbomb run --verify auto' does (docs/JUDGE.md): the share of mutants of
+the lines it added that the task's tests catch, its time bounded by --timeout.
+The results accumulate, across evaluations, in
+$FORKBOMB_HOME/lab/eval/board.json (locked, written whole): the table ranks
+every engine on everything recorded there — races solved, distinct tasks
+solved, tokens, cost, median wall time — best first, with two columns on how
+much its passes are worth: "strength", the median share of its solutions'
+mutants the tests caught, and "weak<R", how many of its measured passes a
+verifier demanding R (--min-strength, default 0.8) would have rejected — the
+passes whose tests barely pin the fix, as 'run --min-strength R' would call
+them unverified. A weak pass still counts as solved. --json prints this
+evaluation's attempts (each with the verifier's word and its survivors) and
+the table; 'forkbomb ui' shows the board.
 
 ` + exitHelp("eval"),
 		Example: `  forkbomb eval --engines api:claude-sonnet-5-5,api:claude-haiku-5 --faults 10 --test "go test ./..."
@@ -58,6 +66,9 @@ prints this evaluation's attempts and the table.
 		RunE: func(c *cobra.Command, args []string) error {
 			if engines == "" || o.Test == "" && tasks == "" {
 				return fmt.Errorf("%w: --engines and --test are required, or --engines and --tasks (see 'forkbomb eval --help')", errUsage)
+			}
+			if minStr < 0 || minStr > 1 || c.Flags().Changed("min-strength") && tasks == "" {
+				return fmt.Errorf("%w: --min-strength is a share from 0 to 1, for --tasks", errUsage)
 			}
 			var picked []eval.Task
 			if tasks != "" {
@@ -98,8 +109,8 @@ prints this evaluation's attempts and the table.
 			if tasks != "" {
 				return evalTasks(c.Context(), stdio, eval.TasksOptions{
 					Store: o.Store, RunsDir: o.RunsDir, CacheDir: o.CacheDir, Tasks: picked, Engines: o.Engines,
-					Timeout: o.Timeout, Board: &eval.Board{Path: filepath.Join(l.Lab(), "eval", "board.json")}, Progress: stdio.Err,
-				}, asJSON)
+					Timeout: o.Timeout, Board: &eval.Board{Path: l.EvalBoard()}, Progress: stdio.Err,
+				}, minStr, asJSON)
 			}
 			o.Mutants.Progress = func(done, total int, r mutant.Result) {
 				fmt.Fprintf(stdio.Err, "finding faults [%d/%d] %s: %s\n", done, total, r.ID, r.Status)
@@ -125,17 +136,19 @@ prints this evaluation's attempts and the table.
 	f.StringArrayVar(&o.Mutants.Paths, "paths", nil, "files to make faults in (as forkbomb mutants --paths)")
 	f.IntVar(&o.Mutants.Forks, "forks", 2, "mutants tested at once while finding faults")
 	f.IntVar(&o.Mutants.Max, "max-mutants", 0, "mutants tested while finding faults (default: all covered ones)")
-	f.DurationVar(&o.Timeout, "timeout", 15*time.Minute, "limit for each attempt's agent")
+	f.DurationVar(&o.Timeout, "timeout", eval.DefaultTimeout, "limit for each attempt's agent (and, with --tasks, for the verifier on its solution)")
 	eng.AddSettings(f)
 	eng.AddRecheck(f, "run the canary for the installed agent CLI first (attempts start only if it passes)")
 	f.StringVar(&runsDir, "runs-dir", "", "where attempts are recorded (default $FORKBOMB_HOME/runs)")
 	f.StringVar(&tasks, "tasks", "", "race on stored tasks instead of faults: mined:, mined:REPO or task ids, comma-separated")
+	f.Float64Var(&minStr, "min-strength", eval.DefaultMinStrength, "with --tasks: count as weak the passes a verifier demanding this share (0 to 1) of mutants caught would have rejected")
 	f.BoolVar(&asJSON, "json", false, "print faults (or tasks), attempts and the table as JSON")
 	return cmd
 }
 
-// evalTasks races the engines on stored tasks and prints the board.
-func evalTasks(ctx context.Context, stdio IO, o eval.TasksOptions, asJSON bool) error {
+// evalTasks races the engines on stored tasks and prints the board, its
+// weak passes counted against minStrength.
+func evalTasks(ctx context.Context, stdio IO, o eval.TasksOptions, minStrength float64, asJSON bool) error {
 	attempts, err := eval.RunTasks(ctx, o)
 	if err != nil {
 		return err
@@ -144,7 +157,7 @@ func evalTasks(ctx context.Context, stdio IO, o eval.TasksOptions, asJSON bool) 
 	if err != nil {
 		return err
 	}
-	table := eval.Standings(all)
+	table := eval.Standings(all, minStrength)
 	if asJSON {
 		enc := json.NewEncoder(stdio.Out)
 		enc.SetIndent("", "  ")
@@ -152,12 +165,13 @@ func evalTasks(ctx context.Context, stdio IO, o eval.TasksOptions, asJSON bool) 
 			attempts = []eval.Attempt{}
 		}
 		return enc.Encode(struct {
-			Attempts []eval.Attempt  `json:"attempts"`
-			Board    string          `json:"board"`
-			Table    []eval.Standing `json:"table"`
-		}{attempts, o.Board.Path, table})
+			Attempts    []eval.Attempt  `json:"attempts"`
+			Board       string          `json:"board"`
+			MinStrength float64         `json:"min_strength"`
+			Table       []eval.Standing `json:"table"`
+		}{attempts, o.Board.Path, minStrength, table})
 	}
-	eval.WriteStandings(stdio.Out, table)
+	eval.WriteStandings(stdio.Out, table, minStrength)
 	fmt.Fprintf(stdio.Err, "%d attempts now, %d on the board (%s)\n", len(attempts), len(all), o.Board.Path)
 	return nil
 }

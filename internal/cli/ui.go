@@ -24,7 +24,9 @@ func newUICmd(stdio IO) *cobra.Command {
 		Short: "Serve a run (running or finished), or the list of runs, to a browser on 127.0.0.1",
 		Long: `Serve the web view of a run — running in another forkbomb, or finished — or,
 without RUN, the list of every run. The page follows a running run as its
-record grows and replays a finished one. The server listens on 127.0.0.1 only
+record grows and replays a finished one. Its "eval board" shows the
+standings of 'forkbomb eval --tasks' ($FORKBOMB_HOME/lab/eval/board.json) with
+the verifier's strength of each engine's solutions and its weak passes. The server listens on 127.0.0.1 only
 and prints its URL once: the URL holds a random token that every request must
 carry, so other local users and other web pages cannot read your runs. Ctrl-C
 stops it.`,
@@ -34,7 +36,11 @@ stops it.`,
 			if err != nil {
 				return err
 			}
-			o := ui.Options{RunsDir: dir, Addr: addr}
+			l, err := state()
+			if err != nil {
+				return err
+			}
+			o := ui.Options{RunsDir: dir, Addr: addr, Board: l.EvalBoard()}
 			if len(args) == 1 {
 				o.Run = args[0]
 			}

@@ -46,6 +46,14 @@ func (d VerifiedData) Strength() float64 {
 	return float64(d.Caught) / float64(d.Judged)
 }
 
+// Below reports whether a verifier demanding share min would reject the
+// patch: the share caught is below it, or nothing was judged (nothing
+// vouches for the tests). It is --min-strength's rule, for the gate of a
+// race and for eval's count of weak passes alike.
+func (d VerifiedData) Below(min float64) bool {
+	return d.Judged == 0 || d.Strength() < min
+}
+
 // Summary is the verifier's word in one line, "7/9 mutants of the
 // winning patch caught" (of: "the winning patch"; empty: "7/9 mutants
 // caught").

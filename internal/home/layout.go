@@ -60,6 +60,10 @@ func (l Layout) Worlds() string { return filepath.Join(l.Root, "worlds") }
 // Lab holds the lab's stored tasks, evaluators and policies.
 func (l Layout) Lab() string { return filepath.Join(l.Root, "lab") }
 
+// EvalBoard is where eval's attempts on stored tasks accumulate (read by
+// eval and by the web view).
+func (l Layout) EvalBoard() string { return filepath.Join(l.Lab(), "eval", "board.json") }
+
 // Canary is the last canary report.
 func (l Layout) Canary() string { return filepath.Join(l.Root, "canary.json") }
 

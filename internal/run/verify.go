@@ -109,7 +109,7 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 		d.Cut = fmt.Sprintf("%d not started within the time cap", cut)
 	}
 	d.Seconds = time.Since(start).Seconds()
-	d.Unverified = r.o.MinStrength > 0 && (d.Judged == 0 || d.Strength() < r.o.MinStrength)
+	d.Unverified = r.o.MinStrength > 0 && d.Below(r.o.MinStrength)
 	return d, survivors
 }
 

@@ -5,7 +5,9 @@
 // truth: a race in this process only wakes the server (Live) when a line
 // was appended; the events themselves are always read back from
 // events.jsonl, redacted as the record wrote them, so a live view and a
-// view of another process's run show the same events.
+// view of another process's run show the same events. It shows eval's
+// board too (#board): the standings of engines on stored tasks with the
+// verifier's strength, read-only, each attempt opening its run.
 //
 // Everything in the record came, in the end, from a model or from a
 // process in a fork, so the server treats it as hostile data: every read

@@ -48,6 +48,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/run/{id}/event/{n}", s.event)
 	mux.HandleFunc("GET /api/run/{id}/patch/{which}", s.patch)
 	mux.HandleFunc("GET /api/run/{id}/stream", s.stream)
+	mux.HandleFunc("GET /api/board", s.board)
 	return mux
 }
 

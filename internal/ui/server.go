@@ -25,6 +25,9 @@ type Options struct {
 	// Live is the subscriber of a race of this process, if any: the page
 	// of the URL follows that race once it has started.
 	Live *Live
+	// Board is eval's board ($FORKBOMB_HOME/lab/eval/board.json), which
+	// the page shows at #board; "" for none.
+	Board string
 	// Poll is how often a stream looks for new lines of a run recorded by
 	// another process (default 250ms); a Live race wakes it at once.
 	Poll time.Duration

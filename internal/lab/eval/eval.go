@@ -29,6 +29,10 @@ type Entry struct {
 	Agent engine.Agent
 }
 
+// DefaultTimeout is eval's --timeout: the limit of each attempt's agent
+// (and, on stored tasks, of the verifier on its solution).
+const DefaultTimeout = 15 * time.Minute
+
 // Options say what to evaluate.
 type Options struct {
 	Store    *workspace.Store
@@ -62,12 +66,19 @@ type Attempt struct {
 	Fixed   bool          `json:"fixed"`
 	Verdict event.Verdict `json:"verdict,omitempty"`
 	Run     string        `json:"run"` // the run's id
-	Seconds float64       `json:"seconds"`
-	Turns   int           `json:"turns"`
-	Tokens  int64         `json:"tokens"`
-	CostUSD float64       `json:"cost_usd"`
+	// Seconds is the race's wall time, the verifier's excluded.
+	Seconds float64 `json:"seconds"`
+	Turns   int     `json:"turns"`
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
 	// At is when an attempt on a stored task ended (the board's order).
 	At time.Time `json:"at,omitzero"`
+	// Strength is the verifier's word on a passing solution to a stored
+	// task (the run's record.Fork.Strength): how many mutants of the lines
+	// it added the task's tests caught, and the survivors. Absent for a
+	// failed attempt, one the verifier could not finish, and attempts
+	// recorded before boards held it.
+	Strength *event.VerifiedData `json:"strength,omitempty"`
 }
 
 // Row is one engine's line of the leaderboard.

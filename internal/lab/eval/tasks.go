@@ -27,7 +27,9 @@ type TasksOptions struct {
 	CacheDir string
 	Tasks    []Task
 	Engines  []Entry
-	Timeout  time.Duration // per attempt
+	// Timeout bounds each attempt's agent, and the verifier on its
+	// solution (0: DefaultTimeout).
+	Timeout time.Duration
 	// Board holds every attempt of every evaluation; each attempt is added
 	// as it ends, so an interrupted evaluation keeps what it finished.
 	Board    *Board
@@ -82,13 +84,25 @@ func SelectTasks(s *lab.Store, spec string) ([]Task, error) {
 // RunTasks races every engine, alone in one fork, on every task, judged
 // with the task's test command and hidden tests, and adds each attempt to
 // the board as it ends. It returns this evaluation's attempts.
+//
+// The verifier measures every solution with run's default budget
+// (run.DefaultVerify mutants of the lines it added) and no gate: a pass
+// is a pass on the board, and Standings says how many a verifier
+// demanding more would have rejected. Its time cap is the attempt's
+// timeout, not run's default of one judged run: a board compares engines
+// across evaluations, and a share cut short by how busy the machine was
+// would compare machines.
 func RunTasks(ctx context.Context, o TasksOptions) ([]Attempt, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
 	var out []Attempt
 	for _, t := range o.Tasks {
 		for _, e := range o.Engines {
 			r, _, err := run.Race(ctx, run.Options{
 				Store: o.Store, RunsDir: o.RunsDir, CacheDir: o.CacheDir, Repo: t.Task.Repo, Rev: t.Task.Rev,
 				Task: t.Task.Prompt, Forks: 1, Engine: e.Agent, Test: t.Task.Test, Hidden: t.Task.Hidden, Timeout: o.Timeout,
+				Verify: run.DefaultVerify, VerifyTime: o.Timeout,
 			})
 			if err != nil {
 				return out, fmt.Errorf("%s on %s: %w", e.Name, t.ID, err)
@@ -96,19 +110,32 @@ func RunTasks(ctx context.Context, o TasksOptions) ([]Attempt, error) {
 			a := Attempt{Engine: e.Name, Task: t.ID, Run: r.ID, Fixed: r.Winner != nil, Seconds: r.Seconds,
 				Tokens: r.TokensIn + r.TokensOut, CostUSD: float64(r.CostMicroUSD) / 1e6, At: time.Now().UTC()}
 			if len(r.Fork) > 0 {
-				a.Verdict = r.Fork[0].Verdict
+				a.Verdict, a.Strength = r.Fork[0].Verdict, r.Fork[0].Strength
+			}
+			if a.Strength != nil {
+				// the verifier works after the verdict, on the trusted
+				// side: its time is not the engine's
+				a.Seconds = max(a.Seconds-a.Strength.Seconds, 0)
 			}
 			if err := o.Board.Add(a); err != nil {
 				return out, err
 			}
 			out = append(out, a)
 			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "%s %s: solved=%v (%s) in %.1fs, %d tokens, $%.4f\n", t.ID, e.Name, a.Fixed, a.Verdict, a.Seconds, a.Tokens, a.CostUSD)
+				verifier := ""
+				if a.Strength != nil {
+					verifier = ", verifier: " + a.Strength.Summary("")
+				}
+				fmt.Fprintf(o.Progress, "%s %s: solved=%v (%s) in %.1fs, %d tokens, $%.4f%s\n", t.ID, e.Name, a.Fixed, a.Verdict, a.Seconds, a.Tokens, a.CostUSD, verifier)
 			}
 		}
 	}
 	return out, nil
 }
+
+// DefaultMinStrength is eval's --min-strength: the share of a solution's
+// mutants a verifier demands before a pass counts as well tested.
+const DefaultMinStrength = 0.8
 
 // Standing is one engine's line of the accumulated leaderboard.
 type Standing struct {
@@ -122,14 +149,27 @@ type Standing struct {
 	Tokens        int64   `json:"tokens"`
 	CostUSD       float64 `json:"cost_usd"`
 	MedianSeconds float64 `json:"median_seconds"`
+	// Verified counts the passes the verifier measured (Attempt.Strength);
+	// the others are older than the board's strengths or were cut short.
+	Verified int `json:"verified"`
+	// MedianStrength is the median share of mutants caught over the
+	// verified passes that had any mutant judged; absent when none had.
+	MedianStrength *float64 `json:"median_strength,omitempty"`
+	// WeakPasses are the verified passes a verifier demanding the table's
+	// minimum strength would have rejected (event.VerifiedData.Below: a
+	// share below it, or no mutant judged).
+	WeakPasses int `json:"weak_passes"`
 }
 
 // Standings ranks the engines over attempts: the highest share solved
-// first, then the lower cost, then the faster.
-func Standings(as []Attempt) []Standing {
+// first, then the lower cost, then the faster. A pass counts as solved
+// whatever its strength; minStrength (0 to 1) only sorts the verified
+// passes into weak and not.
+func Standings(as []Attempt, minStrength float64) []Standing {
 	by := map[string]*Standing{}
 	tasks := map[string]map[string]bool{}
 	secs := map[string][]float64{}
+	strengths := map[string][]float64{}
 	for _, a := range as {
 		s := by[a.Engine]
 		if s == nil {
@@ -139,6 +179,15 @@ func Standings(as []Attempt) []Standing {
 		s.Attempts++
 		if a.Fixed {
 			s.Solved++
+			if v := a.Strength; v != nil {
+				s.Verified++
+				if v.Judged > 0 {
+					strengths[a.Engine] = append(strengths[a.Engine], v.Strength())
+				}
+				if v.Below(minStrength) {
+					s.WeakPasses++
+				}
+			}
 		}
 		tasks[a.Engine][a.Task] = tasks[a.Engine][a.Task] || a.Fixed
 		s.Tokens += a.Tokens
@@ -154,6 +203,10 @@ func Standings(as []Attempt) []Standing {
 			}
 		}
 		s.MedianSeconds = median(secs[name])
+		if st := strengths[name]; len(st) > 0 {
+			m := median(st)
+			s.MedianStrength = &m
+		}
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -173,10 +226,18 @@ func Standings(as []Attempt) []Standing {
 
 func rate(s Standing) float64 { return float64(s.Solved) / float64(max(s.Attempts, 1)) }
 
-// WriteStandings prints the leaderboard.
-func WriteStandings(w io.Writer, rows []Standing) {
-	fmt.Fprintf(w, "%-4s %-28s %9s %9s %9s %10s %9s\n", "rank", "engine", "solved", "tasks", "tokens", "cost $", "median s")
+// WriteStandings prints the leaderboard: "strength" is the median share of
+// mutants caught in an engine's passes ("-": none measured), "weak<R" how
+// many of its measured passes a verifier demanding minStrength (R) would
+// have rejected, of how many were measured.
+func WriteStandings(w io.Writer, rows []Standing, minStrength float64) {
+	weak := fmt.Sprintf("weak<%g", minStrength)
+	fmt.Fprintf(w, "%-4s %-28s %9s %9s %8s %9s %9s %10s %9s\n", "rank", "engine", "solved", "tasks", "strength", weak, "tokens", "cost $", "median s")
 	for i, r := range rows {
-		fmt.Fprintf(w, "%-4d %-28s %4d/%-4d %4d/%-4d %9d %10.4f %9.1f\n", i+1, r.Engine, r.Solved, r.Attempts, r.TasksSolved, r.Tasks, r.Tokens, r.CostUSD, r.MedianSeconds)
+		strength := "-"
+		if r.MedianStrength != nil {
+			strength = fmt.Sprintf("%.2f", *r.MedianStrength)
+		}
+		fmt.Fprintf(w, "%-4d %-28s %4d/%-4d %4d/%-4d %8s %4d/%-4d %9d %10.4f %9.1f\n", i+1, r.Engine, r.Solved, r.Attempts, r.TasksSolved, r.Tasks, strength, r.WeakPasses, r.Verified, r.Tokens, r.CostUSD, r.MedianSeconds)
 	}
 }

@@ -34,11 +34,12 @@
   const api = {
     async get(path) {
       const r = await fetch(path, { credentials: 'omit', cache: 'no-store' });
-      if (!r.ok) throw new Error(path + ': ' + r.status);
+      if (!r.ok) throw Object.assign(new Error(path + ': ' + r.status), { status: r.status });
       return r;
     },
     async runs() { return EXPORT ? [EXPORT.run] : (await api.get('api/runs')).json(); },
     async run(id) { return EXPORT ? EXPORT.run : (await api.get('api/run/' + encodeURIComponent(id))).json(); },
+    async board(min) { return (await api.get('api/board' + (min ? '?min_strength=' + encodeURIComponent(min) : ''))).json(); },
     async event(id, n) {
       if (EXPORT) return EXPORT.events[n - 1];
       return (await api.get('api/run/' + encodeURIComponent(id) + '/event/' + n)).json();
@@ -392,7 +393,56 @@
       el('td', {}, r.id), el('td', {}, r.task), el('td', {}, r.repo), el('td', {}, [r.engine, r.model].filter(Boolean).join(' · ')),
       el('td', {}, badge(r.status)), el('td', {}, r.winner == null ? '—' : 'fork ' + r.winner), el('td', {}, r.seconds ? r.seconds.toFixed(1) + ' s' : ''),
       el('td', {}, r.cost_micro_usd ? usd(r.cost_micro_usd) : '')));
-    app.replaceChildren(el('h2', {}, 'runs'), rows.length ? el('table', { id: 'runs' }, el('tr', {}, ...['id', 'task', 'repository', 'engine', 'status', 'winner', 'duration', 'cost'].map((h) => el('th', {}, h))), ...rows) : el('p', { class: 'muted' }, 'no runs yet'));
+    app.replaceChildren(el('h2', {}, 'runs'), el('p', {}, el('a', { href: '#board', id: 'board-link' }, 'eval board')), rows.length ? el('table', { id: 'runs' }, el('tr', {}, ...['id', 'task', 'repository', 'engine', 'status', 'winner', 'duration', 'cost'].map((h) => el('th', {}, h))), ...rows) : el('p', { class: 'muted' }, 'no runs yet'));
+  }
+
+  // --- eval's board ----------------------------------------------------------
+  // The standings of 'forkbomb eval --tasks' over every attempt recorded,
+  // with the verifier's word on the passes: "strength" is the median
+  // share of a solution's mutants the tests caught, "weak<R" how many
+  // measured passes a verifier demanding R would have rejected (the
+  // server counts them). Engine names, task ids and survivors are text
+  // only: a survivor's lines come from a fork's patch.
+  async function boardView(min) {
+    where.textContent = 'eval board';
+    let b;
+    try { b = await api.board(min); } catch (e) {
+      if (e.status !== 404) throw e;
+      app.replaceChildren(el('h2', {}, 'eval board'), el('p', { class: 'muted', id: 'no-board' }, 'this view has no eval board; forkbomb ui shows it'));
+      return;
+    }
+    const ms = +b.min_strength;
+    const input = el('input', { type: 'number', min: 0, max: 1, step: 0.05, value: ms, id: 'min-strength' });
+    input.addEventListener('change', () => { location.hash = 'board=' + encodeURIComponent(input.value); });
+    const out = [el('h2', {}, 'eval board'),
+      el('p', { class: 'muted' }, 'weak: passes a verifier demanding ', input, ' of their mutants caught would have rejected (',
+        el('code', {}, 'forkbomb eval --min-strength'), '); a weak pass still counts as solved. Strength measures the tests, not the patch.')];
+    const table = Array.isArray(b.table) ? b.table : [];
+    if (!table.length) { app.replaceChildren(...out, el('p', { class: 'muted' }, 'no evaluations yet: forkbomb eval --tasks mined:')); return; }
+    const head = ['rank', 'engine', 'solved', 'tasks', 'strength', 'weak<' + ms, 'tokens', 'cost', 'median s'];
+    out.push(el('table', { id: 'board' }, el('tr', {}, ...head.map((h) => el('th', {}, h))),
+      ...table.map((r, i) => el('tr', { 'data-engine': String(r.engine) }, el('td', {}, i + 1), el('td', {}, String(r.engine)),
+        el('td', {}, `${r.solved | 0}/${r.attempts | 0}`), el('td', {}, `${r.tasks_solved | 0}/${r.tasks | 0}`),
+        el('td', { class: 'strength' }, r.median_strength == null ? '—' : (+r.median_strength).toFixed(2)),
+        el('td', { class: 'weak' + (r.weak_passes ? ' s-fail' : '') }, `${r.weak_passes | 0}/${r.verified | 0}`),
+        el('td', {}, r.tokens | 0), el('td', {}, '$' + (+r.cost_usd || 0).toFixed(4)), el('td', {}, (+r.median_seconds || 0).toFixed(1))))));
+    const attempts = Array.isArray(b.attempts) ? b.attempts : [];
+    out.push(el('h3', {}, 'attempts' + (b.total > attempts.length ? ` (newest ${attempts.length} of ${b.total | 0})` : '')));
+    out.push(el('table', { id: 'attempts' }, el('tr', {}, ...['when', 'engine', 'task', 'verdict', 'verifier', 'run'].map((h) => el('th', {}, h))),
+      ...attempts.map((a) => el('tr', { class: 'link', 'data-run': String(a.run), on: { click: () => { location.hash = 'run=' + encodeURIComponent(String(a.run)); } } },
+        el('td', {}, String(a.at || '')), el('td', {}, String(a.engine)), el('td', {}, String(a.task || '')),
+        el('td', {}, badge(a.fixed ? 'pass' : String(a.verdict || 'fail'))),
+        el('td', { class: 'verifier' + (a.weak ? ' weak' : '') }, a.strength ? attemptStrength(a) : '—'), el('td', {}, String(a.run))))));
+    app.replaceChildren(...out);
+  }
+
+  // attemptStrength is the verifier's word on one solution: the share,
+  // "weak" when the table counts it so, and the first survivors.
+  function attemptStrength(a) {
+    const d = a.strength, sv = Array.isArray(d.survivors) ? d.survivors.slice(0, 5) : [];
+    const text = (d.mutants | 0) === 0 ? 'no mutants' : `${d.caught | 0}/${d.judged | 0} mutants caught`;
+    return el('div', {}, text, a.weak ? ' ' : null, a.weak ? badge('weak') : null,
+      sv.length ? el('ul', { class: 'survivors' }, ...sv.map((x) => el('li', {}, `survivor: ${String(x.file)}:${x.line | 0}: ${String(x.original)} → ${String(x.replacement)} (${String(x.operator)})`))) : null);
   }
 
   let current = null;
@@ -404,6 +454,7 @@
       if (EXPORT) { current = new RunView(EXPORT.run.id); return current.start(); }
       const h = location.hash.slice(1);
       if (h.startsWith('run=')) { current = new RunView(decodeURIComponent(h.slice(4))); return current.start(); }
+      if (h === 'board' || h.startsWith('board=')) return boardView(decodeURIComponent(h.slice(6)));
       if (h === 'live') {
         app.replaceChildren(el('p', { class: 'muted' }, 'waiting for the race to start…'));
         for (;;) {
