@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,6 +60,23 @@ func ownRepo(t *testing.T) string {
 	}
 	if shallow, _ := readGit(top, "rev-parse", "--is-shallow-repository"); shallow == "true" {
 		testutil.SkipOrFail(t, "%s is a shallow clone: its history is cut", top)
+	}
+	// forkbomb's snapshot fetches from the repository through git
+	// upload-pack, which git runs with no configuration of forkbomb's
+	// (safe.directory=* included) and which therefore serves only a
+	// repository of the same owner. The run as the checkout's owner covers
+	// this test: scripts/test runs the suite as root, whose checkout it is,
+	// and again as an unprivileged user.
+	gitDir, err := readGit(top, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{top, filepath.Join(top, ".git"), gitDir} {
+		if fi, err := os.Stat(p); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+				testutil.SkipNotApplicable(t, "%s belongs to uid %d, not to this test's %d: git upload-pack, which forkbomb's snapshot fetches through, serves only its owner's repository", p, st.Uid, os.Geteuid())
+			}
+		}
 	}
 	for _, c := range []string{ownRev, ownKept, ownUntested} {
 		if _, err := readGit(top, "cat-file", "-e", c+"^{commit}"); err != nil {
