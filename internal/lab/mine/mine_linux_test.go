@@ -17,18 +17,19 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-// fixture clones a bundle of testdata into a temp folder (nothing is
-// fetched) and returns the repository with the stores to mine it into.
-func fixture(t *testing.T, bundle string) (repo string, ws *workspace.Store, ls *lab.Store, cache string) {
+// fixture clones a branch of a bundle of testdata into a temp folder
+// named after the bundle (nothing is fetched) and returns the repository
+// with the stores to mine it into.
+func fixture(t *testing.T, bundle, branch string) (repo string, ws *workspace.Store, ls *lab.Store, cache string) {
 	t.Helper()
 	testutil.Need(t, "go", "git")
 	dir := t.TempDir()
-	repo = filepath.Join(dir, "semver")
+	repo = filepath.Join(dir, strings.TrimSuffix(bundle, ".bundle"))
 	src, err := filepath.Abs(filepath.Join("testdata", bundle))
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.Git(t, dir, "clone", "-q", "-b", "main", src, repo)
+	testutil.Git(t, dir, "clone", "-q", "-b", branch, src, repo)
 	ws, ls, cache = stores(t, filepath.Join(dir, "state"))
 	return repo, ws, ls, cache
 }
@@ -62,7 +63,7 @@ func bySubject(res *mine.Result) map[string]mine.Commit {
 // the empty patch.
 func TestMineSemver(t *testing.T) {
 	t.Parallel()
-	repo, ws, ls, cache := fixture(t, "semver.bundle")
+	repo, ws, ls, cache := fixture(t, "semver.bundle", "main")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var progress bytes.Buffer
@@ -209,7 +210,7 @@ func TestMineChecksThreeTimes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			repo, ws, ls, cache := fixture(t, "semver.bundle")
+			repo, ws, ls, cache := fixture(t, "semver.bundle", "main")
 			res, err := mine.Run(context.Background(), mine.Options{Store: ws, Lab: ls, CacheDir: cache, Repo: repo, Rev: "HEAD~1", Last: 1,
 				Judge: func(context.Context, judge.Options) (mine.Judger, error) {
 					return &scripted{gold: tc.gold, empty: tc.empty, baseline: base}, nil
