@@ -17,24 +17,33 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-// fixture clones a bundle of testdata into a temp folder (nothing is
-// fetched) and returns the repository with the stores to mine it into.
-func fixture(t *testing.T, bundle string) (repo string, ws *workspace.Store, ls *lab.Store, cache string) {
+// fixture clones a branch of a bundle of testdata into a temp folder
+// named after the bundle (nothing is fetched) and returns the repository
+// with the stores to mine it into.
+func fixture(t *testing.T, bundle, branch string) (repo string, ws *workspace.Store, ls *lab.Store, cache string) {
 	t.Helper()
 	testutil.Need(t, "go", "git")
 	dir := t.TempDir()
-	repo = filepath.Join(dir, "semver")
+	repo = filepath.Join(dir, strings.TrimSuffix(bundle, ".bundle"))
 	src, err := filepath.Abs(filepath.Join("testdata", bundle))
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.Git(t, dir, "clone", "-q", "-b", "main", src, repo)
-	ws, err = workspace.Open(filepath.Join(dir, "state"))
+	testutil.Git(t, dir, "clone", "-q", "-b", branch, src, repo)
+	ws, ls, cache = stores(t, filepath.Join(dir, "state"))
+	return repo, ws, ls, cache
+}
+
+// stores opens the workspace store, the lab store and the judge's cache
+// folder that mining writes, under state.
+func stores(t *testing.T, state string) (*workspace.Store, *lab.Store, string) {
+	t.Helper()
+	ws, err := workspace.Open(state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	testutil.OpenOverlayWork(t, ws.Root)
-	return repo, ws, &lab.Store{Dir: filepath.Join(dir, "state", "lab")}, filepath.Join(dir, "state", "judge")
+	return ws, &lab.Store{Dir: filepath.Join(state, "lab")}, filepath.Join(state, "judge")
 }
 
 // bySubject indexes a result's commits by subject.
@@ -53,7 +62,8 @@ func bySubject(res *mine.Result) map[string]mine.Commit {
 // commit's test files, and the judge, run again on the stored task, fails
 // the empty patch.
 func TestMineSemver(t *testing.T) {
-	repo, ws, ls, cache := fixture(t, "semver.bundle")
+	t.Parallel()
+	repo, ws, ls, cache := fixture(t, "semver.bundle", "main")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var progress bytes.Buffer
@@ -185,6 +195,7 @@ func (s *scripted) Judge(_ context.Context, patches [][]byte) ([]*judge.Verdict,
 // that changes between runs is flaky, and an empty patch that passes
 // does not discriminate.
 func TestMineChecksThreeTimes(t *testing.T) {
+	t.Parallel()
 	base := map[string]judge.Outcome{"TestOld": judge.Passed, "TestNew": judge.Failed}
 	for _, tc := range []struct {
 		name        string
@@ -198,7 +209,8 @@ func TestMineChecksThreeTimes(t *testing.T) {
 		{"empty passes", []bool{true, true, true}, []bool{true, true, true}, "the tests the commit fixes pass on the parent too: the task does not discriminate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo, ws, ls, cache := fixture(t, "semver.bundle")
+			t.Parallel()
+			repo, ws, ls, cache := fixture(t, "semver.bundle", "main")
 			res, err := mine.Run(context.Background(), mine.Options{Store: ws, Lab: ls, CacheDir: cache, Repo: repo, Rev: "HEAD~1", Last: 1,
 				Judge: func(context.Context, judge.Options) (mine.Judger, error) {
 					return &scripted{gold: tc.gold, empty: tc.empty, baseline: base}, nil
