@@ -2,9 +2,7 @@ package attacker
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,18 +20,6 @@ func platformVerb(verb string, args []string) (int, bool) {
 			return report(err, ""), true
 		}
 		return report(nil, string(bytes.ReplaceAll(raw, []byte{0}, []byte{'\n'}))), true
-	case "tiocsti":
-		c := byte('X')
-		_, _, e := unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
-		if e != 0 {
-			return report(e, ""), true
-		}
-		return report(nil, "injected"), true
-	case "sysctl":
-		// A value of the machine's kernel any process could read without
-		// a sandbox (the control reads kern.hostname both ways).
-		v, err := unix.Sysctl(args[0])
-		return report(err, fmt.Sprintf("%s = %s", args[0], v)), true
 	}
 	return 0, false
 }
