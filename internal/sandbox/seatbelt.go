@@ -67,9 +67,16 @@ var (
 		"/private/etc/ssh/ssh_host_ed25519_key", "/private/etc/ssh/ssh_host_dsa_key",
 	}
 	// seatbeltCredentials are credential folders under a macOS home besides
-	// homeCredentials: ~/Library holds the login keychain, cookies, every
-	// application's data and containers.
-	seatbeltCredentials = []string{"Library", ".zsh_sessions", ".bash_sessions", ".zhistory"}
+	// homeCredentials: in ~/Library the login keychain, every
+	// application's data, containers, cookies and preferences, mail,
+	// messages, iCloud's documents (its caches are not: a build cache
+	// lives there); shell sessions.
+	seatbeltCredentials = []string{
+		"Library/Keychains", "Library/Application Support", "Library/Containers", "Library/Group Containers",
+		"Library/Cookies", "Library/HTTPStorages", "Library/Preferences", "Library/Accounts", "Library/Mail",
+		"Library/Messages", "Library/Safari", "Library/Mobile Documents", "Library/Passes",
+		".zsh_sessions", ".bash_sessions", ".zhistory",
+	}
 	// seatbeltSystemDirs are what Policy.Hide may not hide (CheckHide).
 	seatbeltSystemDirs = []string{
 		"/Applications", "/Library", "/System", "/bin", "/cores", "/dev", "/etc", "/opt",
