@@ -156,4 +156,3 @@ func hostProcsWith(marker string) []int {
 	}
 	return pids
 }
-
