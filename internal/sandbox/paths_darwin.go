@@ -7,5 +7,11 @@ var (
 	homeRootDirs        = seatbeltHomeRoots
 	platformCredentials = seatbeltCredentials
 	hiddenDirs          = seatbeltHiddenDirs
-	systemDirs          = seatbeltSystemDirs
 )
+
+// systemDirs are what Policy.Hide may not hide (CheckHide): what a
+// command needs to run at all, or what holds it.
+var systemDirs = []string{
+	"/Applications", "/Library", "/System", "/bin", "/cores", "/dev", "/etc", "/opt",
+	"/private/etc", "/private/var", "/sbin", "/usr", "/var",
+}

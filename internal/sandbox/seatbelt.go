@@ -77,11 +77,6 @@ var (
 		"Library/Messages", "Library/Safari", "Library/Mobile Documents", "Library/Passes",
 		".zsh_sessions", ".bash_sessions", ".zhistory",
 	}
-	// seatbeltSystemDirs are what Policy.Hide may not hide (CheckHide).
-	seatbeltSystemDirs = []string{
-		"/Applications", "/Library", "/System", "/bin", "/cores", "/dev", "/etc", "/opt",
-		"/private/etc", "/private/var", "/sbin", "/usr", "/var",
-	}
 )
 
 // seatbeltDevices are the devices a command may open, to read and write:
