@@ -8,8 +8,8 @@ import (
 	"runtime"
 )
 
-// Only Linux has a backend so far; elsewhere forkbomb refuses to run a
-// command confined rather than pretend (macOS Seatbelt is planned).
+// Only Linux and macOS have a backend; elsewhere forkbomb refuses to run a
+// command confined rather than pretend.
 func runConfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, error) {
 	return nil, fmt.Errorf("%w (%s): refusing to run unconfined; --no-sandbox accepts that", ErrUnsupported, runtime.GOOS)
 }
