@@ -202,10 +202,11 @@ test that attacks it. The notes say what a setting does not cover.`,
 					Policy   string    `json:"policy"`
 					Backend  string    `json:"backend"`
 					Cgroup   bool      `json:"cgroup"`
+					Notice   string    `json:"notice,omitempty"`
 					Settings []lab.Row `json:"settings"`
-				}{args[0], string(m.Backend), m.Cgroup, rows})
+				}{args[0], string(m.Backend), m.Cgroup, rep.Notice, rows})
 			}
-			writeShow(stdio.Out, args[0], m, rows)
+			writeShow(stdio.Out, args[0], m, rows, rep.Notice)
 			return nil
 		},
 	}
@@ -213,12 +214,16 @@ test that attacks it. The notes say what a setting does not cover.`,
 	return cmd
 }
 
-func writeShow(out io.Writer, name string, m lab.Machine, rows []lab.Row) {
+func writeShow(out io.Writer, name string, m lab.Machine, rows []lab.Row, notice string) {
 	cg := "a cgroup"
 	if !m.Cgroup {
 		cg = "no cgroup"
 	}
-	fmt.Fprintf(out, "policy %s on this machine: backend %s, %s\n\n", name, m.Backend, cg)
+	fmt.Fprintf(out, "policy %s on this machine: backend %s, %s\n", name, m.Backend, cg)
+	if notice != "" {
+		fmt.Fprintf(out, "note: %s\n", notice)
+	}
+	fmt.Fprintln(out)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "SETTING\tVALUE\tTIER\tTEST")
 	for _, r := range rows {

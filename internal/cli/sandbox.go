@@ -104,7 +104,9 @@ Every process it starts dies when it exits or times out.
 
 The layers are user, mount, pid, network, IPC and UTS namespaces, Landlock,
 seccomp, cgroups and rlimits; where user namespaces are refused, Landlock and
-seccomp confine alone. 'forkbomb sandbox --probe' shows what works here.
+seccomp confine alone. On macOS a Seatbelt profile confines it instead (the
+loopback is the host's there, and memory, process and CPU limits are not
+enforced). 'forkbomb sandbox --probe' shows what works here.
 forkbomb never falls back to running unconfined unless --no-sandbox is given.
 
 ` + exitHelp("sandbox"),
@@ -144,7 +146,11 @@ func (o *sandboxOptions) addFlags(f *pflag.FlagSet) {
 	f.Float64Var(&o.cpus, "cpus", 0, "CPU quota in cores, e.g. 1.5 (needs a cgroup)")
 	f.StringVar(&o.maxOutput, "max-output", "", "cap on stdout+stderr together, e.g. 1M; the command is killed when it is exceeded (exit 137)")
 	f.BoolVar(&o.toolchains, "toolchains", false, "make toolchains kept under home readable: "+fmt.Sprint(sandbox.ToolchainDirs))
-	enumVar(f, &o.mode, "mode", string(sandbox.ModeAuto), "backend (for diagnosis; auto picks by trial)", string(sandbox.ModeAuto), string(sandbox.ModeNamespaces), string(sandbox.ModeLandlock))
+	var modes []string
+	for _, m := range sandbox.Modes() {
+		modes = append(modes, string(m))
+	}
+	enumVar(f, &o.mode, "mode", string(sandbox.ModeAuto), "backend (for diagnosis; auto picks by trial)", modes...)
 	addProgramFlags(f, o)
 	o.flags = f
 }
@@ -167,6 +173,8 @@ func (o *sandboxOptions) run(ctx context.Context, args []string) error {
 	defer func() { <-reclaimed }()
 	if o.noSandbox {
 		fmt.Fprintln(o.io.Err, "forkbomb: WARNING: --no-sandbox: the command runs UNCONFINED with your full access to this machine, its files and its network")
+	} else if sandbox.Notice != "" {
+		fmt.Fprintln(o.io.Err, "forkbomb: note: "+sandbox.Notice)
 	}
 	stdio := sandbox.Stdio{Stdin: o.io.In, Stdout: o.io.Out, Stderr: o.io.Err}
 	if os.Getenv("FORKBOMB_TRACE_START") != "" {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // childEnv makes the test binary a gateway server (TestMain): the kill
@@ -49,7 +51,7 @@ func startChild(t *testing.T, dsn, upstream string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1", "GW_DSN="+dsn, "GW_UPSTREAM="+upstream)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = testutil.DieWithTest()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -80,7 +79,7 @@ func apiServer(t *testing.T) *rest.Config {
 		cmd := exec.Command(filepath.Join(bin, name), args...)
 		cmd.Stdout, cmd.Stderr = log, log
 		// the control plane dies with the test binary, even a killed one
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = testutil.DieWithTest()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,10 @@ type TierTag struct {
 	Setting    string // a policy key, or key=value where the value decides
 	Namespaces string // tier under the namespaces backend
 	Landlock   string // tier under the landlock backend
+	// Seatbelt is the tier on macOS (the seatbelt backend), which has no
+	// cgroups: what it enforces, as its attack tests would prove on a Mac
+	// (docs/SECURITY.md).
+	Seatbelt string
 	// NoCgroup is the tier on each backend (namespaces/landlock) where no
 	// cgroup can be made; "" is as above.
 	NoCgroup string
@@ -31,27 +35,27 @@ type TierTag struct {
 
 // Tags is the code's side of the table.
 var Tags = []TierTag{
-	{Setting: "network=none", Namespaces: TierKernel, Landlock: TierKernel, Test: "TestAttackNetwork", Note: "landlock backend: no socket at all, not even a loopback of its own"},
-	{Setting: "network=host", Namespaces: TierNone, Landlock: TierNone, Test: "—", Note: "the host's network"},
-	{Setting: "network=allow", Namespaces: TierKernel, Landlock: TierNone, Test: "TestRaceNetworkAllow", Note: "races only; refused on the landlock backend (TestProxyRefusedWithoutNetns)"},
-	{Setting: ".git read-only", Namespaces: TierKernel, Landlock: TierNone, Test: "TestAttackGitReadOnly", Note: "implicit: every git directory present at start (.git, bare repositories, gitdir and commondir targets); Landlock cannot carve a read-only folder out of a writable one"},
-	{Setting: "readable", Namespaces: TierKernel, Landlock: TierKernel, Test: "TestAttackWrites", Note: "read-only"},
-	{Setting: "writable", Namespaces: TierKernel, Landlock: TierKernel, Test: "TestAttackWrites"},
-	{Setting: "env", Namespaces: TierForkbomb, Landlock: TierForkbomb, Test: "TestAttackEnvironment", Note: "an allowlist; credential-like names refused"},
-	{Setting: "allowed_programs", Namespaces: TierKernel, Landlock: TierKernel, Test: "TestAttackPrograms", Note: "every exec, and no file without a name (memfd_create refused; O_TMPFILE and deleted files judged where they were made); not an allowed interpreter running a script or loading code into its own memory, nor the dynamic loader mapping a readable file of the read-only host; landlock backend: nor a copy run through the loader (no noexec mounts)"},
-	{Setting: "denied_programs", Namespaces: TierKernel, Landlock: TierKernel, Test: "TestAttackPrograms", Note: "every exec of that file, and no memfd (memfd_create refused); a deny-list alone cannot stop a copy made inside the fork (named, O_TMPFILE or deleted), an interpreter running a script, or the dynamic loader running the file"},
-	{Setting: "memory", Namespaces: TierKernel, Landlock: TierKernel, NoCgroup: "kernel/kernel", Test: "TestMemoryLimit", Note: "without a cgroup: RLIMIT_DATA per process, not the whole"},
-	{Setting: "pids", Namespaces: TierKernel, Landlock: TierKernel, NoCgroup: "kernel/none", Test: "TestPidsLimit", Note: "without a cgroup: RLIMIT_NPROC under namespaces, none under landlock"},
-	{Setting: "cpus", Namespaces: TierKernel, Landlock: TierKernel, NoCgroup: "none/none", Test: "—"},
-	{Setting: "timeout", Namespaces: TierForkbomb, Landlock: TierForkbomb, Test: "TestTimeoutKillsEverything"},
-	{Setting: "max_output", Namespaces: TierForkbomb, Landlock: TierForkbomb, Test: "TestOutputCap"},
-	{Setting: "toolchains", Namespaces: TierKernel, Landlock: TierKernel, Test: "TestAttackWrites", Note: "read-only; their credential files stay hidden"},
+	{Setting: "network=none", Namespaces: TierKernel, Landlock: TierKernel, Seatbelt: TierKernel, Test: "TestAttackNetwork", Note: "landlock backend: no socket at all, not even a loopback of its own; macOS: the loopback is the host's, so what listens on it is reachable"},
+	{Setting: "network=host", Namespaces: TierNone, Landlock: TierNone, Seatbelt: TierNone, Test: "—", Note: "the host's network"},
+	{Setting: "network=allow", Namespaces: TierKernel, Landlock: TierNone, Seatbelt: TierKernel, Test: "TestRaceNetworkAllow", Note: "races only; refused on the landlock backend (TestProxyRefusedWithoutNetns); macOS: the proxy's port is on the host's loopback"},
+	{Setting: ".git read-only", Namespaces: TierKernel, Landlock: TierNone, Seatbelt: TierKernel, Test: "TestAttackGitReadOnly", Note: "implicit: every git directory present at start (.git, bare repositories, gitdir and commondir targets); Landlock cannot carve a read-only folder out of a writable one"},
+	{Setting: "readable", Namespaces: TierKernel, Landlock: TierKernel, Seatbelt: TierKernel, Test: "TestAttackWrites", Note: "read-only"},
+	{Setting: "writable", Namespaces: TierKernel, Landlock: TierKernel, Seatbelt: TierKernel, Test: "TestAttackWrites"},
+	{Setting: "env", Namespaces: TierForkbomb, Landlock: TierForkbomb, Seatbelt: TierForkbomb, Test: "TestAttackEnvironment", Note: "an allowlist; credential-like names refused"},
+	{Setting: "allowed_programs", Namespaces: TierKernel, Landlock: TierKernel, Seatbelt: TierKernel, Test: "TestAttackPrograms", Note: "every exec, and no file without a name (memfd_create refused; O_TMPFILE and deleted files judged where they were made); not an allowed interpreter running a script or loading code into its own memory, nor the dynamic loader mapping a readable file of the read-only host; landlock backend: nor a copy run through the loader (no noexec mounts)"},
+	{Setting: "denied_programs", Namespaces: TierKernel, Landlock: TierKernel, Seatbelt: TierKernel, Test: "TestAttackPrograms", Note: "every exec of that file, and no memfd (memfd_create refused); a deny-list alone cannot stop a copy made inside the fork (named, O_TMPFILE or deleted), an interpreter running a script, or the dynamic loader running the file"},
+	{Setting: "memory", Namespaces: TierKernel, Landlock: TierKernel, Seatbelt: TierNone, NoCgroup: "kernel/kernel", Test: "TestMemoryLimit", Note: "without a cgroup: RLIMIT_DATA per process, not the whole; macOS: not enforced"},
+	{Setting: "pids", Namespaces: TierKernel, Landlock: TierKernel, Seatbelt: TierNone, NoCgroup: "kernel/none", Test: "TestPidsLimit", Note: "without a cgroup: RLIMIT_NPROC under namespaces, none under landlock; macOS: not enforced"},
+	{Setting: "cpus", Namespaces: TierKernel, Landlock: TierKernel, Seatbelt: TierNone, NoCgroup: "none/none", Test: "—"},
+	{Setting: "timeout", Namespaces: TierForkbomb, Landlock: TierForkbomb, Seatbelt: TierForkbomb, Test: "TestTimeoutKillsEverything"},
+	{Setting: "max_output", Namespaces: TierForkbomb, Landlock: TierForkbomb, Seatbelt: TierForkbomb, Test: "TestOutputCap"},
+	{Setting: "toolchains", Namespaces: TierKernel, Landlock: TierKernel, Seatbelt: TierKernel, Test: "TestAttackWrites", Note: "read-only; their credential files stay hidden"},
 }
 
 // Machine is what decides a tier here: the backend and whether a cgroup
 // can be made (from sandbox.Probe).
 type Machine struct {
-	Backend sandbox.Mode // namespaces, landlock, or none
+	Backend sandbox.Mode // namespaces, landlock, seatbelt, or none
 	Cgroup  bool
 }
 
@@ -85,6 +89,8 @@ func Show(p *Policy, m Machine) []Row {
 	}
 	tier := func(t TierTag) string {
 		switch {
+		case m.Backend == sandbox.ModeSeatbelt:
+			return t.Seatbelt
 		case m.Backend != sandbox.ModeNamespaces && m.Backend != sandbox.ModeLandlock:
 			return TierNone // no backend: forkbomb refuses to run
 		case !m.Cgroup && t.NoCgroup != "":
@@ -146,7 +152,7 @@ func Show(p *Policy, m Machine) []Row {
 		if s == netKey {
 			r.Setting = "network"
 		}
-		if s == "allowed_programs" && len(p.AllowedPrograms) > 0 {
+		if s == "allowed_programs" && len(p.AllowedPrograms) > 0 && len(sandbox.Loaders()) > 0 {
 			r.Note += "; the dynamic loaders are allowed with the list: " + strings.Join(sandbox.Loaders(), ", ")
 		}
 		if s == "denied_programs" && len(p.DeniedPrograms) > 0 && len(p.AllowedPrograms) == 0 {

@@ -41,14 +41,14 @@ func docTags(t *testing.T) []TierTag {
 		for i := range cells {
 			cells[i] = strings.Trim(strings.TrimSpace(cells[i]), "`")
 		}
-		if len(cells) != 5 {
+		if len(cells) != 6 {
 			t.Fatalf("SECURITY.md policies row has %d cells: %s", len(cells), line)
 		}
 		noCg := cells[3]
 		if noCg == "—" {
 			noCg = ""
 		}
-		out = append(out, TierTag{Setting: cells[0], Namespaces: cells[1], Landlock: cells[2], NoCgroup: noCg, Test: cells[4]})
+		out = append(out, TierTag{Setting: cells[0], Namespaces: cells[1], Landlock: cells[2], NoCgroup: noCg, Seatbelt: cells[4], Test: cells[5]})
 	}
 	if len(out) == 0 {
 		t.Fatal(`docs/SECURITY.md has no "## Policies" table`)
@@ -82,7 +82,7 @@ func TestTiersMatchSecurityDoc(t *testing.T) {
 	}
 	valid := map[string]bool{TierKernel: true, TierForkbomb: true, TierRequested: true, TierNone: true}
 	for _, c := range Tags {
-		tiers := []string{c.Namespaces, c.Landlock}
+		tiers := []string{c.Namespaces, c.Landlock, c.Seatbelt}
 		if c.NoCgroup != "" {
 			tiers = append(tiers, strings.Split(c.NoCgroup, "/")...)
 		}
@@ -142,6 +142,9 @@ func TestShow(t *testing.T) {
 		{"allow-list on landlock", &Policy{Network: "allow:example.com"}, Machine{Backend: sandbox.ModeLandlock}, "network", TierNone, ""},
 		{"deny-list only", deny, Machine{Backend: sandbox.ModeNamespaces}, "denied_programs", TierKernel, "a copy of a denied program made inside the fork runs"},
 		{"no backend", &Policy{}, Machine{Backend: sandbox.ModeNone}, "writable", TierNone, ""},
+		{"git under seatbelt", &Policy{}, Machine{Backend: sandbox.ModeSeatbelt}, ".git read-only", TierKernel, ""},
+		{"memory under seatbelt", &Policy{Memory: "1G"}, Machine{Backend: sandbox.ModeSeatbelt}, "memory", TierNone, ""},
+		{"allow-list under seatbelt", &Policy{Network: "allow:example.com"}, Machine{Backend: sandbox.ModeSeatbelt}, "network", TierKernel, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := Show(tc.p, tc.m)

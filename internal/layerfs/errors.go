@@ -16,7 +16,7 @@ var (
 	// ErrNotExist is fs.ErrNotExist, for errors.Is.
 	ErrNotExist = fs.ErrNotExist
 	// ErrUnsupported: this platform has no safe way to read a fork's files.
-	ErrUnsupported = errors.New("reading fork files safely is supported on Linux only")
+	ErrUnsupported = errors.New("reading fork files safely is supported on Linux and macOS only")
 )
 
 // LimitError says which limit a path went over.

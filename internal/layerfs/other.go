@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package layerfs
 
@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Dir is unavailable off Linux: every operation returns ErrUnsupported,
+// Dir is unavailable off Linux and macOS: every operation returns ErrUnsupported,
 // never an unchecked read.
 type Dir struct{}
 
@@ -22,7 +22,7 @@ func (d *Dir) Readlink(string) (string, error)                     { return "", 
 func (d *Dir) OpenFile(string) (*os.File, *unix.Stat_t, error)     { return nil, nil, ErrUnsupported }
 func (d *Dir) Walk(WalkLimits, func(WalkEntry) error) error        { return ErrUnsupported }
 
-// Layers is unavailable off Linux.
+// Layers is unavailable off Linux and macOS.
 type Layers struct{}
 
 func OpenLayers([]string) (*Layers, error)                            { return nil, ErrUnsupported }

@@ -28,3 +28,7 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// startedAgent is an agent that says it runs ("started" in its fork), then
+// runs until it is killed.
+const startedAgent = "touch started; exec sleep 300"

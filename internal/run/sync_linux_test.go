@@ -18,10 +18,6 @@ import (
 // its fork, and an agent that must wait for the others waits for a gate
 // file the test opens when the record shows what it waits for.
 
-// startedAgent is an agent that says it runs ("started" in its fork), then
-// runs until it is killed.
-const startedAgent = "touch started; exec sleep 300"
-
 // waitStarted waits until n forks of the store at root hold the file
 // startedAgent writes: in their upper layer (overlay forks) or their tree
 // (reflink or copied forks). It reports how many did, and may be called

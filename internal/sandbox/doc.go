@@ -19,6 +19,9 @@
 //   - landlock: where user namespaces are unavailable, the same filesystem
 //     rules are applied by Landlock alone, with seccomp, setsid, a child
 //     subreaper and rlimits.
+//   - seatbelt (macOS): a Seatbelt profile written from the policy
+//     (seatbelt.go) is applied by sandbox-exec, which runs forkbomb itself
+//     as the init inside it (sandbox_darwin.go, seatbelt_init_darwin.go).
 //
 // Which backend works is found by trial (see Probe); Run never falls back to
 // running unconfined. Start keeps one such sandbox for many commands (a

@@ -152,25 +152,3 @@ func scanDirBuf(dir string, buf []byte, isRoot bool, sub func(string), git func(
 		}
 	}
 }
-
-// isGitDir reports whether git would take dir for a git directory: git's
-// own test (setup.c, is_git_directory) is a HEAD, then objects/ and refs/
-// in the common directory — dir itself, or the one its "commondir" file
-// names. objects and refs are followed through symlinks, as git's
-// access() does. HEAD's content is not judged, where git wants a valid
-// ref: the command could repair a HEAD during the run, and a folder with
-// all three names that git would refuse is rare enough to be read-only.
-func isGitDir(dir string) bool {
-	var st unix.Stat_t
-	if unix.Lstat(dir+"/HEAD", &st) != nil {
-		return false
-	}
-	if m := st.Mode & unix.S_IFMT; m != unix.S_IFREG && m != unix.S_IFLNK {
-		return false
-	}
-	common := dir
-	if c, ok := commonDir(dir); ok {
-		common = c
-	}
-	return unix.Stat(common+"/objects", &st) == nil && unix.Stat(common+"/refs", &st) == nil
-}

@@ -7,15 +7,6 @@ import (
 	"path/filepath"
 )
 
-// systemDirs are the folders a command needs to run at all (its programs,
-// libraries, configuration, kernel interfaces). Policy.Hide refuses to
-// hide one of them, or anything holding one (the root): a policy that did
-// would leave nothing to run, and is a mistake, not a wish.
-var systemDirs = []string{
-	"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/nix",
-	"/opt", "/proc", "/sbin", "/snap", "/sys", "/usr", "/var",
-}
-
 // CheckHide reports whether path may be hidden from a confined command (see
 // Policy.Hide): it must be absolute and must neither be nor hold the root
 // or a system folder, and must not lie inside a kernel interface (/proc,

@@ -74,7 +74,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -163,18 +162,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 	}
 	cfg.HideFiles = append(cfg.HideFiles, rootOnlySecrets...)
 	cfg.HideFiles = append(cfg.HideFiles, credentialPaths(r.Home)...)
-	if r.Toolchains && r.Home != "" {
-		for _, t := range ToolchainDirs {
-			p := r.Home + "/" + t
-			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				if c, err := filepath.EvalSymlinks(p); err == nil && c == p {
-					cfg.Toolchains = append(cfg.Toolchains, p)
-				} else if err == nil && r.checkExposure(c, "Toolchains") == nil {
-					cfg.Toolchains = append(cfg.Toolchains, c) // a link to elsewhere: bind where it points
-				}
-			}
-		}
-	}
+	cfg.Toolchains = r.toolchainDirs()
 	switch mode {
 	case ModeNamespaces:
 		cfg.Home = r.Home

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"io"
+	"os"
 	"sync"
+	"time"
 )
 
 // outputLimit caps the bytes copied from the command's stdout and stderr
@@ -53,4 +55,22 @@ func (l *outputLimit) exceeded() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.over
+}
+
+// waitCopies waits for the output copies to drain, but not for ever: every
+// process that could hold the pipes' write ends should be dead, and should
+// one have escaped (it cannot under a pid namespace; see the macOS row of
+// docs/SECURITY.md), closing the read ends stops the copies rather than
+// waiting for it.
+func waitCopies(copies *sync.WaitGroup, readEnds []*os.File) {
+	copied := make(chan struct{})
+	go func() { copies.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(5 * time.Second):
+		for _, f := range readEnds {
+			f.Close()
+		}
+		<-copied
+	}
 }

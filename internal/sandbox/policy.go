@@ -24,17 +24,23 @@ const (
 )
 
 // Mode selects the backend. ModeAuto tries namespaces first and falls back to
-// Landlock alone; the other values force one backend (for diagnosis and for
-// testing the fallback on a machine that has both).
+// Landlock alone (on macOS it is Seatbelt); the other values force one
+// backend (for diagnosis and for testing the fallback on a machine that has
+// both).
 type Mode string
 
 const (
 	ModeAuto       Mode = "auto"
 	ModeNamespaces Mode = "namespaces"
 	ModeLandlock   Mode = "landlock"
+	// ModeSeatbelt is macOS's backend: a Seatbelt profile (seatbelt.go).
+	ModeSeatbelt Mode = "seatbelt"
 	// ModeNone is what Run reports when the caller asked for no sandbox.
 	ModeNone Mode = "none"
 )
+
+// Modes are the values Policy.Mode may take on this platform (backends).
+func Modes() []Mode { return slices.Clone(backends) }
 
 // Policy is everything the caller decides about one confined command.
 type Policy struct {
@@ -165,10 +171,13 @@ func (p Policy) resolve() (*resolved, error) {
 	if p.Mode == "" {
 		p.Mode = ModeAuto
 	}
-	switch p.Mode {
-	case ModeAuto, ModeNamespaces, ModeLandlock:
-	default:
-		return nil, policyErr("Mode", string(p.Mode), "unknown mode (auto, namespaces or landlock)")
+	if !slices.Contains(backends, p.Mode) {
+		names := make([]string, len(backends))
+		for i, m := range backends {
+			names[i] = string(m)
+		}
+		last := len(names) - 1
+		return nil, policyErr("Mode", string(p.Mode), "unknown mode (%s or %s)", strings.Join(names[:last], ", "), names[last])
 	}
 	for _, l := range []struct {
 		field    string
@@ -428,4 +437,25 @@ func (r *resolved) resolveScratchLayers(c string, l ScratchLayers) error {
 	}
 	r.ScratchLayers[c] = out
 	return nil
+}
+
+// toolchainDirs are the ToolchainDirs under home that exist, canonical (a
+// link to elsewhere is exposed where it points, if that may be exposed),
+// when the policy asks for them.
+func (r *resolved) toolchainDirs() []string {
+	if !r.Toolchains || r.Home == "" {
+		return nil
+	}
+	var out []string
+	for _, t := range ToolchainDirs {
+		p := r.Home + "/" + t
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			if c, err := filepath.EvalSymlinks(p); err == nil && c == p {
+				out = append(out, p)
+			} else if err == nil && r.checkExposure(c, "Toolchains") == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }

@@ -11,6 +11,9 @@ type Layer struct {
 	Name   string `json:"name"`
 	Status string `json:"status"` // "ok", "partial" or "unavailable"
 	Detail string `json:"detail,omitempty"`
+	// Tier is how strongly it holds where the probe says so (macOS):
+	// kernel, forkbomb, requested or none, as in docs/SECURITY.md.
+	Tier string `json:"tier,omitempty"`
 }
 
 // ProbeReport says which layers engage on this machine, found by trial: the
@@ -25,6 +28,8 @@ type ProbeReport struct {
 	Layers []Layer `json:"layers"`
 	// Init is the program that serves as the sandbox's init here.
 	Init *InitReport `json:"init,omitempty"`
+	// Notice is what a person must know of this backend first (Notice).
+	Notice string `json:"notice,omitempty"`
 }
 
 // ProbeOptions change what Probe probes.
@@ -67,6 +72,9 @@ func (r *ProbeReport) WriteText(w io.Writer) {
 	if r.Init != nil {
 		fmt.Fprintf(w, "init: %s (%s)\n", r.Init.Path, r.Init.Reason)
 	}
+	if r.Notice != "" {
+		fmt.Fprintf(w, "note: %s\n", r.Notice)
+	}
 	fmt.Fprintln(w)
 	width := 0
 	for _, l := range r.Layers {
@@ -80,6 +88,10 @@ func (r *ProbeReport) WriteText(w io.Writer) {
 		case "partial":
 			mark = "~"
 		}
-		fmt.Fprintf(w, "  %s %-*s  %s\n", mark, width, l.Name, strings.TrimSpace(l.Detail))
+		detail := strings.TrimSpace(l.Detail)
+		if l.Tier != "" {
+			detail = "[" + l.Tier + "] " + detail
+		}
+		fmt.Fprintf(w, "  %s %-*s  %s\n", mark, width, l.Name, detail)
 	}
 }

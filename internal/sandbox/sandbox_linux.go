@@ -1,23 +1,15 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 )
-
-// errNoStart: the init ended without a word — killed (by a timeout that
-// fired during set-up, say) or not our init at all.
-var errNoStart = fmt.Errorf("%w: the sandbox init exited before starting the command", ErrSetup)
 
 // errNamespacesRefused marks a failure to build the namespaces before
 // anything ran: ModeAuto then falls back to Landlock alone.
@@ -153,17 +145,7 @@ func runOnce(ctx context.Context, r *resolved, a attempt, stdio Stdio, probe boo
 	return res, nil
 }
 
-// initStatus is the one record the init writes on its status pipe (see the
-// protocol in init_linux.go): Started once the command is forked, Probe
-// when probing, else the error that kept the command from starting.
-type initStatus struct {
-	Started bool         `json:"started,omitempty"`
-	Exited  bool         `json:"exited,omitempty"` // the second record (init_linux.go)
-	Error   string       `json:"error,omitempty"`
-	Kind    string       `json:"kind,omitempty"` // setup, ns, stale, notfound, notexec
-	Probe   *ProbeReport `json:"probe,omitempty"`
-}
-
+// err is the error a refusal record stands for.
 func (s *initStatus) err() error {
 	switch s.Kind {
 	case "notfound":
@@ -178,47 +160,5 @@ func (s *initStatus) err() error {
 	return fmt.Errorf("%w: %s", ErrSetup, s.Error)
 }
 
-func readStatus(r io.Reader) (*initStatus, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("%w: read init status: %v", ErrSetup, err)
-	}
-	st := &initStatus{}
-	if len(strings.TrimSpace(string(data))) == 0 {
-		return nil, errNoStart
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(st); err != nil {
-		return nil, fmt.Errorf("%w: init status: %v", ErrSetup, err)
-	}
-	if st.Exited || (!st.Started && st.Error == "" && st.Probe == nil) {
-		return nil, fmt.Errorf("%w: the init's status says neither that the command started nor why not", ErrSetup)
-	}
-	if dec.More() {
-		// Only a started command's end may follow, and nothing after it.
-		var end initStatus
-		if err := dec.Decode(&end); err != nil || !st.Started || !end.Exited ||
-			end.Started || end.Error != "" || end.Probe != nil || dec.More() {
-			return nil, fmt.Errorf("%w: init status: a record that is not the command's end after the first", ErrSetup)
-		}
-		st.Exited = true
-	}
-	return st, nil
-}
-
-// waitCopies waits for the output copies to drain, but not for ever: every
-// process that could hold the pipes' write ends should be dead, and should
-// one have escaped (it cannot under a pid namespace), closing the read ends
-// stops the copies rather than waiting for it.
-func waitCopies(copies *sync.WaitGroup, readEnds []*os.File) {
-	copied := make(chan struct{})
-	go func() { copies.Wait(); close(copied) }()
-	select {
-	case <-copied:
-	case <-time.After(5 * time.Second):
-		for _, f := range readEnds {
-			f.Close()
-		}
-		<-copied
-	}
-}
+// backends are the Modes a Policy may ask for on Linux.
+var backends = []Mode{ModeAuto, ModeNamespaces, ModeLandlock}

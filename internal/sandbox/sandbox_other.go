@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package sandbox
 
@@ -8,8 +8,8 @@ import (
 	"runtime"
 )
 
-// Only Linux has a backend so far; elsewhere forkbomb refuses to run a
-// command confined rather than pretend (macOS Seatbelt is planned).
+// Only Linux and macOS have a backend; elsewhere forkbomb refuses to run a
+// command confined rather than pretend.
 func runConfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, error) {
 	return nil, fmt.Errorf("%w (%s): refusing to run unconfined; --no-sandbox accepts that", ErrUnsupported, runtime.GOOS)
 }
@@ -36,3 +36,7 @@ func FindGitDirs(root string) ([]string, error) { return nil, nil }
 // Loaders: no program lists are enforced here (runConfined refuses), so
 // there are no dynamic loaders to allow with them.
 func Loaders() []string { return nil }
+
+// backends: the Modes Linux takes, so that a policy is judged alike
+// everywhere (runConfined refuses them all here).
+var backends = []Mode{ModeAuto, ModeNamespaces, ModeLandlock}

@@ -48,28 +48,17 @@ var ToolchainDirs = []string{
 	"go/pkg/mod", ".cargo", ".rustup", ".nvm", ".pyenv", ".rbenv", ".volta", ".bun", ".deno", ".sdkman",
 }
 
-// rootOnlySecrets are host files that only root can read. A root caller's
-// command runs as host uid 0 (without capabilities), so they are masked
-// explicitly; see docs/SECURITY.md for what this list cannot cover.
-var rootOnlySecrets = []string{
-	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
-	"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
-	"/etc/ssh/ssh_host_dsa_key",
-}
-
-// hiddenDirs are host directories replaced by an empty read-only tmpfs
-// besides the home directories: /run holds the sockets of system services
-// (docker, dbus, systemd) that a read-only mount does not stop a client from
-// connecting to.
-var hiddenDirs = []string{"/run", "/var/run", "/var/tmp", "/var/lib/docker", "/var/lib/containerd"}
-
 // credentialPaths lists the credential paths under home.
-func credentialPaths(home string) []string {
+func credentialPaths(home string) []string { return credentialPathsOf(home, platformCredentials) }
+
+// credentialPathsOf lists the credential paths under home: homeCredentials
+// and a platform's extra ones.
+func credentialPathsOf(home string, extra []string) []string {
 	if home == "" {
 		return nil
 	}
-	out := make([]string, 0, len(homeCredentials))
-	for _, c := range homeCredentials {
+	out := make([]string, 0, len(homeCredentials)+len(extra))
+	for _, c := range slices.Concat(homeCredentials, extra) {
 		out = append(out, filepath.Join(home, c))
 	}
 	return out
@@ -77,7 +66,7 @@ func credentialPaths(home string) []string {
 
 // homeRoots are the directories that hold home directories on this machine.
 func homeRoots(home string) []string {
-	roots := []string{"/home", "/root"}
+	roots := slices.Clone(homeRootDirs)
 	if home != "" && !slices.Contains(roots, home) && !slices.Contains(roots, filepath.Dir(home)) {
 		roots = append(roots, home)
 	}

@@ -5,7 +5,8 @@
 // ancestors only. A fork is an overlayfs upper directory over its source's
 // layers, mounted only inside the sandbox that runs a command in it, so a
 // fork costs the same for a toy and for a monorepo; where overlayfs is not
-// available a fork is a reflink copy, or a plain copy. The patch a fork would
+// available (macOS) a fork is a reflink copy (clonefile on APFS), or a plain
+// copy, and a command in a pid 1 works on such a copy, thrown away after. The patch a fork would
 // ship is computed here, on the trusted side, from its upper layers — never
 // by running anything inside the fork.
 //

@@ -13,8 +13,8 @@ import (
 
 // Exec runs a command confined in a workspace: its tree is the workdir (the
 // command's cwd and only writable tree), its .git read-only. A pid 1 is
-// pristine: a command in it runs over a throwaway upper layer, so nothing
-// it writes stays. p holds the caller's other sandbox settings; its Command
+// pristine: a command in it runs over a throwaway upper layer (a throwaway
+// copy where there is no overlayfs), so nothing it writes stays. p holds the caller's other sandbox settings; its Command
 // must be set.
 //
 // For a fork (an overlay), two of p's fields are requests: a Workdir is an
@@ -74,12 +74,21 @@ func (s *Store) confine(name string, p sandbox.Policy) (_ sandbox.Policy, done f
 		}
 		cleanups = append(cleanups, func() { removeTree(scratch) })
 		mnt := filepath.Join(scratch, "tree")
+		p.GitDirs = []string{mnt + "/.git"}
+		if !snapshotOverlay {
+			// No overlayfs: the command gets a clone of the pid 1 to
+			// write, thrown away with the scratch folder.
+			if _, err := copyTree(tree, mnt, reflink); err != nil {
+				return p, nil, fmt.Errorf("copy %s: %w", name, err)
+			}
+			p.Workdir = mnt
+			break
+		}
 		for _, d := range []string{"tree", "upper", "work"} {
 			os.Mkdir(filepath.Join(scratch, d), 0o700)
 		}
 		p.Workdir = mnt
 		p.Overlay = &sandbox.Overlay{Lower: []string{tree}, Upper: filepath.Join(scratch, "upper"), Work: filepath.Join(scratch, "work"), Volatile: true}
-		p.GitDirs = []string{mnt + "/.git"}
 	case MethodOverlay:
 		dir := s.dir(name)
 		if at != "" {

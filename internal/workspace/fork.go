@@ -16,8 +16,8 @@ import (
 // fork is an empty upper layer over src's frozen layers: O(1) for a fork of
 // a pid 1, O(what src changed) for a fork of a fork (src's upper layer is
 // copied — reflinked where possible — and frozen, since overlayfs forbids a
-// lower layer that still changes). Elsewhere it is a reflink or plain copy
-// of src's whole tree.
+// lower layer that still changes). Elsewhere it is a reflink (clonefile on
+// macOS) or plain copy of src's whole tree.
 func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 	sm, err := s.meta(src)
 	if err != nil {
@@ -56,7 +56,7 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 			case MethodSnapshot:
 				m.Layers = []string{s.tree(src)}
 			case MethodOverlay:
-				if _, err := copyTree(filepath.Join(s.dir(src), "upper"), filepath.Join(tmp, "layer"), true); err != nil {
+				if _, err := copyTree(filepath.Join(s.dir(src), "upper"), filepath.Join(tmp, "layer"), reflink); err != nil {
 					return nil, fmt.Errorf("freeze %s's changes: %w", src, err)
 				}
 				m.Layers = append([]string{filepath.Join(final, "layer")}, sm.Layers...)
@@ -65,7 +65,11 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 			if sm.Method == MethodOverlay {
 				return nil, fmt.Errorf("%s is an overlay fork but overlayfs does not work here any more", src)
 			}
-			cloned, err := copyTree(s.tree(src), tree, method == MethodReflink)
+			var clone cloner
+			if method == MethodReflink {
+				clone = reflink
+			}
+			cloned, err := copyTree(s.tree(src), tree, clone)
 			if err != nil {
 				return nil, fmt.Errorf("copy %s: %w", src, err)
 			}
@@ -115,7 +119,7 @@ func (s *Store) capabilities(ctx context.Context) capabilities {
 			c.Overlay = true
 		}
 	}
-	c.Reflink = reflinkWorks(s.Root)
+	c.Reflink = cloneWorks(s.Root, reflink)
 	writeJSON(path, c)
 	return c
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
+var ctx = context.Background()
+
 func write(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

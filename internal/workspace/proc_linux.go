@@ -8,3 +8,6 @@ import "syscall"
 func procAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+// snapshotOverlay: a command in a pid 1 writes a throwaway overlay layer.
+const snapshotOverlay = true

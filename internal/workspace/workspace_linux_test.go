@@ -17,8 +17,6 @@ import (
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-var ctx = context.Background()
-
 // TestPid1HistoryCut: a pid 1 holds its commit and the ancestors only —
 // no later commit, no other branch, tag, stash or remote — and making it
 // does not touch the user's repository.

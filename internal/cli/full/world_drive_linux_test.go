@@ -2,7 +2,6 @@ package full
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/canary"
-	"github.com/forkbomb/forkbomb/internal/cli"
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -59,15 +57,6 @@ func (r *driveRig) passCanary(t *testing.T) {
 	if err := canary.Save(filepath.Join(r.state, "canary.json"), &canary.Result{Engine: "claude-code", Version: v, Passed: true, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// forkbomb runs the CLI in-process; the MCP server it starts in the sandbox is this test
-// binary re-executed as "forkbomb" (TestMain).
-func forkbomb(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := cli.Run(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb}, Options())
-	return out.String(), errb.String(), code
 }
 
 func shellCall(cmd string) engine.ToolCall {

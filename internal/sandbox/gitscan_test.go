@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package sandbox_test
 
 import (
@@ -14,7 +16,7 @@ import (
 // (setup.c, is_git_directory), by layout and not by name, and nothing it
 // would not; it does not descend into what it found. Each layout is
 // written as "path" (a folder), "path=content" (a file) or "path->target"
-// (a symlink).
+// (a symlink). macOS's scan (walkGitDirs) is judged by the same cases.
 func TestFindGitDirs(t *testing.T) {
 	t.Parallel()
 	repo := []string{"r/HEAD=ref: refs/heads/main\n", "r/objects", "r/refs"}
@@ -61,18 +63,20 @@ func TestFindGitDirs(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			found, err := sandbox.FindGitDirs(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, f := range found {
-				rel, _ := filepath.Rel(root, f)
-				got = append(got, rel)
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("found %q, want %q", got, tc.want)
+			for name, find := range map[string]func(string) ([]string, error){"FindGitDirs": sandbox.FindGitDirs, "walkGitDirs": sandbox.WalkGitDirs} {
+				found, err := find(root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, f := range found {
+					rel, _ := filepath.Rel(root, f)
+					got = append(got, rel)
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("%s found %q, want %q", name, got, tc.want)
+				}
 			}
 		})
 	}
