@@ -24,9 +24,8 @@ import (
 // before it reads a request — Landlock with no filesystem right and no TCP, a seccomp filter
 // that denies every path call, exec and socket, no_new_privs, rlimits, an empty environment —
 // so a hook the world's code misses fails closed in the kernel instead of answering from the
-// host. What it reads before that is the trusted side's header (the build's fingerprint and
-// its data limit), so that a worker started before the trusted side knew its limits — at
-// forkbomb's init, internal/world/workerproc — is told them first.
+// host. What it reads before that is the trusted side's header: the build's fingerprint, which
+// it checks first, and its data limit.
 //
 // The trusted side keeps everything that touches the host: the lock, the read of the file, the
 // decode of what comes back (hostile data: the full decoder) and the atomic save. The worker
@@ -79,9 +78,6 @@ func workerMain() int {
 	time.Local = time.UTC
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	h, err := readHeader(in)
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return 0 // started for an exec that never came (workerproc's early start)
-	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "forkbomb world worker: %v\n", err)
 		return 2
@@ -213,24 +209,19 @@ type workerProc struct {
 // encoded, the output) and the runtime.
 func workerData(maxSize int64) int64 { return max(2<<30, 8*maxSize) }
 
-// startWorker starts the slim worker slim — the one started at init when there is one
-// (workerproc.Claim) — or this binary when slim is nil, and sends it its header.
+// startWorker starts the slim worker slim, or this binary when slim is nil, and sends it its
+// header.
 func startWorker(l Limits, slim *workerBin) (*workerProc, error) {
-	var wp *workerproc.Proc
+	exe, err := selfExe()
 	if slim != nil {
-		wp = workerproc.Claim()
+		exe = slim.exe()
 	}
-	if wp == nil {
-		exe, err := selfExe()
-		if slim != nil {
-			exe = slim.exe()
-		}
-		if err == nil {
-			wp, err = workerproc.Start(exe)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("start world worker: %w", err)
-		}
+	var wp *workerproc.Proc
+	if err == nil {
+		wp, err = workerproc.Start(exe)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start world worker: %w", err)
 	}
 	p := &workerProc{proc: wp, slim: slim, in: bufio.NewWriterSize(wp.Stdin, 64<<10),
 		out: bufio.NewReaderSize(wp.Stdout, 64<<10), head: &headWriter{max: 4 << 10}, exited: make(chan struct{})}

@@ -7,8 +7,7 @@ import (
 )
 
 // oPath is O_PATH, which package syscall does not name (its value on every Linux port of
-// Go; progfile_linux_test.go checks it against golang.org/x/sys/unix, which this package
-// does not import: that would order its initialisation after the heavy ones').
+// Go; progfile_linux_test.go checks it against golang.org/x/sys/unix).
 const oPath = 0x200000
 
 // Open opens path with O_PATH|O_NOFOLLOW|O_CLOEXEC — a symbolic link is refused, not

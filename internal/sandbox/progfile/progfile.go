@@ -3,9 +3,7 @@
 // Package progfile holds the checks a program that forkbomb runs in its own name must pass:
 // the sandbox's standalone init, the world's slim worker and the core's forkbomb-full.
 // Whoever can change such a file could change forkbomb itself, so it may be written by no one
-// else. It imports nothing but the standard library's lowest packages, so that the world's
-// worker can be found and started while forkbomb's own packages are still initialising
-// (internal/world/workerproc).
+// else.
 package progfile
 
 import (

@@ -2,7 +2,7 @@ package workerproc
 
 import (
 	"os"
-	"strings"
+	"path/filepath"
 	"sync"
 	"syscall"
 
@@ -21,9 +21,7 @@ var SlimWorker = sync.OnceValue(func() *Slim {
 	if err != nil {
 		return &Slim{Err: err}
 	}
-	// The folder by hand: path/filepath would order this package's initialisation after
-	// the heavy ones' (package doc).
-	s := &Slim{Path: exe[:strings.LastIndexByte(exe, '/')+1] + Name}
+	s := &Slim{Path: filepath.Join(filepath.Dir(exe), Name)}
 	s.File, s.Err = progfile.Open(s.Path)
 	return s
 })

@@ -1,10 +1,7 @@
 // Package workerproc finds, checks and starts the world's worker process (internal/world
-// says what the worker does and how it is confined). It is a package of its own, importing
-// nothing of forkbomb's but internal/sandbox/progfile and only the lowest of the standard library,
-// so that its initialiser runs while the rest of forkbomb's are still to come (Go runs
-// initialisers in dependency order, the first ready package by import path each step): a
-// `forkbomb world exec` starts its worker there (early_linux.go), and the worker's start
-// overlaps forkbomb's own.
+// says what the worker does and how it is confined): the slim forkbomb-world beside forkbomb,
+// opened and checked as the sandbox's init is, or any program given, started with nothing of
+// forkbomb's environment. Its sources are embedded in the world's fingerprint with the world's.
 package workerproc
 
 import "os"
