@@ -57,7 +57,7 @@ type CrossSurvivor struct {
 func (ComparedData) Kind() Kind { return Compared }
 
 // Lines are the comparison for a person: a heading, then one line for each
-// disagreement, pinned or unpinned survivor and note.
+// disagreement, pinned or unpinned survivor and note — each printable.
 func (d ComparedData) Lines() []string {
 	if len(d.Forks) != 2 {
 		return nil
@@ -79,6 +79,9 @@ func (d ComparedData) Lines() []string {
 	}
 	for _, n := range d.Notes {
 		out = append(out, "note: "+n)
+	}
+	for i, l := range out {
+		out[i] = printable(l)
 	}
 	return out
 }
@@ -102,5 +105,5 @@ func (x Disagreement) String() string {
 		what += fmt.Sprintf(" (%s:%d)", x.File, x.Line)
 	}
 	lo, hi := min(x.Tests, x.Fails), max(x.Tests, x.Fails)
-	return fmt.Sprintf("forks %d and %d disagree: %s; the suite does not cover it", lo, hi, what)
+	return printable(fmt.Sprintf("forks %d and %d disagree: %s; the suite does not cover it", lo, hi, what))
 }

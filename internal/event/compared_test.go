@@ -2,7 +2,9 @@ package event
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestComparedLines: the comparison as a person reads it, one line each —
@@ -36,5 +38,33 @@ func TestComparedLines(t *testing.T) {
 	quiet := ComparedData{Forks: []int{0, 2}, Notes: []string{"fork 2 added or changed no test: fork 0's code is judged by no test of fork 2"}}
 	if got := quiet.Lines(); len(got) != 2 || got[0] != "compared forks 0 and 2: no difference their tests see" {
 		t.Errorf("lines %q", got)
+	}
+}
+
+// TestComparedLinesPrintable: names a fork chose — its test's name, its files, what its runner
+// printed, a note quoting them — reach a terminal escaped, each line one line: no carriage
+// return, escape sequence, newline or byte that is not UTF-8 gets through.
+func TestComparedLinesPrintable(t *testing.T) {
+	t.Parallel()
+	evil := "T\x1b[2J\rforks 0 and 1 agree\n\xff"
+	s := Survivor{File: evil + ".go", Line: 1, Operator: "NEGATE", Original: "a", Replacement: "b"}
+	d := ComparedData{
+		Forks:         []int{0, 1},
+		Disagreements: []Disagreement{{Tests: 0, Fails: 1, Test: evil, File: evil + "_test.go", Line: 2}},
+		Pinned:        []CrossSurvivor{{Fork: 1, Survivor: s, CaughtBy: []string{evil}}},
+		Unpinned:      []CrossSurvivor{{Fork: 0, Survivor: s}},
+		Notes:         []string{"fork 1's " + evil + " is left out of its tests"},
+	}
+	lines := append(d.Lines(), s.String(), d.Disagreements[0].String())
+	if len(lines) != 7 {
+		t.Fatalf("%d lines: %q", len(lines), lines)
+	}
+	for _, l := range lines[1:] {
+		if !utf8.ValidString(l) || strings.ContainsAny(l, "\x1b\r\n\xff") {
+			t.Errorf("a line a terminal would obey: %q", l)
+		}
+		if !strings.Contains(l, `T\x1b[2J\rforks 0 and 1 agree\n`) {
+			t.Errorf("the name is not kept, escaped: %q", l)
+		}
 	}
 }

@@ -2,7 +2,10 @@ package event
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // VerifiedData is the payload of a Verified event and a fork's strength in
@@ -75,9 +78,21 @@ func (d VerifiedData) Summary(of string) string {
 	return s
 }
 
-// String is "FILE:LINE: ORIGINAL → REPLACEMENT (OPERATOR)".
+// String is "FILE:LINE: ORIGINAL → REPLACEMENT (OPERATOR)", printable.
 func (s Survivor) String() string {
-	return fmt.Sprintf("%s:%d: %s → %s (%s)", s.File, s.Line, oneLine(s.Original), oneLine(s.Replacement), s.Operator)
+	return printable(fmt.Sprintf("%s:%d: %s → %s (%s)", s.File, s.Line, oneLine(s.Original), oneLine(s.Replacement), s.Operator))
+}
+
+// printable is a line for a terminal that holds names a fork chose (its files, its tests, what
+// its runner printed): a control character (a carriage return, an escape sequence) or a byte
+// that is not UTF-8 is written as Go escapes it, so it can neither redraw the terminal nor
+// pass for a line of forkbomb's.
+func printable(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 // oneLine clips a mutated span to one short line for a person.
