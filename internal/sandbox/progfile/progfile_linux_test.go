@@ -9,18 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
-
-func TestOPathIsTheKernels(t *testing.T) {
-	if oPath != unix.O_PATH {
-		t.Fatalf("oPath %#x, unix.O_PATH %#x", oPath, unix.O_PATH)
-	}
-	if syscall.MS_NOEXEC != unix.ST_NOEXEC {
-		t.Fatalf("MS_NOEXEC %#x, ST_NOEXEC %#x", syscall.MS_NOEXEC, unix.ST_NOEXEC)
-	}
-}
 
 // TestOpenAndCheck: a plain program of root's or the caller's passes; every other kind of
 // file is refused with its reason, by Open through the descriptor and by Check on the path.

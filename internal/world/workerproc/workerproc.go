@@ -4,7 +4,10 @@
 // forkbomb's environment. Its sources are embedded in the world's fingerprint with the world's.
 package workerproc
 
-import "os"
+import (
+	"os"
+	"strconv"
+)
 
 // Arg, os.Args[1], makes a binary that links worlds serve as the world's worker.
 const Arg = "forkbomb-world-worker"
@@ -82,16 +85,4 @@ type Slim struct {
 // Exe is the path that executes s's checked file: its descriptor, so the file checked is the
 // file run whatever is at s.Path by then. The descriptor is close-on-exec: it is open while
 // the child resolves the path, and closed once the worker runs.
-func (s *Slim) Exe() string { return "/proc/self/fd/" + itoa(s.File.Fd()) }
-
-func itoa(u uintptr) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + u%10)
-		if u /= 10; u == 0 {
-			return string(b[i:])
-		}
-	}
-}
+func (s *Slim) Exe() string { return "/proc/self/fd/" + strconv.Itoa(int(s.File.Fd())) }
