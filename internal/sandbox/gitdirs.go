@@ -161,6 +161,25 @@ func readSmall(path string, follow bool) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, 4096))
 }
 
+// gitMarks are the names git looks for in a git directory, seen in a folder's listing: a
+// folder with them is worth asking isGitDir about (the git scans, on every platform).
+type gitMarks struct{ head, objects, refs, commondir bool }
+
+func (m *gitMarks) see(name string) {
+	switch name {
+	case "HEAD":
+		m.head = true
+	case "objects":
+		m.objects = true
+	case "refs":
+		m.refs = true
+	case "commondir":
+		m.commondir = true
+	}
+}
+
+func (m gitMarks) maybe() bool { return m.head && (m.objects && m.refs || m.commondir) }
+
 // isGitDir reports whether git would take dir for a git directory: git's
 // own test (setup.c, is_git_directory) is a HEAD, then objects/ and refs/
 // in the common directory — dir itself, or the one its "commondir" file

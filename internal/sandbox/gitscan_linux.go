@@ -99,10 +99,10 @@ func scanDirBuf(dir string, buf []byte, isRoot bool, sub func(string), git func(
 	defer unix.Close(fd)
 	// The names git looks for in a git directory (isGitDir); the
 	// subdirectories wait until the listing shows it is not one.
-	var head, objects, refs, commondir bool
+	var marks gitMarks
 	var subs []string
 	defer func() {
-		if !isRoot && head && (objects && refs || commondir) && isGitDir(dir) {
+		if !isRoot && marks.maybe() && isGitDir(dir) {
 			git(dir)
 			return
 		}
@@ -127,16 +127,7 @@ func scanDirBuf(dir string, buf []byte, isRoot bool, sub func(string), git func(
 				}
 			}
 			off += reclen
-			switch string(name) {
-			case "HEAD":
-				head = true
-			case "objects":
-				objects = true
-			case "refs":
-				refs = true
-			case "commondir":
-				commondir = true
-			}
+			marks.see(string(name))
 			switch {
 			case string(name) == "." || string(name) == "..":
 			case string(name) == ".git":

@@ -53,20 +53,11 @@ func walkGitDirs(root string) ([]string, error) {
 			fail(fmt.Errorf("cannot check %s for .git: %w", dir, err))
 			return
 		}
-		var head, objects, refs, commondir bool
+		var marks gitMarks
 		var subs []string
 		for _, e := range entries {
 			name := e.Name()
-			switch name {
-			case "HEAD":
-				head = true
-			case "objects":
-				objects = true
-			case "refs":
-				refs = true
-			case "commondir":
-				commondir = true
-			}
+			marks.see(name)
 			switch {
 			case name == ".git":
 				found = append(found, dir+"/.git")
@@ -74,7 +65,7 @@ func walkGitDirs(root string) ([]string, error) {
 				subs = append(subs, dir+"/"+name)
 			}
 		}
-		if !isRoot && head && (objects && refs || commondir) && isGitDir(dir) {
+		if !isRoot && marks.maybe() && isGitDir(dir) {
 			found = append(found, dir)
 			return
 		}
