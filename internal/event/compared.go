@@ -81,7 +81,7 @@ func (d ComparedData) Lines() []string {
 		out = append(out, "note: "+n)
 	}
 	for i, l := range out {
-		out[i] = printable(l)
+		out[i] = Printable(l)
 	}
 	return out
 }
@@ -105,5 +105,5 @@ func (x Disagreement) String() string {
 		what += fmt.Sprintf(" (%s:%d)", x.File, x.Line)
 	}
 	lo, hi := min(x.Tests, x.Fails), max(x.Tests, x.Fails)
-	return printable(fmt.Sprintf("forks %d and %d disagree: %s; the suite does not cover it", lo, hi, what))
+	return Printable(fmt.Sprintf("forks %d and %d disagree: %s; the suite does not cover it", lo, hi, what))
 }

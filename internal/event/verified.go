@@ -80,14 +80,14 @@ func (d VerifiedData) Summary(of string) string {
 
 // String is "FILE:LINE: ORIGINAL → REPLACEMENT (OPERATOR)", printable.
 func (s Survivor) String() string {
-	return printable(fmt.Sprintf("%s:%d: %s → %s (%s)", s.File, s.Line, oneLine(s.Original), oneLine(s.Replacement), s.Operator))
+	return Printable(fmt.Sprintf("%s:%d: %s → %s (%s)", s.File, s.Line, oneLine(s.Original), oneLine(s.Replacement), s.Operator))
 }
 
-// printable is a line for a terminal that holds names a fork chose (its files, its tests, what
+// Printable is a line for a terminal that holds names a fork chose (its files, its tests, what
 // its runner printed): a control character (a carriage return, an escape sequence) or a byte
 // that is not UTF-8 is written as Go escapes it, so it can neither redraw the terminal nor
 // pass for a line of forkbomb's.
-func printable(s string) string {
+func Printable(s string) string {
 	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
 		return s
 	}

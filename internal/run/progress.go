@@ -92,12 +92,17 @@ func (p *progress) toolCall(n int, tool, input string) {
 	p.update(n, func(l *forkLine) { l.tool = fmt.Sprintf("%s %.60s", tool, input) })
 }
 
-// logf prints a run-level line above the fork lines.
+// logf prints a run-level line above the fork lines (its own line breaks kept, each line
+// printable: it may quote what a fork or its model wrote).
 func (p *progress) logf(format string, a ...any) {
+	lines := strings.Split(fmt.Sprintf(format, a...), "\n")
+	for i, l := range lines {
+		lines[i] = event.Printable(l)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()
-	fmt.Fprintf(p.w, format+"\n", a...)
+	fmt.Fprintln(p.w, strings.Join(lines, "\n"))
 	p.draw()
 }
 
@@ -118,6 +123,8 @@ func (p *progress) update(n int, f func(*forkLine)) {
 	}
 }
 
+// text is the fork's line, printable: its tool call and verdict quote what the fork's model
+// and tests wrote.
 func (l forkLine) text() string {
 	s := l.state
 	if l.turns > 0 {
@@ -129,7 +136,7 @@ func (l forkLine) text() string {
 	if l.verdict != "" {
 		s += " — " + l.verdict
 	}
-	return s
+	return event.Printable(s)
 }
 
 func (p *progress) clear() {
@@ -148,7 +155,7 @@ func (p *progress) draw() {
 		if len(line) > 120 {
 			line = line[:117] + "..."
 		}
-		fmt.Fprintln(p.w, strings.ReplaceAll(line, "\n", " "))
+		fmt.Fprintln(p.w, line)
 	}
 	p.drawn = len(p.forks)
 }
