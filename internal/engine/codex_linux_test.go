@@ -214,10 +214,13 @@ trust_level = "trusted"
 	})
 }
 
-// eventually polls cond for up to ten seconds (a marker a background
-// process writes); it never judges a duration.
+// eventually polls cond for up to a minute (a marker a background
+// process writes, or a command codex runs once its model answered —
+// on a loaded CI machine codex's own start can take well over ten
+// seconds); it never judges a duration, and a condition that holds
+// returns at once.
 func eventually(cond func() bool) bool {
-	for range 100 {
+	for range 600 {
 		if cond() {
 			return true
 		}

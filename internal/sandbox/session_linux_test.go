@@ -210,7 +210,7 @@ func TestSessionClose(t *testing.T) {
 			_, err := s.Run(context.Background(), sh("/bin/sleep "+m), sandbox.Stdio{})
 			done <- err
 		}()
-		for i := 0; i < 100 && len(hostProcsWith(m)) == 0; i++ {
+		for i := 0; i < 1500 && len(hostProcsWith(m)) == 0; i++ {
 			time.Sleep(20 * time.Millisecond)
 		}
 		if len(hostProcsWith(m)) == 0 {
