@@ -278,7 +278,8 @@ func Judge(ctx context.Context, o Options, patches [][]byte) ([]*Verdict, error)
 
 // Judge judges patches in parallel, as many at once as the Judger's slots
 // allow across every call. The error is for the judge itself; a patch's
-// failure is its Verdict.
+// failure is its Verdict. Once ctx has ended, no patch has a verdict:
+// each has an error that says it was stopped, and why (context.Cause).
 func (j *Judger) Judge(ctx context.Context, patches [][]byte) ([]*Verdict, error) {
 	out := make([]*Verdict, len(patches))
 	errs := make([]error, len(patches))
@@ -289,12 +290,20 @@ func (j *Judger) Judge(ctx context.Context, patches [][]byte) ([]*Verdict, error
 			defer wg.Done()
 			queued := time.Now()
 			release, err := j.o.Slots.acquire(ctx)
-			if err != nil {
-				errs[i] = fmt.Errorf("%w: waiting for a slot: %w", ErrCannotJudge, err)
+			if err != nil { // ctx ended
+				errs[i] = fmt.Errorf("%w: stopped while waiting for a slot: %w", ErrCannotJudge, context.Cause(ctx))
 				return
 			}
 			defer release()
 			out[i], errs[i] = j.judgeOne(ctx, p)
+			if ctx.Err() != nil && false {
+				// Stopped by the caller (another fork won, Ctrl-C): a step
+				// cut short — git killed while reading the patch, the test
+				// command killed — says nothing of the patch, so it is no
+				// verdict.
+				out[i], errs[i] = nil, fmt.Errorf("%w: stopped before its verdict: %w", ErrCannotJudge, context.Cause(ctx))
+				return
+			}
 			if out[i] != nil {
 				out[i].Timings.Queue = time.Since(queued).Milliseconds() - out[i].Timings.Total
 			}

@@ -21,10 +21,11 @@ import (
 // empty folder of the caller's where the fork's tree is mounted instead of
 // its own path — inside the sandbox only, so many commands can see
 // different forks at one path at once (the judge: a Go build cache keys on
-// a package's folder) — and Overlay.Volatile skips the flush on unmount,
-// for a fork the caller throws away afterwards: overlayfs refuses to
-// mount its layers again (its diff can still be read). Other stores
-// ignore both.
+// a package's folder) — and Overlay.Volatile skips the flush on unmount
+// for a fork the caller throws away afterwards even where
+// sandbox.ReadyVolatile, which every fork's command goes through, cannot
+// tell a restart of the machine (its diff can still be read). Other
+// stores ignore both.
 func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
 	p, done, err := s.confine(name, p)
 	if err != nil {
@@ -50,15 +51,16 @@ func (s *Store) confine(name string, p sandbox.Policy) (_ sandbox.Policy, done f
 		return p, nil, err
 	}
 	var cleanups []func()
-	done = func() {
+	undo := func() {
 		for _, c := range cleanups {
 			c()
 		}
 		release()
 	}
+	done = undo
 	defer func() {
-		if err != nil {
-			done()
+		if err != nil { // every error return gives a nil done: undo here
+			undo()
 		}
 	}()
 	tree := s.tree(name)
@@ -95,6 +97,17 @@ func (s *Store) confine(name string, p sandbox.Policy) (_ sandbox.Policy, done f
 			tree = at
 			p.Workdir = at
 		}
+		// No flush of the host's whole filesystem at the command's end
+		// (sandbox.ReadyVolatile).
+		work := filepath.Join(dir, "work")
+		keep, err := sandbox.ReadyVolatile(work)
+		if err != nil {
+			return p, nil, fmt.Errorf("fork %s: %w; remove it and fork again", name, err)
+		}
+		if keep {
+			cleanups = append(cleanups, func() { sandbox.EndVolatile(work) }) // the command has ended; what stays is checked at the next
+		}
+		volatile = volatile || keep
 		p.Overlay = &sandbox.Overlay{Lower: m.Layers, Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work"), Volatile: volatile}
 		// The pid 1's .git, plus any a command created in this fork or
 		// the forks it came from: a walk of the upper layers only.

@@ -427,3 +427,98 @@ func TestConcurrentForks(t *testing.T) {
 		t.Errorf("%d workspaces, want 10", len(all))
 	}
 }
+
+// TestKeptForkSkipsFlush: a fork's commands unmount its overlay without
+// flushing the host's filesystem (overlayfs's volatile mount: its marker
+// is in the work layer while the command runs), forkbomb removes the
+// marker once the command has ended, and every later command mounts the
+// fork again and sees what the earlier ones wrote. A marker left by a
+// forkbomb killed mid-command is removed at the next command; once the
+// machine has restarted in between (a boot stamp of another boot), the
+// fork is refused with sandbox.ErrLayersLost and its files are left as
+// they are.
+func TestKeptForkSkipsFlush(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	testutil.OpenOverlayWork(t, s.Root)
+	if _, err := s.New(ctx, "p1", workspace.NewOptions{Repo: userRepo(t)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fork(ctx, "p1", "f"); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.Get(ctx, "f"); m.Method != workspace.MethodOverlay {
+		testutil.SkipOrFail(t, "fork method %s: no overlayfs here", m.Method)
+	}
+	if _, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err != nil {
+		testutil.SkipOrFail(t, "no boot ID on this kernel: forks flush as before (%v)", err)
+	}
+	work := filepath.Join(s.Root, "f", "work")
+	marked := func() bool { // as its owner sees it: overlayfs leaves the folders mode 000
+		p := work
+		for _, n := range []string{"work", "incompat", "volatile"} {
+			p = filepath.Join(p, n)
+			os.Chmod(p, 0o700)
+		}
+		_, err := os.Lstat(p)
+		return err == nil
+	}
+	// The command holds its mount until its stdin closes, which the test
+	// does once it has looked for the marker.
+	in, hold, _ := os.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Exec(ctx, "f", sandbox.Policy{Command: []string{"/bin/sh", "-c", "echo one > kept.txt; cat >/dev/null"}}, sandbox.Stdio{Stdin: in})
+		done <- err
+	}()
+	seen := false
+	for range 1500 { // the mount's whole life, however slow its start
+		if seen = marked(); seen {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	hold.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	if !seen {
+		t.Fatal("no volatile marker while a command ran: the fork's overlay was mounted with the flush")
+	}
+	if marked() {
+		t.Error("the marker outlived the command: overlayfs would refuse the fork's next mount but for forkbomb's check")
+	}
+	for _, n := range []string{"two", "three"} {
+		if got := execIn(t, s, "f", "cat kept.txt; echo "+n+" >> kept.txt"); !strings.HasPrefix(got, "one\n") {
+			t.Fatalf("a later command sees %q, want what the earlier ones wrote", got)
+		}
+	}
+	// A marker a killed forkbomb left, on this boot: removed, and mounted.
+	marked() // opens up what is there
+	if err := os.MkdirAll(filepath.Join(work, "work", "incompat", "volatile"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := execIn(t, s, "f", "cat kept.txt"); got != "one\ntwo\nthree\n" {
+		t.Fatalf("after a marker of this boot: %q", got)
+	}
+	// A restart since: refused, the files untouched.
+	marked()
+	if err := os.MkdirAll(filepath.Join(work, "work", "incompat", "volatile"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(work+".boot", []byte("another boot\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Exec(ctx, "f", sandbox.Policy{Command: []string{"/bin/true"}}, sandbox.Stdio{})
+	if !errors.Is(err, sandbox.ErrLayersLost) {
+		t.Fatalf("a fork whose unflushed mount a restart cut: %v, want ErrLayersLost", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(s.Root, "f", "upper", "kept.txt")); string(got) != "one\ntwo\nthree\n" {
+		t.Errorf("the refused fork's files changed: %q", got)
+	}
+	// The lock is released on that refusal: the fork can be removed.
+	if err := s.Remove(ctx, "f"); err != nil {
+		t.Errorf("remove after the refusal: %v", err)
+	}
+}
