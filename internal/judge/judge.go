@@ -296,7 +296,7 @@ func (j *Judger) Judge(ctx context.Context, patches [][]byte) ([]*Verdict, error
 			}
 			defer release()
 			out[i], errs[i] = j.judgeOne(ctx, p)
-			if ctx.Err() != nil && false {
+			if ctx.Err() != nil {
 				// Stopped by the caller (another fork won, Ctrl-C): a step
 				// cut short — git killed while reading the patch, the test
 				// command killed — says nothing of the patch, so it is no
