@@ -20,7 +20,7 @@ import (
 
 var ctx = context.Background()
 
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func write(t *testing.T, path, content string) {
 
 // userRepo makes a repository with history, branches, a tag, a stash and a
 // remote: everything a pid 1 must not carry.
-func userRepo(t *testing.T) string {
+func userRepo(t testing.TB) string {
 	t.Helper()
 	repo := filepath.Join(t.TempDir(), "repo")
 	write(t, filepath.Join(repo, "main.go"), "package main\n\nfunc main() {}\n")
