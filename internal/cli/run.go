@@ -257,9 +257,12 @@ func newShowCmd(stdio IO) *cobra.Command {
 			}
 			fmt.Fprintf(stdio.Out, "run %s — %s\ntask: %s\nrepo: %s at %s\ntest: %s\n\n", r.ID, r.Status, r.Task, r.Repo, r.Base, r.Test)
 			for _, f := range r.Fork {
-				fmt.Fprintf(stdio.Out, "fork %d: %s (exit %d) %s %s\n", f.N, f.State, f.Exit, f.Verdict, f.Reason)
+				// A verdict's reason and findings quote what the fork
+				// wrote (test names, lines of its patch): escaped, as
+				// the progress lines are.
+				fmt.Fprintf(stdio.Out, "fork %d: %s (exit %d) %s %s\n", f.N, f.State, f.Exit, f.Verdict, event.Printable(f.Reason))
 				for _, line := range f.Findings {
-					fmt.Fprintf(stdio.Out, "  finding: %s\n", line)
+					fmt.Fprintf(stdio.Out, "  finding: %s\n", event.Printable(line))
 				}
 				printStrength(stdio.Out, "  ", f, "its patch")
 			}

@@ -68,3 +68,22 @@ func TestComparedLinesPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestClip: a line cut to its bound never splits a character, whatever
+// the width of the characters at the cut, and is never over the bound.
+func TestClip(t *testing.T) {
+	for _, s := range []string{"abcdefghij", "ééééééé", "日本語の文字列です", "a😀😀😀😀😀", "short"} {
+		for max := 4; max <= len(s)+1; max++ {
+			got := Clip(s, max)
+			if len(got) > max || !utf8.ValidString(got) {
+				t.Errorf("Clip(%q, %d) = %q: over the bound or not UTF-8", s, max, got)
+			}
+			if len(s) <= max && got != s {
+				t.Errorf("Clip(%q, %d) = %q, want it whole", s, max, got)
+			}
+			if len(s) > max && (!strings.HasSuffix(got, "...") || !strings.HasPrefix(s, strings.TrimSuffix(got, "..."))) {
+				t.Errorf("Clip(%q, %d) = %q, want a prefix of it and ...", s, max, got)
+			}
+		}
+	}
+}

@@ -101,8 +101,18 @@ func oneLine(s string) string {
 	if s == "" {
 		return `""`
 	}
-	if len(s) > 60 {
-		s = s[:57] + "..."
+	return Clip(s, 60)
+}
+
+// Clip is s cut to at most max bytes (max > 3), ending "..." when cut; it
+// never splits a character, so a printable line stays valid UTF-8.
+func Clip(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return s
+	cut := max - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

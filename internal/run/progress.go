@@ -151,11 +151,7 @@ func (p *progress) draw() {
 		return
 	}
 	for n, l := range p.forks {
-		line := fmt.Sprintf("fork %d: %s", n, l.text())
-		if len(line) > 120 {
-			line = line[:117] + "..."
-		}
-		fmt.Fprintln(p.w, line)
+		fmt.Fprintln(p.w, event.Clip(fmt.Sprintf("fork %d: %s", n, l.text()), 120))
 	}
 	p.drawn = len(p.forks)
 }
