@@ -164,6 +164,10 @@ type Timings struct {
 	Queue int64 `json:"queue"` // waiting for a free slot (--parallel); not part of total
 	Fork  int64 `json:"fork"`
 	Test  int64 `json:"test"` // apply, hidden tests, sentinels and the test command, in one sandbox; bounded by --timeout
+	// TestCPU is the processor time of that sandbox (sandbox.Result.CPU),
+	// 0 where unknown: Test over TestCPU says how many such runs the
+	// machine's cores hold at once without slowing each other.
+	TestCPU int64 `json:"test_cpu,omitempty"`
 	Total int64 `json:"total"`
 }
 
@@ -354,7 +358,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		return v, nil
 	}
 	v.Applied = true
-	v.Timings.Test = run.elapsed.Milliseconds()
+	v.Timings.Test, v.Timings.TestCPU = run.elapsed.Milliseconds(), run.cpu.Milliseconds()
 	v.ExitCode, v.TimedOut, v.Results, v.Output = run.exit, run.timedOut, run.results, run.output
 	sc := checkSentinelRuns(plan, run.results, run.exit, run.sentinels)
 	cur, tamper := sc.cur, sc.tamper

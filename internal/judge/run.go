@@ -23,6 +23,7 @@ type testRun struct {
 	runner      string // "tree PATH" when the runner is a file of the repository
 	limit       string // the resource limit that stopped the run, for a person
 	elapsed     time.Duration
+	cpu         time.Duration // the sandbox's Result.CPU
 	// sentinels is the sentinel-only run's part of the output, when the
 	// plan has one (sentinelPlan.second); output and results are then the
 	// command's own run's alone.
@@ -154,7 +155,7 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 		}
 		return nil, fmt.Errorf("%w: run tests: %w", ErrCannotJudge, o.ownWords(err))
 	}
-	r := &testRun{exit: res.ExitCode, timedOut: res.TimedOut, limit: sandbox.LimitReason(res, p), output: out.String(), elapsed: elapsed}
+	r := &testRun{exit: res.ExitCode, timedOut: res.TimedOut, limit: sandbox.LimitReason(res, p), output: out.String(), elapsed: elapsed, cpu: res.CPU}
 	if r.exit == applyFailedStatus && strings.Contains(r.output, applyMarker) {
 		r.applyFailed = true
 		r.applyErr = firstLine(strings.Split(r.output, applyMarker)[0])

@@ -53,6 +53,7 @@ type passing struct {
 	tests     map[string]keptFile
 	notes     []string
 	one       time.Duration
+	hold      int // judged runs like its own the cores hold at once (held)
 	survivors []patchMutant
 }
 
@@ -65,7 +66,7 @@ type keptFile struct {
 // stripped, as the fork holds them, read through the store's bounded,
 // link-refusing Files — for the comparison.
 func (r *race) keepPassing(ctx context.Context, n int, name string, v *judge.Verdict) {
-	p := &passing{tests: map[string]keptFile{}, one: time.Duration(v.Timings.Total) * time.Millisecond}
+	p := &passing{tests: map[string]keptFile{}, one: time.Duration(v.Timings.Total) * time.Millisecond, hold: held(v.Timings)}
 	if len(v.Stripped) > 0 {
 		_, files, err := r.o.Store.Files(ctx, name)
 		if err != nil {
@@ -225,9 +226,10 @@ func (r *race) compare(ctx context.Context) {
 	// end — a baseline with the tests laid over (outside the judge's
 	// slots, as the race's own baseline; one per core at most), then the
 	// two patches.
-	started := within(ctx, len(dirs), one, limit, start, true, func(i int) {
+	hold := passed[pairs[0][0]].hold
+	started := within(ctx, len(dirs), one, limit, start, true, workers(limit, hold), func(i int) {
 		d := dirs[i]
-		res[i] = r.crossJudge(ctx, d, overlays[d.tests], passed[d.tests].tests, patches[d.tests], patches[d.code], passed[d.code].survivors, one, limit, start)
+		res[i] = r.crossJudge(ctx, d, overlays[d.tests], passed[d.tests].tests, patches[d.tests], patches[d.code], passed[d.code].survivors, one, limit, hold, start)
 	})
 	if ctx.Err() != nil {
 		return // the run was interrupted: a comparison cut short says nothing
@@ -255,7 +257,7 @@ func (r *race) compare(ctx context.Context) {
 // crossJudge judges fork d.code's patch, and its survivors, against fork
 // d.tests's tests (laid over from overlay), with fork d.tests's own patch
 // as the control.
-func (r *race) crossJudge(ctx context.Context, d direction, overlay string, tests map[string]keptFile, control, code []byte, survivors []patchMutant, one, limit time.Duration, begin time.Time) (out crossResult) {
+func (r *race) crossJudge(ctx context.Context, d direction, overlay string, tests map[string]keptFile, control, code []byte, survivors []patchMutant, one, limit time.Duration, hold int, begin time.Time) (out crossResult) {
 	jo := r.judgeOpts
 	jo.Hidden = append([]string{overlay}, r.judgeOpts.Hidden...) // the user's hidden tests are laid over last: theirs is the word
 	j, err := r.o.Judge(ctx, jo)
@@ -295,7 +297,7 @@ func (r *race) crossJudge(ctx context.Context, d direction, overlay string, test
 	}
 
 	verdicts := make([]*judge.Verdict, len(survivors))
-	started := within(ctx, len(survivors), one, limit, begin, false, func(i int) {
+	started := within(ctx, len(survivors), one, limit, begin, false, workers(limit, hold), func(i int) {
 		if vs, err := j.Judge(ctx, [][]byte{survivors[i].patch}); err == nil && len(vs) == 1 {
 			verdicts[i] = vs[0]
 		}

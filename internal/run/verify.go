@@ -30,8 +30,8 @@ import (
 // fork. Eight gives a share in steps of an eighth — enough to tell a
 // suite that pins the fix from one that barely touches it — when the time
 // allows; without --min-strength the time cap (one judged run of the
-// fork's patch) is what bounds the wall time: one round of mutants, two
-// on a two-core machine.
+// fork's patch) is what bounds the wall time: one round of mutants, as
+// many as the cores hold at once (held): one for a Go suite on two cores.
 const DefaultVerify = 8
 
 // maxVerifySource bounds the bytes of one changed file the verifier reads
@@ -50,7 +50,7 @@ type patchMutant struct {
 // expected to take as long as the fork's own: VerifyTime when set; else,
 // under MinStrength, no cap (a gate rests on every mutant of its budget,
 // not on how busy the machine was); else one judged run of the fork's
-// patch — one round of mutants, as many as the judge runs at once. 0:
+// patch — one round of mutants, as many as the cores hold at once. 0:
 // none.
 func (o Options) verifyCap(judged time.Duration) time.Duration {
 	switch {
@@ -79,7 +79,8 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 	one := time.Duration(v.Timings.Total) * time.Millisecond
 	caught := make([]bool, len(ms))
 	judged := make([]bool, len(ms))
-	within(ctx, len(ms), one, r.o.verifyCap(one), time.Now(), true, func(i int) {
+	limit := r.o.verifyCap(one)
+	within(ctx, len(ms), one, limit, time.Now(), true, workers(limit, held(v.Timings)), func(i int) {
 		vs, err := judger.Judge(ctx, [][]byte{ms[i].patch})
 		// A run a kill cut short says nothing of the tests.
 		if err != nil || len(vs) != 1 || vs[0] == nil || ctx.Err() != nil {
@@ -118,15 +119,14 @@ func survivorOf(m mutant.Mutant) event.Survivor {
 	return event.Survivor{File: m.File, Line: m.Line, Operator: m.Operator, Original: m.Original, Replacement: m.Replacement}
 }
 
-// within calls do(0), do(1), … from one worker per core at most (the
-// judge's slots are one per core at most), in order, each call expected
-// to take cost. It starts none that would end after limit counted from
-// begin (limit 0: no cap) — except, with firstRound, each worker's first
-// call, counted as starting at begin, unless cost alone is over the
+// within calls do(0), do(1), … from at most w workers, in order, each call
+// expected to take cost. It starts none that would end after limit counted
+// from begin (limit 0: no cap) — except, with firstRound, each worker's
+// first call, counted as starting at begin, unless cost alone is over the
 // limit: a cap of one judged run still gets its one round. A call started
 // runs to its end (the judge's own timeout bounds a judged run), so no
 // work is thrown away. It returns which calls started.
-func within(ctx context.Context, n int, cost, limit time.Duration, begin time.Time, firstRound bool, do func(i int)) []bool {
+func within(ctx context.Context, n int, cost, limit time.Duration, begin time.Time, firstRound bool, w int, do func(i int)) []bool {
 	started := make([]bool, n)
 	var mu sync.Mutex
 	next := 0
@@ -144,7 +144,7 @@ func within(ctx context.Context, n int, cost, limit time.Duration, begin time.Ti
 		return next - 1, true
 	}
 	var wg sync.WaitGroup
-	for range min(n, runtime.NumCPU()) {
+	for range min(n, max(w, 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -161,6 +161,33 @@ func within(ctx context.Context, n int, cost, limit time.Duration, begin time.Ti
 	mu.Lock()
 	defer mu.Unlock()
 	return started
+}
+
+// held is how many judged runs like the one timed by t the machine's cores
+// hold at once without slowing each other: its wall time over the cores it
+// kept busy (Timings.TestCPU), at least one, at most one per core (the
+// judge's slots are one per core at most). A Go suite's run — the
+// compiler and linker in parallel — holds fewer than a suite run by one
+// single-threaded interpreter.
+func held(t judge.Timings) int {
+	cores := runtime.NumCPU()
+	if t.TestCPU <= 0 || t.Test <= 0 {
+		return cores
+	}
+	return min(max(int(float64(cores)*float64(t.Test)/float64(t.TestCPU)), 1), cores)
+}
+
+// workers are within's workers for judged runs each expected to take as
+// long as the one whose runs the cores hold: as many as the cores hold at
+// once under a cap (more would each take longer than the cap counts on:
+// two Go suites at once on two cores take about 1.6 times one), one per
+// core without a cap (the runs then slow each other, but end sooner all
+// told).
+func workers(limit time.Duration, hold int) int {
+	if limit > 0 {
+		return hold
+	}
+	return runtime.NumCPU()
 }
 
 // sample keeps at most max mutants, spread evenly over the patch.

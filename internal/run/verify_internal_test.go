@@ -2,11 +2,17 @@ package run
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/lab/mutant"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -109,5 +115,59 @@ func TestSample(t *testing.T) {
 	}
 	if len(sample(ms, 0)) != 10 || len(sample(ms[:3], 8)) != 3 {
 		t.Error("no budget, or one above the count, keeps all")
+	}
+}
+
+// TestHeld: the judged runs the cores hold at once follow from the
+// fork's own run — its wall time over the cores it kept busy — never
+// under one nor over one per core; unknown CPU time holds one per core.
+func TestHeld(t *testing.T) {
+	t.Parallel()
+	cores := runtime.NumCPU()
+	for _, c := range []struct {
+		test, cpu int64
+		want      int
+	}{
+		{1000, 0, cores},               // unknown
+		{1000, 1000, cores},            // one core busy: as many as there are cores
+		{1000, 1000 * int64(cores), 1}, // every core busy
+		{1000, 5000 * int64(cores), 1}, // never under one
+		{1000, 10, cores},              // never over one per core
+		{1000, 2000, max(cores/2, 1)},  // two cores busy
+	} {
+		if got := held(judge.Timings{Test: c.test, TestCPU: c.cpu}); got != c.want {
+			t.Errorf("held(test %d ms, cpu %d ms) on %d cores = %d, want %d", c.test, c.cpu, cores, got, c.want)
+		}
+	}
+	if workers(0, 1) != cores || workers(time.Second, 1) != 1 {
+		t.Errorf("workers: no cap gets one per core, a cap what the cores hold")
+	}
+}
+
+// TestWithinWorkers: within runs at most w calls at once — one at a time
+// with one worker, the calls in order — and w at once when it may.
+func TestWithinWorkers(t *testing.T) {
+	t.Parallel()
+	for _, w := range []int{1, 2} {
+		var mu sync.Mutex
+		now, most := 0, 0
+		var order []int
+		started := within(context.Background(), 4, time.Millisecond, 0, time.Now(), true, w, func(i int) {
+			mu.Lock()
+			now++
+			most = max(most, now)
+			order = append(order, i)
+			mu.Unlock()
+			time.Sleep(50 * time.Millisecond) // long enough for a second worker to start meanwhile
+			mu.Lock()
+			now--
+			mu.Unlock()
+		})
+		if most > w || (w == 1 && !slices.Equal(order, []int{0, 1, 2, 3})) || !slices.Equal(started, []bool{true, true, true, true}) {
+			t.Errorf("w=%d: at most %d at once (order %v, started %v)", w, most, order, started)
+		}
+		if w == 2 && most != 2 {
+			t.Logf("w=2: the calls never overlapped (a loaded machine?): at most %d at once", most)
+		}
 	}
 }

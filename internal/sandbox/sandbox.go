@@ -44,6 +44,12 @@ type Result struct {
 	// Init is the program that served as the sandbox's init: the path of
 	// a standalone forkbomb-init, or /proc/self/exe (initbin_linux.go).
 	Init string
+	// CPU is the processor time (user and system) of the sandbox's init
+	// and of every process below it that was waited for — the command
+	// and what it started and waited for — as the kernel counts it for
+	// a reaped child: what the run took of the machine, where its wall
+	// time says how long it took.
+	CPU time.Duration
 
 	probe *ProbeReport
 }
@@ -111,6 +117,7 @@ func runUnconfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, erro
 		return res, nil
 	case cmd.ProcessState != nil: // exited, possibly with ErrWaitDelay
 		res.ExitCode = exitCodeOf(cmd.ProcessState.Sys().(syscall.WaitStatus))
+		res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		return res, nil
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("%w: %s", ErrCommandNotFound, r.Command[0])

@@ -294,6 +294,7 @@ func runSeatbelt(ctx context.Context, r *resolved, stdio Stdio, probe *probeChec
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 		res.ExitCode = exitCodeOf(ws)
 	}
+	res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	switch {
 	case interrupted.Load():
 		return res, ctx.Err()

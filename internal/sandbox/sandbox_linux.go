@@ -130,6 +130,7 @@ func runOnce(ctx context.Context, r *resolved, a attempt, stdio Stdio, probe boo
 	}
 	ws, _ := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	res.ExitCode = exitCodeOf(ws)
+	res.CPU = p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()
 	switch {
 	case interrupted:
 		return res, ctx.Err()
