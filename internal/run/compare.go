@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -226,8 +227,11 @@ func (r *race) compare(ctx context.Context) {
 	// end — a baseline with the tests laid over (outside the judge's
 	// slots, as the race's own baseline; one per core at most), then the
 	// two patches.
+	// A pair's directions start together, one per core (each is the
+	// comparison's one look at that direction); the survivors after them
+	// go as the verifier's mutants do.
 	hold := passed[pairs[0][0]].hold
-	started := within(ctx, len(dirs), one, limit, start, true, workers(limit, hold), func(i int) {
+	started := within(ctx, len(dirs), one, limit, start, true, runtime.NumCPU(), func(i int) {
 		d := dirs[i]
 		res[i] = r.crossJudge(ctx, d, overlays[d.tests], passed[d.tests].tests, patches[d.tests], patches[d.code], passed[d.code].survivors, one, limit, hold, start)
 	})
@@ -297,7 +301,7 @@ func (r *race) crossJudge(ctx context.Context, d direction, overlay string, test
 	}
 
 	verdicts := make([]*judge.Verdict, len(survivors))
-	started := within(ctx, len(survivors), one, limit, begin, false, workers(limit, hold), func(i int) {
+	started := within(ctx, len(survivors), one, limit, begin, false, r.o.verifyWorkers(hold), func(i int) {
 		if vs, err := j.Judge(ctx, [][]byte{survivors[i].patch}); err == nil && len(vs) == 1 {
 			verdicts[i] = vs[0]
 		}

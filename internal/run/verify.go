@@ -79,8 +79,7 @@ func (r *race) verify(ctx context.Context, n int, name string, patch []byte, v *
 	one := time.Duration(v.Timings.Total) * time.Millisecond
 	caught := make([]bool, len(ms))
 	judged := make([]bool, len(ms))
-	limit := r.o.verifyCap(one)
-	within(ctx, len(ms), one, limit, time.Now(), true, workers(limit, held(v.Timings)), func(i int) {
+	within(ctx, len(ms), one, r.o.verifyCap(one), time.Now(), true, r.o.verifyWorkers(held(v.Timings)), func(i int) {
 		vs, err := judger.Judge(ctx, [][]byte{ms[i].patch})
 		// A run a kill cut short says nothing of the tests.
 		if err != nil || len(vs) != 1 || vs[0] == nil || ctx.Err() != nil {
@@ -177,14 +176,15 @@ func held(t judge.Timings) int {
 	return min(max(int(float64(cores)*float64(t.Test)/float64(t.TestCPU)), 1), cores)
 }
 
-// workers are within's workers for judged runs each expected to take as
-// long as the one whose runs the cores hold: as many as the cores hold at
-// once under a cap (more would each take longer than the cap counts on:
-// two Go suites at once on two cores take about 1.6 times one), one per
-// core without a cap (the runs then slow each other, but end sooner all
-// told).
-func workers(limit time.Duration, hold int) int {
-	if limit > 0 {
+// verifyWorkers are the verifier's judged runs at once, hold being how
+// many the cores hold (held): under the default cap of one judged run, no
+// more — more would each take longer than the cap counts on (two Go
+// suites at once on two cores took about 1.6 times one each), and the
+// round would overrun it; otherwise one per core (the runs then slow
+// each other, but end sooner all told: a --verify-time or a gate buys
+// mutants, not a bound of one run).
+func (o Options) verifyWorkers(hold int) int {
+	if o.VerifyTime == 0 && o.MinStrength == 0 {
 		return hold
 	}
 	return runtime.NumCPU()

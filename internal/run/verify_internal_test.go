@@ -139,8 +139,8 @@ func TestHeld(t *testing.T) {
 			t.Errorf("held(test %d ms, cpu %d ms) on %d cores = %d, want %d", c.test, c.cpu, cores, got, c.want)
 		}
 	}
-	if workers(0, 1) != cores || workers(time.Second, 1) != 1 {
-		t.Errorf("workers: no cap gets one per core, a cap what the cores hold")
+	if (Options{}).verifyWorkers(1) != 1 || (Options{VerifyTime: time.Minute}).verifyWorkers(1) != cores || (Options{MinStrength: 0.5}).verifyWorkers(1) != cores {
+		t.Errorf("verifyWorkers: the default cap gets what the cores hold, --verify-time and a gate one per core")
 	}
 }
 
