@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/testutil"
@@ -56,6 +57,7 @@ func TestDialSpecialPurpose(t *testing.T) {
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	var mu sync.Mutex
 	dialled := map[netip.Addr]int{}
+	var accepted atomic.Int64
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -65,6 +67,7 @@ func TestDialSpecialPurpose(t *testing.T) {
 			mu.Lock()
 			dialled[c.LocalAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()]++
 			mu.Unlock()
+			accepted.Add(1)
 			c.Close()
 		}
 	}()
@@ -104,6 +107,13 @@ func TestDialSpecialPurpose(t *testing.T) {
 	}
 	if st := connect(netip.Addr{}, "100.64.0.7:"+port); st != http.StatusOK {
 		t.Errorf("an address named in allow: was refused: %d", st)
+	}
+	// The proxy answers once it has dialled; the listener records the
+	// connection on its own goroutine, which a loaded machine may run
+	// later: wait for as many as were tunnelled (a refused one that was
+	// dialled would make more, never fewer).
+	for i := 0; i < 3000 && accepted.Load() < int64(len(global)+1); i++ {
+		time.Sleep(10 * time.Millisecond)
 	}
 
 	mu.Lock()
