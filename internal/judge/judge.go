@@ -168,7 +168,7 @@ type Timings struct {
 	// 0 where unknown: Test over TestCPU says how many such runs the
 	// machine's cores hold at once without slowing each other.
 	TestCPU int64 `json:"test_cpu,omitempty"`
-	Total int64 `json:"total"`
+	Total   int64 `json:"total"`
 }
 
 // Judger judges patches against one base. Prepare does the work all
