@@ -109,9 +109,31 @@ func judgeAll(t *testing.T, repo, test string, hidden []string, cases []judged, 
 			patches = append(patches, makePatch(t, repo, c.edits))
 		}
 	}
-	verdicts, err := judge.Judge(context.Background(), o, patches)
-	if err != nil {
-		t.Fatalf("judge: %v", err)
+	var verdicts []*judge.Verdict
+	if o.Warm {
+		// as a race judges: once the warmed build cache is laid
+		// (warm.go), every patch judged over it
+		j, err := judge.Prepare(t.Context(), o)
+		if err != nil {
+			t.Fatalf("judge: %v", err)
+		}
+		if ok, why := j.WaitWarm(t.Context()); !ok {
+			t.Fatalf("the build cache was not warmed: %s", why)
+		}
+		verdicts, err = j.Judge(t.Context(), patches)
+		j.Close()
+		if err != nil {
+			t.Fatalf("judge: %v", err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(o.CacheDir, "warm-*")); len(left) > 0 {
+			t.Errorf("Close left the warmed build cache: %v", left)
+		}
+	} else {
+		var err error
+		verdicts, err = judge.Judge(context.Background(), o, patches)
+		if err != nil {
+			t.Fatalf("judge: %v", err)
+		}
 	}
 	for i, c := range cases {
 		v := verdicts[i]

@@ -85,8 +85,9 @@ func goCaches() []string {
 // addGoCaches makes the Go module cache readable and the build cache
 // usable through a throwaway layer, so a judge run neither rebuilds the
 // standard library nor leaves anything in the user's cache. Under that
-// layer lies the baseline's kept cache (o.goLayer, read-only), or, in the
-// baseline run, the folder keeping its writes (o.goKeep).
+// layer lie the warmed cache (o.goWarm) and the baseline's (o.goLayer),
+// read-only; in the baseline and warming runs, the folder keeping the
+// run's writes (o.goKeep) takes the throwaway layer's place.
 func addGoCaches(p *sandbox.Policy, o Options) {
 	caches := o.goEnv
 	if len(caches) != 2 {
@@ -95,11 +96,15 @@ func addGoCaches(p *sandbox.Policy, o Options) {
 	if fi, err := os.Stat(caches[0]); err == nil && fi.IsDir() {
 		p.Scratch = append(p.Scratch, caches[0])
 		p.SetEnv = append(p.SetEnv, "GOCACHE="+caches[0])
-		switch {
-		case o.goKeep != "":
-			p.ScratchLayers = map[string]sandbox.ScratchLayers{caches[0]: {Keep: o.goKeep}}
-		case o.goLayer != "":
-			p.ScratchLayers = map[string]sandbox.ScratchLayers{caches[0]: {Lower: []string{o.goLayer}}}
+		var l sandbox.ScratchLayers
+		for _, low := range []string{o.goWarm, o.goLayer} { // topmost first
+			if low != "" {
+				l.Lower = append(l.Lower, low)
+			}
+		}
+		l.Keep = o.goKeep
+		if l.Keep != "" || len(l.Lower) > 0 {
+			p.ScratchLayers = map[string]sandbox.ScratchLayers{caches[0]: l}
 		}
 	}
 	if fi, err := os.Stat(caches[1]); err == nil && fi.IsDir() {

@@ -82,17 +82,26 @@ func init() {
 	}
 	cacheDir := filepath.Join(t.TempDir(), "cache")
 	ctx := context.Background()
-	j, err := judge.Prepare(ctx, judge.Options{Store: s, CacheDir: cacheDir, Repo: repo, Test: "go test -v ./..."})
+	j, err := judge.Prepare(ctx, judge.Options{Store: s, CacheDir: cacheDir, Repo: repo, Test: "go test -v ./...", Warm: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ok, why := j.WaitWarm(ctx); !ok {
+		t.Fatalf("the build cache was not warmed: %s", why)
 	}
 	layers, _ := filepath.Glob(filepath.Join(cacheDir, "gocache-*", "upper"))
 	if len(layers) != 1 {
 		t.Fatalf("the baseline's build cache was not kept: %v", layers)
 	}
-	before := treeHash(t, layers[0])
-	if before == treeHash(t, t.TempDir()) {
-		t.Fatalf("the kept build cache is empty")
+	// the warmed layer (warm.go) is attacked alike
+	warmed, _ := filepath.Glob(filepath.Join(cacheDir, "warm-*", "upper"))
+	if len(warmed) != 1 {
+		t.Fatalf("the warmed build cache is not in the cache folder: %v", warmed)
+	}
+	layers = append(layers, warmed[0])
+	before := treeHash(t, layers[0]) + " " + treeHash(t, layers[1])
+	if empty := treeHash(t, t.TempDir()); strings.Contains(before, empty) {
+		t.Fatalf("a kept build cache is empty")
 	}
 	where := map[string]bool{}
 	for _, c := range []struct {
@@ -119,8 +128,12 @@ func init() {
 			}
 		}
 	}
-	if after := treeHash(t, layers[0]); after != before {
-		t.Errorf("LEAK: a patched run changed the kept build cache")
+	if after := treeHash(t, layers[0]) + " " + treeHash(t, layers[1]); after != before {
+		t.Errorf("LEAK: a patched run changed a kept build cache")
+	}
+	j.Close()
+	if _, err := os.Stat(warmed[0]); !os.IsNotExist(err) {
+		t.Errorf("Close left the warmed build cache: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(gocache, marker)); err == nil {
 		os.Remove(filepath.Join(gocache, marker))
@@ -156,4 +169,63 @@ func treeHash(t *testing.T, dir string) string {
 		return nil
 	})
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestJudgeWarmSentinels: over the warmed build cache (warm.go) a patch
+// that changes no Go source compiles no package of the module again, its
+// sentinels' tests included, and its sentinels are still planted and
+// checked. The control, the same judge unwarmed, compiles the package's
+// tests again (its sentinels are new to the cache).
+func TestJudgeWarmSentinels(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "go")
+	if fi, err := os.Stat(goEnv(t, "GOCACHE")); err != nil || !fi.IsDir() {
+		testutil.SkipNotApplicable(t, "no Go build cache: nothing to keep")
+	}
+	repo := fixture(t, goFiles)
+	patch := makePatch(t, repo, map[string]edit{"NOTES.md": {content: "notes\n"}})
+	s, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	ctx := t.Context()
+	// go test -x prints each compiler run; a package found in the cache
+	// has none.
+	compiles := func(out string) int {
+		n := 0
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "/compile ") && strings.Contains(line, "-p example.com/calc ") {
+				n++
+			}
+		}
+		return n
+	}
+	for _, warm := range []bool{false, true} {
+		j, err := judge.Prepare(ctx, judge.Options{Store: s, CacheDir: cacheDir, Repo: repo, Test: "go test -x ./...", Warm: warm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if warm {
+			if ok, why := j.WaitWarm(ctx); !ok {
+				t.Fatalf("the build cache was not warmed: %s", why)
+			}
+		}
+		vs, err := j.Judge(ctx, [][]byte{patch})
+		j.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := vs[0]
+		if v.Sentinels == nil || v.Sentinels.Runner != "go" || v.Sentinels.Checked == 0 || len(v.Sentinels.Wrong) > 0 {
+			t.Errorf("warm=%v: the sentinels were not planted and checked: %+v", warm, v.Sentinels)
+		}
+		n := compiles(v.Output)
+		switch {
+		case warm && n != 0:
+			t.Errorf("over the warmed build cache the patch compiled example.com/calc %d time(s):\n%s", n, tail(v.Output))
+		case !warm && n == 0:
+			t.Errorf("control: unwarmed, the patch compiled example.com/calc's tests nowhere the check sees:\n%s", tail(v.Output))
+		}
+	}
 }

@@ -75,12 +75,23 @@ type Options struct {
 	// patch judged at once — and sandbox.Unlimited is none.
 	Limits sandbox.Limits
 
+	// Warm readies, once the baseline has run, a second kept Go build
+	// cache: the test command run once more on the base with the
+	// judge's sentinels planted, so that the sentinels' compiled tests
+	// are cached under every later patched run and a patch recompiles
+	// only what it changed (see warm.go). It costs that one run, made
+	// in the background on a free slot while nothing else is judged: for
+	// a race (whose baseline runs while its agents work) or many
+	// patches. Close removes it.
+	Warm bool
+
 	goEnv []string // found once: GOCACHE, GOMODCACHE
 	// at is where every judged copy of this base is seen (see
 	// judgedPath); goLayer the baseline's kept Go build cache, laid
-	// read-only under each patched run's; goKeep, in the baseline run, the
-	// folder that keeps it.
-	at, goLayer, goKeep string
+	// read-only under each patched run's; goWarm the warmed one (warm.go)
+	// above it, when it is ready; goKeep, in the baseline and warming
+	// runs, the folder that keeps the run's writes.
+	at, goLayer, goWarm, goKeep string
 }
 
 // hidePaths is what a judged test run must not see, wherever it lives:
@@ -183,6 +194,11 @@ type Judger struct {
 	runCmd   string
 	bl       *Baseline
 	warnings []string
+	// plan is the sentinels every copy this Judger judges gets: drawn
+	// once, from the base, so that their compiled tests can be cached
+	// (warm.go); fresh for every Judger.
+	plan *sentinelPlan
+	warm *warmCache // nil unless Options.Warm
 }
 
 // Prepare readies a Judger; its error is the judge's own.
@@ -230,6 +246,7 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 	if j.bl, j.o.goLayer, err = baseline(ctx, j.o, j.pid1, base, j.runCmd, true); err != nil {
 		return nil, err
 	}
+	j.plan = planSentinels(j.tree, j.o.Hidden, j.o.Test, j.bl)
 	if len(j.o.Hidden) > 0 {
 		plain := j.o
 		plain.Hidden = nil
@@ -240,6 +257,9 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 		if w := hiddenAddsNothing(pb, j.bl); w != "" {
 			j.warnings = append(j.warnings, w)
 		}
+	}
+	if o.Warm {
+		j.warm = startWarm(ctx, j)
 	}
 	return j, nil
 }
@@ -277,6 +297,7 @@ func Judge(ctx context.Context, o Options, patches [][]byte) ([]*Verdict, error)
 	if err != nil {
 		return nil, err
 	}
+	defer j.Close()
 	return j.Judge(ctx, patches)
 }
 
@@ -344,9 +365,11 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	defer cleanup()
 	v.Timings.Fork = time.Since(start).Milliseconds()
 
-	// Fresh sentinels for every judged copy: names one run learned are
-	// worth nothing in the next.
-	plan := planSentinels(j.tree, o.Hidden, o.Test, j.bl)
+	// The Judger's sentinels, fresh for it: a judged run can read its
+	// own sentinels' names (they are in its test binary) whatever they
+	// are, and it can tell no other run what it read (warm.go).
+	plan := j.plan
+	o.goWarm = j.warm.layer()
 	run, err := runTests(ctx, o, fork, j.runCmd, kept, plan)
 	if err != nil {
 		return nil, err

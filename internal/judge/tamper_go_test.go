@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
@@ -53,6 +54,12 @@ func TestTamperGo(t *testing.T) {
 		}},
 	}
 	judgeAll(t, repo, "go test ./...", []string{hidden}, cases, nil)
+	// The same attacks judged over the warmed build cache, as a race
+	// judges them (warm.go): its compiled sentinels catch them as well.
+	t.Run("warmed", func(t *testing.T) {
+		t.Parallel()
+		judgeAll(t, repo, "go test ./...", []string{hidden}, cases, func(o *judge.Options) { o.Warm = true })
+	})
 }
 
 // TestTamperGoSourcesGone: the sentinels' source is gone from the package
