@@ -203,19 +203,38 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 		jo.Slots = judge.NewSlots(0)
 	}
 	race.judgeOpts = jo
-	// The judge (its pid 1 and baseline) is readied while the agents work;
-	// every verdict waits for it.
+	// The judge (its pid 1 and baseline, then its warmed build cache:
+	// judge/warm.go) is readied while the agents work; every verdict
+	// waits for the first two. The comparison's judges, which judge two
+	// patches each, warm nothing.
+	raceJudge := jo
+	raceJudge.Warm = true
 	judgerDone := make(chan struct{})
 	var judger Judger
 	var judgerErr error
 	go func() {
-		judger, judgerErr = o.Judge(rctx, jo)
+		judger, judgerErr = o.Judge(rctx, raceJudge)
 		close(judgerDone)
 	}()
 	race.waitJudger = func() (Judger, error) {
 		<-judgerDone
 		return judger, judgerErr
 	}
+	// Once every verdict, mutant and comparison is in, the judge lets go
+	// of what it holds (a judge still readying lets go when it is ready).
+	closeJudger := func() {
+		if c, ok := judger.(interface{ Close() }); ok && judgerErr == nil {
+			c.Close()
+		}
+	}
+	defer func() {
+		select {
+		case <-judgerDone:
+			closeJudger()
+		default:
+			go func() { <-judgerDone; closeJudger() }()
+		}
+	}()
 
 	forkCtx := make([]context.CancelFunc, o.Forks)
 	race.cancel = forkCtx
