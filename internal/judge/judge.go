@@ -80,8 +80,8 @@ type Options struct {
 	// judge's sentinels planted, so that the sentinels' compiled tests
 	// are cached under every later patched run and a patch recompiles
 	// only what it changed (see warm.go). It costs that one run, made
-	// in the background on a free slot while nothing else is judged: for
-	// a race (whose baseline runs while its agents work) or many
+	// in the background on one of the judge's slots, like a judged run:
+	// for a race (whose baseline runs while its agents work) or many
 	// patches. Close removes it.
 	Warm bool
 
@@ -365,12 +365,14 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	defer cleanup()
 	v.Timings.Fork = time.Since(start).Milliseconds()
 
-	// The Judger's sentinels, fresh for it: a judged run can read its
-	// own sentinels' names (they are in its test binary) whatever they
-	// are, and it can tell no other run what it read (warm.go).
+	// The Judger's sentinels, fresh for it rather than for each copy, so
+	// that their compiled tests can be cached (warm.go says what that
+	// costs).
 	plan := j.plan
-	o.goWarm = j.warm.layer()
+	var warmed func()
+	o.goWarm, warmed = j.warm.use()
 	run, err := runTests(ctx, o, fork, j.runCmd, kept, plan)
+	warmed()
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 
 // Sentinel tests catch a test runner that the code under test talked round.
 // In each judged copy — after the patch is applied and the hidden tests are
-// laid over it — the judge plants tests with fresh random names in the
-// runner's own format, among the tests the command runs: some must pass,
+// laid over it — the judge plants tests with random names, fresh for each
+// Judger (warm.go), in the runner's own format, among the tests the command runs: some must pass,
 // some must fail. Code that flips failures into passes, forges passing
 // output for the tests it can find, replaces the assertion library or makes
 // the runner exit 0 early gets a sentinel's outcome wrong, and the verdict

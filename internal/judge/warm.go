@@ -2,11 +2,9 @@ package judge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -40,14 +38,17 @@ import (
 //     through the read-only layer, and Close removes it.
 //   - It is laid only when that run's sentinels all came out right on the
 //     base; else there is none, and patched runs compile as before.
-//   - Sentinel names are fresh for each Judger (a race, a judge command)
-//     rather than for each judged copy. That costs no detection: a judged
-//     run can read its own sentinels' names whatever they are (they are
-//     in its test binary), so what per-copy names kept from it was only
-//     what another run could tell it — and a judged run can tell no one:
-//     what it writes is thrown away, what it prints goes to the judge, and
-//     every patch it could help was written, in a fork that sees no judged
-//     run, before it. Names stay unknown to every agent, as before.
+//   - Sentinel names (and the must-fail tests' values) are fresh for each
+//     Judger (a race, a judge command) rather than for each judged copy.
+//     A judged run can read its own sentinels' names whatever they are
+//     (they are in its test binary), so what per-copy names kept from it
+//     is what another run could tell it. A judged run has no open channel
+//     to anyone — what it writes is thrown away, what it prints goes to
+//     the judge — but an agent of the same race that is still working
+//     (a later one, under --parallel) shares the machine with it, and a
+//     covert channel (free disk space, load, page-cache timing) could
+//     carry the names across; docs/JUDGE.md lists that under what is not
+//     defended.
 //   - Each patched run still plants the sentinels (the same files) and
 //     the -exec wrapper still removes their sources before a test binary
 //     runs; only the compiler's output is reused.
@@ -59,20 +60,29 @@ type warmCache struct {
 	done   chan struct{}
 	once   sync.Once
 	dir    string
+	lock   *os.File // flocked while the layer may be used (removeStaleWarm)
 
-	mu    sync.Mutex
-	ready string // the layer, once it is in place
-	note  string // why there is none, when there is none
+	mu     sync.Mutex
+	ready  string // the layer, once it is in place
+	note   string // why there is none, when there is none
+	closed bool
+	users  sync.WaitGroup // judged runs that lay the layer; close waits for them
 }
 
-// layer is the warmed layer, or "" while there is none.
-func (w *warmCache) layer() string {
+// use is the warmed layer, or "" while there is none, and the func to
+// call once the run that lays it has ended: close never removes a layer a
+// run still has mounted.
+func (w *warmCache) use() (string, func()) {
 	if w == nil {
-		return ""
+		return "", func() {}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.ready
+	if w.ready == "" || w.closed {
+		return "", func() {}
+	}
+	w.users.Add(1)
+	return w.ready, w.users.Done
 }
 
 func (w *warmCache) none(why string) {
@@ -81,9 +91,15 @@ func (w *warmCache) none(why string) {
 	w.mu.Unlock()
 }
 
-// warmDirPrefix names a warmed layer's folder in the cache folder:
-// warm-PID-RANDOM, so that one left by a process that died is found.
-const warmDirPrefix = "warm-"
+// warmDirPrefix names a warmed layer's folder in the cache folder
+// (warm-PID-RANDOM); its warmLock file is flocked by the Judger that owns
+// it as long as the layer may be used, so a folder whose lock can be
+// taken was left by a judge that is gone, whichever machine or PID
+// namespace it ran in.
+const (
+	warmDirPrefix = "warm-"
+	warmLock      = "lock"
+)
 
 // startWarm starts warming j's Go build cache in the background, when
 // there is something to warm: a kept baseline layer and Go sentinels.
@@ -107,6 +123,12 @@ func startWarm(ctx context.Context, j *Judger) *warmCache {
 		return w
 	}
 	w.dir = dir
+	if w.lock, err = lockWarm(dir, false); err != nil {
+		sandbox.RemoveAll(dir)
+		w.dir, w.note = "", "no lock for it: "+err.Error()
+		close(w.done)
+		return w
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	w.cancel = cancel
 	go func() {
@@ -171,29 +193,52 @@ func (w *warmCache) close() {
 		}
 		<-w.done
 		w.mu.Lock()
+		w.closed = true
 		w.ready = ""
 		if w.note == "" {
 			w.note = "closed"
 		}
 		w.mu.Unlock()
+		w.users.Wait()
 		if w.dir != "" {
 			sandbox.RemoveAll(w.dir)
+		}
+		if w.lock != nil {
+			w.lock.Close()
 		}
 	})
 }
 
-// removeStaleWarm removes the warmed layers of processes that are gone (a
-// judge killed before its Close).
+// lockWarm takes the lock of the warmed layer's folder dir: made and held
+// (the owner), or, with stale, taken only if nobody holds it.
+func lockWarm(dir string, stale bool) (*os.File, error) {
+	flag, how := os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, unix.LOCK_EX|unix.LOCK_NB
+	if stale {
+		flag &^= os.O_CREATE // a folder whose owner has not made its lock yet is not stale
+	}
+	f, err := os.OpenFile(filepath.Join(dir, warmLock), flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// removeStaleWarm removes the warmed layers whose judge is gone (killed
+// before its Close): those whose lock nobody holds.
 func removeStaleWarm(cacheDir string) {
-	dirs, _ := filepath.Glob(filepath.Join(cacheDir, warmDirPrefix+"*"))
-	for _, d := range dirs {
-		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), warmDirPrefix), "-")
-		n, err := strconv.Atoi(pid)
-		if err != nil || n <= 0 || n == os.Getpid() {
+	entries, _ := os.ReadDir(cacheDir)
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), warmDirPrefix) {
 			continue
 		}
-		if errors.Is(unix.Kill(n, 0), unix.ESRCH) {
+		d := filepath.Join(cacheDir, e.Name())
+		if f, err := lockWarm(d, true); err == nil {
 			sandbox.RemoveAll(d)
+			f.Close()
 		}
 	}
 }
