@@ -217,7 +217,10 @@ func startWorker(l Limits, slim *workerBin) (*workerProc, error) {
 		exe = slim.exe()
 	}
 	var wp *workerproc.Proc
-	if err == nil {
+	if slim != nil {
+		wp = workerproc.TakePrestarted(slim.slim) // a `world exec`'s, started at init
+	}
+	if wp == nil && err == nil {
 		wp, err = workerproc.Start(exe)
 	}
 	if err != nil {

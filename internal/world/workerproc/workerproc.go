@@ -54,7 +54,7 @@ func Start(exe string) (*Proc, error) {
 	}
 	p, err := os.StartProcess(exe, []string{Name, Arg}, &os.ProcAttr{
 		Dir:   "/",
-		Env:   []string{"USER=world", "HOME=/work"},
+		Env:   []string{"USER=world", "HOME=/work", "GOMAXPROCS=1"},
 		Files: ends[:3],
 		Sys:   procAttr(),
 	})
