@@ -1,9 +1,6 @@
 package workerproc
 
-import (
-	"os"
-	"sync"
-)
+import "sync"
 
 // A `forkbomb world exec` — one process per exec, the form a shell script or an agent's tool
 // call runs again and again — spends most of its time starting two Go programs: forkbomb and
@@ -20,26 +17,6 @@ var prestarted struct {
 	sync.Mutex
 	slim *Slim
 	proc *Proc
-}
-
-func init() {
-	if len(os.Args) > 2 && os.Args[1] == "world" && os.Args[2] == "exec" {
-		prestart(SlimWorker())
-	}
-}
-
-// prestart starts the slim worker s now, when it is usable.
-func prestart(s *Slim) {
-	if s.File == nil || s.Err != nil {
-		return
-	}
-	p, err := Start(s.Exe())
-	if err != nil {
-		return // the Runner's own start tries again, and says why
-	}
-	prestarted.Lock()
-	prestarted.slim, prestarted.proc = s, p
-	prestarted.Unlock()
 }
 
 // TakePrestarted hands over the worker started at init from s, once; nil when there is none
