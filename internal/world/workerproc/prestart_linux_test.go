@@ -34,6 +34,8 @@ func TestPrestartHandover(t *testing.T) {
 	}
 	// It is the process Start starts, with the worker's argument.
 	p.Stdin.Close()
+	defer p.Stderr.Close()
+	defer p.Stdout.Close()
 	b, _ := io.ReadAll(p.Stdout)
 	p.Process.Wait()
 	if string(b) != Arg+"\n" {

@@ -31,6 +31,8 @@ type Proc struct {
 // host's passwd file cannot be read — which, in a worker, it cannot. (Asking before the
 // worker confines itself is no answer: glibc's lookup, in a cgo build, then found ~root after
 // it, TestWorkerKernelLayer.)
+// GOMAXPROCS=1: one scheduler thread, so the worker starts fewer threads and its confinement
+// (once per thread) signals fewer; the world's commands need no more.
 func Start(exe string) (*Proc, error) {
 	var ends [6]*os.File // the child's stdin, stdout, stderr; then the parent's
 	closeAll := func() {
