@@ -178,7 +178,7 @@ be read or saved; 130 when interrupted.`,
 // the kernel confines) under the world's lock, and saves what it left unless a limit ended it.
 func execWorld(c *cobra.Command, file, script string, stdin io.Reader, l world.Limits) (world.Result, error) {
 	l = l.WithDefaults()
-	r := world.NewRunner()
+	r := world.NewRunnerOnce()
 	defer r.Close()
 	if err := r.Start(l); err != nil { // its start overlaps the read of stdin
 		return world.Result{}, err

@@ -178,11 +178,18 @@ func oneLine(s string) string {
 type Runner struct {
 	mu   sync.Mutex
 	proc *workerProc
+	once bool // NewRunnerOnce
 	bare bool // tests only
 }
 
 // NewRunner returns a Runner.
 func NewRunner() *Runner { return &Runner{} }
+
+// NewRunnerOnce returns a Runner for one exec (`forkbomb world exec`): its worker's stdin is
+// closed once the request is written, so the worker ends on its own after its answer, while
+// the answer is decoded and saved, and Close finds it gone instead of waiting for its end. A
+// second exec works, in a worker of its own.
+func NewRunnerOnce() *Runner { return &Runner{once: true} }
 
 // Close ends the worker, if one runs.
 func (r *Runner) Close() {
@@ -199,6 +206,8 @@ type workerProc struct {
 	slim *workerBin // the slim worker it runs, nil for this binary
 	// greeted: the worker's hello was read (hello)
 	greeted bool
+	// last: its one request is sent and its stdin closed (NewRunnerOnce); it serves no other
+	last bool
 	in      *bufio.Writer
 	out     *bufio.Reader
 	head    *headWriter
@@ -294,11 +303,13 @@ func (r *Runner) start(l Limits) error {
 	if r.proc != nil {
 		select {
 		case <-r.proc.exited:
-			r.proc.kill()
-			r.proc = nil
 		default:
-			return nil
+			if !r.proc.last {
+				return nil
+			}
 		}
+		r.proc.kill()
+		r.proc = nil
 	}
 	slim := slimWorker()
 	if !slim.usable() || r.bare {
@@ -334,6 +345,7 @@ func (r *Runner) exec(ctx context.Context, world []byte, script string, stdin []
 		return Result{}, nil, err
 	}
 	p := r.proc
+	p.last = r.once
 	type answer struct {
 		resp *workResponse
 		err  error
@@ -344,6 +356,9 @@ func (r *Runner) exec(ctx context.Context, world []byte, script string, stdin []
 		// The request is written while the worker starts: a worker that ends before its
 		// hello has read none of it.
 		werr := writeRequest(p.in, q)
+		if p.last {
+			p.proc.Stdin.Close() // the worker's next read is its end (workerMain)
+		}
 		if err := p.hello(); err != nil {
 			done <- answer{nil, errNoHello{err}}
 			return
@@ -441,7 +456,7 @@ func ExecFile(ctx context.Context, file, script string, stdin io.Reader, l Limit
 		}
 		in = b
 	}
-	r := NewRunner()
+	r := NewRunnerOnce()
 	defer r.Close()
 	return r.ExecFile(ctx, file, script, in, l)
 }

@@ -470,3 +470,51 @@ func TestWorkerDeniesMissedHooks(t *testing.T) {
 		})
 	}
 }
+
+// TestRunnerOnce: a Runner made for one exec (`forkbomb world exec`) closes its worker's stdin
+// once the request is written, so that worker ends on its own after its answer, with Close
+// not yet called; a second exec on it runs in a worker of its own. The control: a Runner's
+// worker lives on and serves the next exec itself. Each exec's world is kept.
+func TestRunnerOnce(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "w.world")
+	if err := New().Save(file); err != nil {
+		t.Fatal(err)
+	}
+	count := "n=$(cat n 2>/dev/null); echo $((n+1)) > n; cat n"
+	exec := func(r *Runner, want string) *workerProc {
+		t.Helper()
+		res, err := r.ExecFile(context.Background(), file, count, nil, Limits{})
+		if err != nil || res.Status != 0 || string(res.Stdout) != want {
+			t.Fatalf("exec: %v, status %d, stdout %q (want %q), stderr %q", err, res.Status, res.Stdout, want, res.Stderr)
+		}
+		return r.proc
+	}
+	once := NewRunnerOnce()
+	defer once.Close()
+	// At once after the first exec, while its worker may still be ending, the second is
+	// served (by a worker of its own).
+	if exec(once, "1\n") == exec(once, "2\n") {
+		t.Error("the once-Runner's worker served two execs")
+	}
+	first := exec(once, "3\n")
+	select {
+	case <-first.exited:
+	case <-time.After(time.Minute):
+		t.Fatal("the once-Runner's worker did not end on its own after its answer")
+	}
+	if second := exec(once, "4\n"); second == first || second.proc.Process.Pid == first.proc.Process.Pid {
+		t.Error("the once-Runner's second exec did not run in a worker of its own")
+	}
+	r := NewRunner()
+	defer r.Close()
+	p := exec(r, "5\n")
+	if exec(r, "6\n") != p {
+		t.Error("control: a Runner's second exec did not run in its first worker")
+	}
+	select {
+	case <-p.exited:
+		t.Error("control: a Runner's worker ended without Close")
+	default:
+	}
+}

@@ -8,8 +8,8 @@ package progfile
 
 import (
 	"errors"
-	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -32,11 +32,11 @@ func checkStat(mode, uid uint32) error {
 	case mode&syscall.S_IFMT != syscall.S_IFREG:
 		return errors.New("it is not a regular file")
 	case mode&0o022 != 0:
-		return fmt.Errorf("it is writable by group or others (mode %#o)", mode&0o7777)
+		return errors.New("it is writable by group or others (mode 0" + strconv.FormatUint(uint64(mode&0o7777), 8) + ")")
 	case mode&(syscall.S_ISUID|syscall.S_ISGID) != 0:
 		return errors.New("it is set-user-id or set-group-id")
 	case uid != 0 && uid != uint32(os.Getuid()):
-		return fmt.Errorf("it is owned by uid %d, neither root nor you", uid)
+		return errors.New("it is owned by uid " + strconv.FormatUint(uint64(uid), 10) + ", neither root nor you")
 	case mode&0o111 == 0:
 		return errors.New("it is not executable")
 	}

@@ -2,7 +2,6 @@ package workerproc
 
 import (
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 
@@ -21,7 +20,17 @@ var SlimWorker = sync.OnceValue(func() *Slim {
 	if err != nil {
 		return &Slim{Err: err}
 	}
-	s := &Slim{Path: filepath.Join(filepath.Dir(exe), Name)}
+	s := &Slim{Path: besideExe(exe, Name)}
 	s.File, s.Err = progfile.Open(s.Path)
 	return s
 })
+
+// besideExe is the file name beside the executable exe (an absolute path), by hand: path/filepath
+// and strings are initialised late in a program's start, and this package early (prestart.go).
+func besideExe(exe, name string) string {
+	i := len(exe)
+	for i > 0 && exe[i-1] != '/' {
+		i--
+	}
+	return exe[:i] + name
+}
