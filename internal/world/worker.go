@@ -207,11 +207,11 @@ type workerProc struct {
 	// greeted: the worker's hello was read (hello)
 	greeted bool
 	// last: its one request is sent and its stdin closed (NewRunnerOnce); it serves no other
-	last bool
-	in      *bufio.Writer
-	out     *bufio.Reader
-	head    *headWriter
-	exited  chan struct{}
+	last   bool
+	in     *bufio.Writer
+	out    *bufio.Reader
+	head   *headWriter
+	exited chan struct{}
 }
 
 // workerData is the worker's RLIMIT_DATA: room for the world several times over (decoded,
