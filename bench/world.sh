@@ -6,9 +6,10 @@
 #   JUST_BASH_DIR env: where just-bash@3.4.2 is installed (default /opt/forkbomb-bench; it is
 #                      installed there with npm, pinned, when missing)
 #
-#   fork: `forkbomb world fork` of a world holding 1 MiB of files (a process, end to end) and
-#         world.Fork in Go (the library: go test -bench Fork1MB), against a copy of the same file
-#         in node (a JSON world's fork is a copy of its file)
+#   fork: `forkbomb world fork` of a world holding 1 MiB of files (a process, end to end) against
+#         `cp` of its file (a process: issue 24's peer), and world.Fork in Go (the library: go
+#         test -bench Fork1MB) against a copy of the same file in node (a JSON world's fork is a
+#         copy of its file)
 #   exec: `forkbomb world exec W SCRIPT` against `just-bash -c SCRIPT`, both processes, end to
 #         end (forkbomb's includes starting the confined worker the interpreter runs in); and in
 #         a session: Runner.ExecFile (lock, read, run in the session's worker, decode, save)
@@ -44,10 +45,12 @@ mkdir "$tmp/jbroot"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f\n", (b-a)*1000}'; }
 
-: >"$tmp/fork" >"$tmp/fbexec" >"$tmp/jbexec"
+: >"$tmp/fork" >"$tmp/cp" >"$tmp/fbexec" >"$tmp/jbexec"
 for i in $(seq "$N"); do
 	t0=$EPOCHREALTIME; "$FB" world fork "$tmp/big.world" "$tmp/f$i.world" >/dev/null; t1=$EPOCHREALTIME
 	ms "$t0" "$t1" >>"$tmp/fork"; rm -f "$tmp/f$i.world" "$tmp/f$i.world.lock"
+	t0=$EPOCHREALTIME; cp "$tmp/big.world" "$tmp/c$i.world"; t1=$EPOCHREALTIME
+	ms "$t0" "$t1" >>"$tmp/cp"; rm -f "$tmp/c$i.world"
 	cp "$tmp/small.world" "$tmp/s.world"
 	t0=$EPOCHREALTIME; "$FB" world exec "$tmp/s.world" "$SCRIPT" >/dev/null; t1=$EPOCHREALTIME
 	ms "$t0" "$t1" >>"$tmp/fbexec"
@@ -56,6 +59,7 @@ for i in $(seq "$N"); do
 	ms "$t0" "$t1" >>"$tmp/jbexec"
 done
 fork_cli=$(median <"$tmp/fork")
+cp_cli=$(median <"$tmp/cp")
 fb_exec=$(median <"$tmp/fbexec")
 jb_exec=$(median <"$tmp/jbexec")
 js=$(node "$root/bench/world/inproc.mjs" "$JB" "$tmp/big.world" "$N" "$SCRIPT")
@@ -71,6 +75,7 @@ printf '%-52s %10s\n' "world benchmark (median of $N, ms)" ""
 printf '%-52s %10s\n' "fork, 1 MiB world: world.Fork (Go library)" "$go_fork"
 printf '%-52s %10s\n' "fork, 1 MiB world: copy of the file in node" "$js_fork"
 printf '%-52s %10s\n' "fork, 1 MiB world: forkbomb world fork (process)" "$fork_cli"
+printf '%-52s %10s\n' "fork, 1 MiB world: cp of the file (process)" "$cp_cli"
 printf '%-52s %10s\n' "exec, 10 commands: forkbomb world exec (process)" "$fb_exec"
 printf '%-52s %10s\n' "exec, 10 commands: just-bash -c (process)" "$jb_exec"
 printf '%-52s %10s\n' "exec, 10 commands: Runner.ExecFile (session worker)" "$go_exec"
@@ -79,4 +84,5 @@ printf '%-52s %10s\n' "exec, 10 commands: world.Exec (interpreter alone)" "$go_i
 printf '%-52s %10s\n' "exec, 10 commands: new Bash().exec (in process)" "$js_exec"
 awk -v a="$jb_exec" -v b="$fb_exec" 'BEGIN {printf "ratio exec, process: just-bash / forkbomb = %.1fx\n", a/b}'
 awk -v a="$js_exec" -v b="$go_exec" 'BEGIN {printf "ratio exec, session: just-bash in process / world session = %.1fx\n", a/b}'
+awk -v a="$fork_cli" -v b="$cp_cli" 'BEGIN {printf "ratio fork, process: forkbomb world fork / cp = %.1fx\n", a/b}'
 awk -v a="$go_fork" 'BEGIN {printf "ratio fork: 0.24 ms (the original) / world.Fork = %.1fx\n", 0.24/a}'
