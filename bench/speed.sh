@@ -5,7 +5,7 @@
 # Usage: bench/speed.sh [-json]
 #   -json      one JSON object on stdout instead of the table (progress stays on stderr)
 #   SKIP env   rows to leave out, by group: world start workspace forkexec bisect race judge readme
-#              (e.g. SKIP="readme judge": the two slowest, several minutes each)
+#              (e.g. SKIP="readme judge": the two slowest)
 #
 # The groups and their benches (each documented in bench/README.md):
 #   world      bench/world.sh 20           world fork vs cp; world exec vs just-bash 3.4.2
@@ -67,6 +67,18 @@ gobench() {
 }
 # metric LINE NAME: the value before unit NAME in a benchmark's line.
 metric() { echo "$1" | awk -v u="$2" '{for (i = 2; i <= NF; i++) if ($i == u) print $(i - 1)}'; }
+# gorow GROUP PKG NAME BENCHTIME MEASURE PEER PEER_METRIC FB_METRIC RATIO_METRIC UNIT OP BOUND:
+# the row of one Go benchmark, from its metrics (the peer's figure, forkbomb's, their ratio).
+gorow() {
+	local line
+	skip "$1" && return
+	log "$1: Benchmark$3 ($4)"
+	if line=$(gobench "$2" "$3" "$4"); then
+		row "$1" "$5" "$6: $(metric "$line" "$7") ${10}" "$(metric "$line" "$8") ${10}" "$(metric "$line" "$9")" "${11}" "${12}"
+	else
+		failed "$1" "$(lastWords "$tmp/$3.out")"
+	fi
+}
 
 if ! skip world; then
 	log "world: bench/world.sh 20"
@@ -127,15 +139,8 @@ EOF
 	fi
 fi
 
-if ! skip forkexec; then
-	log "forkexec: BenchmarkForkExec (5x)"
-	if line=$(gobench internal/workspace ForkExec 5x); then
-		row forkexec "4 forks + a first command each, one after another (× at once, per fork)" "at once: $(metric "$line" ms/fork-parallel) ms" \
-			"$(metric "$line" ms/fork-serial) ms" "$(metric "$line" serial/parallel)" "<=" 1.2
-	else
-		failed forkexec "$(lastWords "$tmp/ForkExec.out")"
-	fi
-fi
+gorow forkexec internal/workspace ForkExec 5x "4 forks + a first command each, one after another (× at once, per fork)" \
+	"at once" ms/fork-parallel ms/fork-serial serial/parallel ms "<=" 1.2
 
 if ! skip bisect; then
 	for spec in "0.3 3 1" "1 2 2"; do
@@ -162,25 +167,11 @@ if ! skip bisect; then
 	done
 fi
 
-if ! skip race; then
-	log "race: BenchmarkRace16 (1x)"
-	if line=$(gobench internal/run Race16 1x); then
-		row race "16-fork race: first agent's stop → first verdict (× one judged run)" "one judged run: $(metric "$line" judged-run-ms) ms" \
-			"$(metric "$line" first-verdict-ms) ms" "$(metric "$line" first-verdict/judged-run-x)" "<=" 1.3
-	else
-		failed race "$(lastWords "$tmp/Race16.out")"
-	fi
-fi
+gorow race internal/run Race16 1x "16-fork race: first agent's stop → first verdict (× one judged run)" \
+	"one judged run" judged-run-ms first-verdict-ms first-verdict/judged-run-x ms "<=" 1.3
 
-if ! skip judge; then
-	log "judge: BenchmarkJudgeGoCmp (2x; fetches go-cmp through the module proxy)"
-	if line=$(gobench internal/judge JudgeGoCmp 2x); then
-		row judge "judge of a comment-only patch to go-cmp, warmed cache (× go test's CPU)" "go test -count=1: $(metric "$line" checkout-cpu-ms) ms CPU" \
-			"$(metric "$line" readme-warm-cpu-ms) ms CPU" "$(metric "$line" readme-warm/checkout-cpu-x)" "<=" 1.5
-	else
-		failed judge "$(lastWords "$tmp/JudgeGoCmp.out")"
-	fi
-fi
+gorow judge internal/judge JudgeGoCmp 2x "judge of a comment-only patch to go-cmp, warmed cache (× go test's CPU)" \
+	"go test -count=1" checkout-cpu-ms readme-warm-cpu-ms readme-warm/checkout-cpu-x "ms CPU" "<=" 1.5
 
 if ! skip readme; then
 	log "readme: the README's first command, from a fresh clone with a fresh Go build cache"
