@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/forkbomb/forkbomb/internal/world"
+	"github.com/forkbomb/forkbomb/internal/world/early"
 )
 
 // fullWorldVerbs are the world's verbs only forkbomb-full links (the MCP SDK, the engines),
@@ -118,7 +119,7 @@ func newWorldForkCmd(k Kit) *cobra.Command {
 			if err := world.Fork(args[0], args[1]); err != nil {
 				return err
 			}
-			fmt.Fprintf(k.IO.Out, "%s: fork of %s\n", args[1], args[0])
+			io.WriteString(k.IO.Out, early.ForkMessage(args[0], args[1]))
 			return nil
 		},
 	}

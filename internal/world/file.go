@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/world/early"
 )
 
 // Load reads a world file.
@@ -72,14 +74,15 @@ func writeAtomic(p string, b []byte) error {
 	return nil
 }
 
-// Lock takes the world's lock (a flock on WORLD.lock beside it) until the returned func is
+// Lock takes the world's lock (a flock on WORLD.lock beside it, early.OpenLock) until the returned func is
 // called, so concurrent execs on one world run one after the other. The world file itself is
 // replaced by each save, so it cannot carry the lock.
 func Lock(ctx context.Context, p string) (func(), error) {
-	f, err := os.OpenFile(p+".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	fd, err := early.OpenLock(p)
 	if err != nil {
-		return nil, fmt.Errorf("lock world: %w", err)
+		return nil, fmt.Errorf("lock world: %w", &fs.PathError{Op: "open", Path: p + early.LockSuffix, Err: err})
 	}
+	f := os.NewFile(uintptr(fd), p+early.LockSuffix)
 	done := make(chan error, 1)
 	go func() { done <- unix.Flock(int(f.Fd()), unix.LOCK_EX) }()
 	select {

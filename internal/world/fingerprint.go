@@ -5,7 +5,7 @@ package world
 // the trusted side speaks to — the same wire, the same format, the same
 // interpreter, the same confinement. It is the sandbox's fingerprint
 // (internal/sandbox/fingerprint.go, whose reasons hold here too) taken
-// over this package's own sources and workerproc's (how the worker is
+// over this package's own sources, early's (its lock) and workerproc's (how the worker is
 // started), the sandbox's sources (the worker's confinement) and the
 // modules this package links.
 
@@ -17,7 +17,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
-//go:embed *.go workerproc/*.go
+//go:embed *.go workerproc/*.go early/*.go
 var sources embed.FS
 
 // linkedModules are the modules this package links (go list -deps),
@@ -35,7 +35,7 @@ var linkedModules = []string{
 }
 
 // fingerprintVersion changes when what the fingerprint covers changes.
-const fingerprintVersion = "forkbomb-world-fingerprint-2"
+const fingerprintVersion = "forkbomb-world-fingerprint-3"
 
 // fingerprint is computed once per process, and only where a slim worker
 // is in play.

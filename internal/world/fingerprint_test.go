@@ -11,7 +11,8 @@ import (
 func TestFingerprintCoversTheWorker(t *testing.T) {
 	t.Parallel()
 	testutil.CheckFingerprintSources(t, sources, 30, "github.com/forkbomb/forkbomb/internal/sandbox",
-		"github.com/forkbomb/forkbomb/internal/sandbox/progfile", "github.com/forkbomb/forkbomb/internal/world/workerproc")
+		"github.com/forkbomb/forkbomb/internal/sandbox/progfile", "github.com/forkbomb/forkbomb/internal/world/workerproc",
+		"github.com/forkbomb/forkbomb/internal/world/early")
 }
 
 // TestFingerprintModulesListed: every module the package links is in linkedModules.
