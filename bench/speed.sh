@@ -17,7 +17,8 @@
 #   bisect     bench/bisect.sh             300 commits, 4 forks, a 0.3 s and a 1 s test, vs
 #                                          `git bisect run` (3 and 2 runs; the median ratio)
 #   race       BenchmarkRace16             16-fork race: first agent's stop → first verdict, as a
-#                                          multiple of one judged run
+#                                          multiple of one judged run; the race's timeline (which
+#                                          fork waited for what) on stderr
 #   judge      BenchmarkJudgeGoCmp         a comment-only (README) patch to go-cmp judged over the
 #                                          race's warmed cache vs `go test -count=1` (CPU)
 #   readme     the README's first command  from a fresh clone with a fresh Go build cache (the
@@ -169,6 +170,10 @@ fi
 
 gorow race internal/run Race16 1x "16-fork race: first agent's stop → first verdict (× one judged run)" \
 	"one judged run" judged-run-ms first-verdict-ms first-verdict/judged-run-x ms "<=" 1.3
+# which fork waited for what: the race's timeline, as the benchmark printed it
+if [ -f "$tmp/Race16.out" ]; then
+	sed -n '/^race timeline/,/^goos:/p' "$tmp/Race16.out" | grep -v '^goos:' >&2 || true
+fi
 
 gorow judge internal/judge JudgeGoCmp 2x "judge of a comment-only patch to go-cmp, warmed cache (× go test's CPU)" \
 	"go test -count=1" checkout-cpu-ms readme-warm-cpu-ms readme-warm/checkout-cpu-x "ms CPU" "<=" 1.5

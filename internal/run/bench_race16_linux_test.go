@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +30,10 @@ import (
 // timings_ms.test) and the command run directly in a checkout, their
 // ratio (baseline cached), and the peak memory of this process's cgroup above its level at
 // the start (the judged runs' cgroups are below it; sampled every 20 ms,
-// reported when the cgroup can be read):
+// reported when the cgroup can be read). It prints the last race's timeline
+// too, fork by fork in the order of their verdicts: when the agent stopped,
+// when its patch went to the judge, how long it waited for a judge slot,
+// the judge's fork and judged run, and the verdict:
 //
 //	go test -run '^$' -bench Race16 -benchtime 2x ./internal/run
 func BenchmarkRace16(b *testing.B) {
@@ -103,6 +107,13 @@ func BenchmarkRace16(b *testing.B) {
 		}
 		sort.Slice(tests, func(i, j int) bool { return tests[i] < tests[j] })
 		judged += tests[len(tests)/2]
+		if i == b.N-1 {
+			tl, err := raceTimeline(recDir, 16)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fmt.Print(tl)
+		}
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(cmdTime.Milliseconds()), "test-cmd-ms")
@@ -113,6 +124,68 @@ func BenchmarkRace16(b *testing.B) {
 	if peak > 0 {
 		b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 	}
+}
+
+// raceTimeline is a race's timeline from its record: a row per fork, in the
+// order of the verdicts, in milliseconds from the run's start.
+func raceTimeline(recDir string, forks int) (string, error) {
+	type row struct {
+		n                        int
+		stop, patch, verdict     time.Duration
+		queue, fork, test, total int64
+	}
+	rows := make([]row, forks)
+	for n := range rows {
+		rows[n].n = n
+	}
+	data, err := os.ReadFile(filepath.Join(recDir, "events.jsonl"))
+	if err != nil {
+		return "", err
+	}
+	var t0 time.Time
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev record.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			return "", err
+		}
+		if t0.IsZero() {
+			t0 = ev.Time
+		}
+		if ev.Fork == nil || *ev.Fork < 0 || *ev.Fork >= forks {
+			continue
+		}
+		r, at := &rows[*ev.Fork], ev.Time.Sub(t0)
+		switch ev.Type {
+		case event.ForkExit:
+			r.stop = at
+		case event.JudgeStart:
+			r.patch = at
+		case event.VerdictGiven:
+			r.verdict = at
+		}
+	}
+	for n := range rows {
+		var v struct {
+			Timings struct{ Queue, Fork, Test, Total int64 } `json:"timings_ms"`
+		}
+		data, err := os.ReadFile(filepath.Join(recDir, "forks", strconv.Itoa(n), "verdict.json"))
+		if err != nil {
+			return "", err
+		}
+		if err := json.Unmarshal(data, &v); err != nil {
+			return "", err
+		}
+		rows[n].queue, rows[n].fork, rows[n].test, rows[n].total = v.Timings.Queue, v.Timings.Fork, v.Timings.Test, v.Timings.Total
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].verdict < rows[j].verdict })
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	var b strings.Builder
+	fmt.Fprintf(&b, "race timeline (ms from the run's start; queue, fork, test: the verdict's timings_ms)\n")
+	fmt.Fprintf(&b, "%5s %8s %8s %8s %8s %8s %8s %8s\n", "fork", "stopped", "patch", "queued", "fork", "test", "verdict", "stop→v")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%5d %8d %8d %8d %8d %8d %8d %8d\n", r.n, ms(r.stop), ms(r.patch), r.queue, r.fork, r.test, ms(r.verdict), ms(r.verdict-r.stop))
+	}
+	return b.String(), nil
 }
 
 // goRepo is a small Go module with a bug in add.go.
