@@ -76,6 +76,9 @@ func workerMain() int {
 	}
 	// Worlds are the same wherever they run: no host time zone (and no read of /etc/localtime).
 	time.Local = time.UTC
+	// The build's fingerprint is computed while the header is on its way: a worker started
+	// early (a world exec's, at forkbomb's init) waits for it anyway.
+	go fingerprint()
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	h, err := readHeader(in)
 	if err != nil {
