@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // JavaScript: a module file is test-only when
@@ -25,9 +26,13 @@ import (
 // JavaScript analysis.
 
 var (
-	jsSpec    = regexp.MustCompile(`(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(?:'([^'\n]+)'|"([^"\n]+)"|` + "`([^`$\\n]+)`" + `)`)
-	jsDynamic = regexp.MustCompile(`\b(?:require|import)\s*\(\s*(?:[^'"\x60\s)]|(?:'[^'\n]*'|"[^"\n]*"|\x60[^\x60]*\x60)\s*[^)\s])`) // an argument that is not one literal
-	jsExts    = []string{".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx"}
+	jsSpec = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(?:'([^'\n]+)'|"([^"\n]+)"|` + "`([^`$\\n]+)`" + `)`)
+	})
+	jsDynamic = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:require|import)\s*\(\s*(?:[^'"\x60\s)]|(?:'[^'\n]*'|"[^"\n]*"|\x60[^\x60]*\x60)\s*[^)\s])`)
+	}) // an argument that is not one literal
+	jsExts = []string{".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx"}
 )
 
 func isJS(rel string) bool {
@@ -84,7 +89,7 @@ func testOnlyJS(r *treeReader, files []string) []string {
 			}
 			return nil
 		}
-		for _, m := range jsSpec.FindAllSubmatch(data, -1) {
+		for _, m := range jsSpec().FindAllSubmatch(data, -1) {
 			spec := string(m[1]) + string(m[2]) + string(m[3])
 			if !side {
 				userNamed[strings.ToLower(jsStem(spec))] = true
@@ -98,7 +103,7 @@ func testOnlyJS(r *treeReader, files []string) []string {
 				}
 			}
 		}
-		if !side && jsDynamic.Match(data) {
+		if !side && jsDynamic().Match(data) {
 			dynamic = append(dynamic, wordsOf(data, "-"))
 		}
 	}

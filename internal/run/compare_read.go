@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/forkbomb/forkbomb/internal/judge"
 )
@@ -88,7 +89,7 @@ func lost(before, after map[string]judge.Outcome) (tests, builds []string) {
 
 // goTest is a Go test's function in the judge's name for it,
 // "pkg.TestX/subtest".
-var goTest = regexp.MustCompile(`\.((?:Test|Example|Fuzz)\w*)(?:/|$)`)
+var goTest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.((?:Test|Example|Fuzz)\w*)(?:/|$)`) })
 
 // testLeaf is the name a test is declared by, from the judge's name for
 // it: pytest's "t.py::C::test_x[1]" → test_x, Go's "pkg.TestX/sub" →
@@ -98,7 +99,7 @@ func testLeaf(name string) string {
 		leaf, _, _ := strings.Cut(name[i+2:], "[")
 		return leaf
 	}
-	if m := goTest.FindStringSubmatch(name); m != nil {
+	if m := goTest().FindStringSubmatch(name); m != nil {
 		return m[1]
 	}
 	if i := strings.LastIndex(name, " > "); i >= 0 {

@@ -2,6 +2,7 @@ package world
 
 import (
 	"regexp"
+	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 )
@@ -44,9 +45,9 @@ func New() *World {
 	}}}
 }
 
-var optionRE = regexp.MustCompile(`^shopt (-o )?-[su] [a-z_]+$`)
+var optionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^shopt (-o )?-[su] [a-z_]+$`) })
 
-func knownOption(s string) (string, bool) { return s, optionRE.MatchString(s) }
+func knownOption(s string) (string, bool) { return s, optionRE().MatchString(s) }
 
 func (v Var) toJSON() varJSON {
 	vj := varJSON{Name: v.Name, Exported: v.Exported, ReadOnly: v.ReadOnly, Unset: !v.Set, Indexes: v.Indexes}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -13,7 +14,7 @@ import (
 // a pipeline stage or background job runs on a copy of the variables without that answer, so
 // ~user is refused before any code runs: in the script, and in code that reaches the parser
 // later (eval, source, ., trap, alias).
-var tildeUser = regexp.MustCompile(`(^|[:=])~[^/:]`)
+var tildeUser = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[:=])~[^/:]`) })
 
 func checkTildeUser(node syntax.Node) error {
 	var bad string
@@ -24,14 +25,14 @@ func checkTildeUser(node syntax.Node) error {
 		switch n := n.(type) {
 		case *syntax.Word:
 			if len(n.Parts) > 0 {
-				if lit, ok := n.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, "~") && tildeUser.MatchString(lit.Value) {
+				if lit, ok := n.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, "~") && tildeUser().MatchString(lit.Value) {
 					bad = lit.Value
 				}
 			}
 		case *syntax.Assign:
 			if n.Value != nil {
 				for _, p := range n.Value.Parts {
-					if lit, ok := p.(*syntax.Lit); ok && strings.Contains(lit.Value, ":~") && tildeUser.MatchString(lit.Value) {
+					if lit, ok := p.(*syntax.Lit); ok && strings.Contains(lit.Value, ":~") && tildeUser().MatchString(lit.Value) {
 						bad = lit.Value
 					}
 				}
