@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,5 +71,37 @@ func CheckLinkedModules(t *testing.T, self string, listed []string) {
 	slices.Sort(mods)
 	if !slices.Equal(mods, listed) {
 		t.Errorf("the package links modules %q; its list has %q", mods, listed)
+	}
+}
+
+// CheckImportsOnly checks that the non-test Go files of each folder in dirs import nothing but
+// allowed: the guard of a package that must be initialised early in a program's start (Go
+// initialises packages in import-path order among those whose imports are done), where one
+// import more puts it behind dozens of packages. self, a file of the package, says whether the
+// test runs from the source tree; away from it (the unprivileged run) the check is skipped.
+func CheckImportsOnly(t *testing.T, self string, dirs, allowed []string) {
+	t.Helper()
+	if _, err := os.Stat(self); err != nil {
+		t.Skip("not run from the source tree; the run from it checks the imports")
+	}
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no sources in %s: %v", dir, err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, im := range src.Imports {
+				if p, _ := strconv.Unquote(im.Path.Value); !slices.Contains(allowed, p) {
+					t.Errorf("%s imports %s, which would initialise it later (allowed: %s)", f, p, strings.Join(allowed, " "))
+				}
+			}
+		}
 	}
 }

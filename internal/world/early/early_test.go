@@ -1,13 +1,11 @@
 package early
 
 import (
-	"go/parser"
-	"go/token"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestImportsOnlySyscall: the package imports syscall alone, so that Go initialises it right
@@ -15,27 +13,7 @@ import (
 // of forkbomb's start, which is most of what a world fork costs.
 func TestImportsOnlySyscall(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat("early.go"); err != nil {
-		t.Skip("not run from the source tree; the run from it checks the imports")
-	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		src, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, im := range src.Imports {
-			if p, _ := strconv.Unquote(im.Path.Value); p != "syscall" {
-				t.Errorf("%s imports %s", f, p)
-			}
-		}
-	}
+	testutil.CheckImportsOnly(t, "early.go", []string{"."}, []string{"syscall"})
 }
 
 // TestCmdline: the kernel's argv is os.Args (the test binary's own, with its flags).
