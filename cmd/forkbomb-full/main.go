@@ -8,6 +8,8 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/cli"
 	"github.com/forkbomb/forkbomb/internal/cli/full"
+
+	_ "github.com/forkbomb/forkbomb/internal/hugeheap" // first of all: the start's heap on huge pages
 )
 
 func main() {

@@ -13,6 +13,8 @@ import (
 	"os"
 
 	"github.com/forkbomb/forkbomb/internal/world"
+
+	_ "github.com/forkbomb/forkbomb/internal/hugeheap" // first of all: the start's heap on huge pages
 )
 
 func main() {

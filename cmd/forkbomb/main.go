@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/forkbomb/forkbomb/internal/cli"
+
+	_ "github.com/forkbomb/forkbomb/internal/hugeheap" // first of all: the start's heap on huge pages
 )
 
 func main() {

@@ -1,0 +1,60 @@
+package hugeheap
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+const (
+	madvHugepage = 14 // MADV_HUGEPAGE
+	madvCollapse = 25 // MADV_COLLAPSE (Linux 6.1)
+	// arenaBytes is the Go runtime's heap arena on 64-bit Linux (heapArenaBytes): the first
+	// one holds everything a start allocates, and no more than it is advised.
+	arenaBytes = 64 << 20
+	// hugeBytes is a huge page with 4 KiB pages (amd64, arm64); with another page size the
+	// collapse is refused and the start is as it was.
+	hugeBytes = 2 << 20
+)
+
+// first is the first heap object the package sees: its arena and its 2 MiB are the start's.
+var first *[64]byte
+
+// Err is why the start's heap is not backed by huge pages: nil when the kernel took both
+// calls, else the first it refused (EINVAL where transparent huge pages are off or
+// MADV_COLLAPSE unknown), or errOff.
+var Err error
+
+func init() {
+	if v, _ := syscall.Getenv(Env); v == "0" {
+		Err = errOff
+		return
+	}
+	first = new([64]byte)
+	p := uintptr(unsafe.Pointer(first))
+	// The arena is reserved whole (its unused parts PROT_NONE), so this names no hole.
+	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, p&^(arenaBytes-1), arenaBytes, madvHugepage); e != 0 {
+		Err = errno("MADV_HUGEPAGE", e)
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, p&^(hugeBytes-1), hugeBytes, madvCollapse); e != 0 && Err == nil {
+		Err = errno("MADV_COLLAPSE", e)
+	}
+}
+
+// offError is Err when FORKBOMB_HUGEHEAP=0.
+type offError struct{}
+
+func (offError) Error() string { return Env + "=0" }
+
+var errOff error = offError{}
+
+// madviseError is a refused madvise.
+type madviseError struct {
+	advice string
+	errno  syscall.Errno
+}
+
+func (e madviseError) Error() string { return "madvise " + e.advice + ": " + e.errno.Error() }
+
+func (e madviseError) Unwrap() error { return e.errno }
+
+func errno(advice string, e syscall.Errno) error { return madviseError{advice, e} }
