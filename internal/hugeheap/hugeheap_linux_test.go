@@ -27,8 +27,10 @@ var keep [][]byte
 
 // TestFewerFaults starts this test binary twice, as a child that allocates and writes
 // childMiB of heap in 4 KiB pieces and exits: with the package on, and with FORKBOMB_HUGEHEAP=0
-// (the control). With huge pages the child's page faults fall by at least the pages it wrote
-// (counted by the kernel: the child's minor faults); without, they would not.
+// (the control). With huge pages the child's page faults (the kernel's count of its minor
+// faults) fall by at least half the pages it wrote: most of them land on huge pages (some may
+// land in a 2 MiB the runtime had begun in 4 KiB pages before the package ran, and a race
+// build's shadow memory is not the heap's); without, the two counts would be about equal.
 func TestFewerFaults(t *testing.T) {
 	if os.Getenv(childEnv) == "1" {
 		for range childMiB << 8 {
@@ -56,7 +58,7 @@ func TestFewerFaults(t *testing.T) {
 	}
 	on, off := faults(), faults(Env+"=0")
 	t.Logf("minor faults: %d with huge pages, %d without", on, off)
-	if pages := int64(childMiB << 8); off-on < pages {
-		t.Errorf("huge pages saved %d faults, fewer than the %d pages the child wrote: %d with, %d without", off-on, pages, on, off)
+	if pages := int64(childMiB << 8); off-on < pages/2 {
+		t.Errorf("huge pages saved %d faults, fewer than half the %d pages the child wrote: %d with, %d without", off-on, pages, on, off)
 	}
 }
