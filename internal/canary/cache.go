@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/forkbomb/forkbomb/internal/atomicfile"
 )
 
 // The cache ($FORKBOMB_HOME/canary.json) keeps the last result for each
@@ -58,22 +60,7 @@ func Save(path string, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("canary cache: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".canary-*.json")
-	if err != nil {
-		return fmt.Errorf("canary cache: %w", err)
-	}
-	_, err = tmp.Write(append(data, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("canary cache: %w", err)
 	}
 	return nil

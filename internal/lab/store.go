@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/forkbomb/forkbomb/internal/atomicfile"
 	"github.com/forkbomb/forkbomb/internal/home"
 )
 
@@ -122,23 +123,7 @@ func (s *Store) write(k Kind, p string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("add %s: %w", k, err)
 	}
-	f, err := os.CreateTemp(dir, ".add-*")
-	if err != nil {
-		return fmt.Errorf("add %s: %w", k, err)
-	}
-	defer os.Remove(f.Name()) // a no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("add %s: %w", k, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("add %s: %w", k, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("add %s: %w", k, err)
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
+	if err := atomicfile.Write(p, data); err != nil {
 		return fmt.Errorf("add %s: %w", k, err)
 	}
 	return nil

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/atomicfile"
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/home"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -279,7 +280,7 @@ func (r *Recorder) ForkFile(n int, name string, data []byte) error {
 		return fmt.Errorf("record fork %d: %w", n, err)
 	}
 	red, _ := r.redact.text(data)
-	return writeAtomic(filepath.Join(dir, name), red)
+	return atomicfile.Write(filepath.Join(dir, name), red)
 }
 
 // File writes a file of the run's folder (winner.patch).
@@ -288,7 +289,7 @@ func (r *Recorder) File(name string, data []byte) error {
 		return fmt.Errorf("record file %q: %w", name, ErrFileName)
 	}
 	red, _ := r.redact.text(data)
-	return writeAtomic(filepath.Join(r.Dir, name), red)
+	return atomicfile.Write(filepath.Join(r.Dir, name), red)
 }
 
 // plainName is a file name of one path element that is not hidden (the
@@ -320,7 +321,7 @@ func (r *Recorder) saveRunLocked() error {
 	if !json.Valid(data) {
 		return fmt.Errorf("record run.json: %w", ErrRedaction)
 	}
-	return writeAtomic(filepath.Join(r.Dir, "run.json"), data)
+	return atomicfile.Write(filepath.Join(r.Dir, "run.json"), data)
 }
 
 // Close finishes the record and releases its lock: from then on the run
@@ -334,32 +335,6 @@ func (r *Recorder) Close() error {
 	closeLock(r.lock)
 	r.lock = nil
 	return err
-}
-
-// writeAtomic replaces path with data: written to a fresh temporary file
-// of the same folder (created exclusively, so nothing planted at its name
-// is followed), synced, then renamed over path. A reader sees the old file
-// or the new one, never a torn one; a failure leaves no temporary behind.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 // Load reads a run; a run still "running" whose forkbomb is gone (killed,

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/forkbomb/forkbomb/internal/atomicfile"
 )
 
 // Board is the file where evaluations on stored tasks accumulate
@@ -84,23 +86,7 @@ func (b *Board) write(f *boardFile) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(b.Path), ".board-*")
-	if err != nil {
-		return fmt.Errorf("write the eval board: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write the eval board: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write the eval board: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write the eval board: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), b.Path); err != nil {
+	if err := atomicfile.Write(b.Path, append(data, '\n')); err != nil {
 		return fmt.Errorf("write the eval board: %w", err)
 	}
 	return nil
