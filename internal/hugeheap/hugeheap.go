@@ -17,6 +17,9 @@
 // Setting FORKBOMB_HUGEHEAP=0 leaves the heap to the kernel's defaults (a machine short of
 // memory, or a comparison).
 //
+// It runs on 64-bit Linux on amd64 and arm64 (hugeheap_huge.go), whose heap arenas are 64 MiB
+// and huge pages 2 MiB; elsewhere it does nothing.
+//
 // The package imports syscall and unsafe alone, so Go initialises it right after syscall,
 // before os and the hundred-odd packages forkbomb links (the spec initialises packages in
 // import-path order among those whose imports are done): the fewer pages touched before it
