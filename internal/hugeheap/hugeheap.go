@@ -1,6 +1,7 @@
 // Package hugeheap asks the kernel, at the very start of each forkbomb binary, to back the Go
-// heap with transparent huge pages: the 2 MiB the start has begun to use is collapsed into one
-// huge page, and the rest of the first heap arena gets huge pages as it is first touched.
+// heap with transparent huge pages: each 2 MiB the start has begun to use is collapsed into one
+// huge page, and the rest of the heap's first mapping (the runtime maps it 4 MiB at a time)
+// gets huge pages as it is first touched; what the runtime maps later is left as it is.
 //
 // Why: a Go program's start touches about a megabyte of heap (the runtime's own structures,
 // package initialisers, the first goroutines' stacks), one 4 KiB page fault at a time. A fault
@@ -13,7 +14,7 @@
 //
 // The cost is memory: a huge page is resident whole, so a process holds a few MiB more (a
 // sandbox's init 1.2 MB, `forkbomb ui` 2.6 MB, measured), and the kernel's khugepaged may
-// later collapse more of the first arena (64 MiB at most) where the heap has grown into it.
+// later collapse the rest of that first mapping.
 // Setting FORKBOMB_HUGEHEAP=0 leaves the heap to the kernel's defaults (a machine short of
 // memory, or a comparison).
 //

@@ -18,12 +18,12 @@ const (
 	hugeBytes = 2 << 20
 )
 
-// first is the first heap object the package sees: its arena and its 2 MiB are the start's.
+// first is the first heap object the package sees: the start's heap lies around it.
 var first *[64]byte
 
 // Err is why the start's heap is not backed by huge pages: nil when the kernel took both
 // calls, else the first it refused (EINVAL where transparent huge pages are off or
-// MADV_COLLAPSE unknown), or errOff.
+// MADV_COLLAPSE unknown; EAGAIN or ENOMEM when it had no huge page free), or errOff.
 var Err error
 
 func init() {
@@ -33,10 +33,16 @@ func init() {
 	}
 	first = new([64]byte)
 	p := uintptr(unsafe.Pointer(first))
-	// The arena is reserved whole (its unused parts PROT_NONE), so this names no hole.
+	// The arena is reserved whole (its unused parts PROT_NONE), so this names no hole. The
+	// advice holds for what is mapped now, the 4 MiB chunks the start's heap lies in: the
+	// runtime maps more as the heap grows, and those mappings are the kernel's default.
 	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, p&^(arenaBytes-1), arenaBytes, madvHugepage); e != 0 {
 		Err = errno("MADV_HUGEPAGE", e)
 	}
+	// What the runtime touched before this package ran is in 4 KiB pages, mostly in first's
+	// 2 MiB. (Collapsing the 2 MiB on either side that hold a page too was tried: no fewer
+	// faults in the A/Bs, whose spread, from where the runtime's randomised heap begins, is
+	// larger than any difference.)
 	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, p&^(hugeBytes-1), hugeBytes, madvCollapse); e != 0 && Err == nil {
 		Err = errno("MADV_COLLAPSE", e)
 	}
