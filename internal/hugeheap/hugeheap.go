@@ -8,9 +8,9 @@
 // costs under a microsecond on bare metal but 11–14 µs in a virtual machine that shadows the
 // guest's page tables (this project's CI machine: 1,024 faults took 12 ms, one 4 MiB huge-page
 // region 0.25 ms). There a `forkbomb world exec`, which starts two Go programs, spent a third of
-// its CPU on the heap's faults. Where huge pages are off ("never") or the kernel predates
-// MADV_COLLAPSE (Linux 6.1), the calls fail and the start is as it was; nothing depends on
-// them. It is an optimisation, not a guarantee: no rule of the sandbox rests on it.
+// its CPU on the heap's faults. Where huge pages are off ("never") the calls are refused and
+// the start is as it was; a kernel before MADV_COLLAPSE (Linux 6.1) takes the advice alone.
+// Nothing depends on them. It is an optimisation, not a guarantee: no rule of the sandbox rests on it.
 //
 // The cost is memory: a huge page is resident whole, so a process holds a few MiB more (a
 // sandbox's init 1.2 MB, `forkbomb ui` 2.6 MB, measured), and the kernel's khugepaged may

@@ -21,14 +21,14 @@ const (
 // first is the first heap object the package sees: the start's heap lies around it.
 var first *[64]byte
 
-// Err is why the start's heap is not backed by huge pages: nil when the kernel took both
+// refused is why the start's heap is not backed by huge pages: nil when the kernel took both
 // calls, else the first it refused (EINVAL where transparent huge pages are off or
 // MADV_COLLAPSE unknown; EAGAIN or ENOMEM when it had no huge page free), or errOff.
-var Err error
+var refused error
 
 func init() {
 	if v, _ := syscall.Getenv(Env); v == "0" {
-		Err = errOff
+		refused = errOff
 		return
 	}
 	first = new([64]byte)
@@ -37,18 +37,18 @@ func init() {
 	// advice holds for what is mapped now, the 4 MiB chunks the start's heap lies in: the
 	// runtime maps more as the heap grows, and those mappings are the kernel's default.
 	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, p&^(arenaBytes-1), arenaBytes, madvHugepage); e != 0 {
-		Err = errno("MADV_HUGEPAGE", e)
+		refused = errno("MADV_HUGEPAGE", e)
 	}
 	// What the runtime touched before this package ran is in 4 KiB pages, mostly in first's
 	// 2 MiB. (Collapsing the 2 MiB on either side that hold a page too was tried: no fewer
 	// faults in the A/Bs, whose spread, from where the runtime's randomised heap begins, is
 	// larger than any difference.)
-	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, p&^(hugeBytes-1), hugeBytes, madvCollapse); e != 0 && Err == nil {
-		Err = errno("MADV_COLLAPSE", e)
+	if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, p&^(hugeBytes-1), hugeBytes, madvCollapse); e != 0 && refused == nil {
+		refused = errno("MADV_COLLAPSE", e)
 	}
 }
 
-// offError is Err when FORKBOMB_HUGEHEAP=0.
+// offError is refused when FORKBOMB_HUGEHEAP=0.
 type offError struct{}
 
 func (offError) Error() string { return Env + "=0" }

@@ -46,14 +46,14 @@ func TestAdvice(t *testing.T) {
 			keep = append(keep, b)
 		}
 		hg, huge, err := heapMapping()
-		fmt.Printf("hugeheap-child err=%q hg=%t anonhuge=%d smaps=%v\n", errString(Err), hg, huge, err)
+		fmt.Printf("hugeheap-child err=%q hg=%t anonhuge=%d smaps=%v\n", errString(refused), hg, huge, err)
 		return
 	}
 	t.Parallel()
-	if Err != nil {
+	if refused != nil {
 		b, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-		if errors.Is(Err, syscall.EINVAL) && (len(b) == 0 || strings.Contains(string(b), "[never]")) {
-			testutil.SkipOrFail(t, "transparent huge pages are off on this machine (%s): %v", strings.TrimSpace(string(b)), Err)
+		if errors.Is(refused, syscall.EINVAL) && (len(b) == 0 || strings.Contains(string(b), "[never]")) {
+			testutil.SkipOrFail(t, "transparent huge pages are off on this machine (%s): %v", strings.TrimSpace(string(b)), refused)
 		}
 	}
 	type report struct {
