@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/forkbomb/forkbomb/internal/backend"
+	"github.com/forkbomb/forkbomb/internal/podrun"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/tunnel"
 )
@@ -52,6 +53,9 @@ func Main(o Options) int {
 	}
 	if tunnel.IsForwarder() { // in a remote backend's fork: its end of internal/tunnel
 		tunnel.ForwarderMain() // never returns
+	}
+	if podrun.IsRunner() { // in a remote backend's fork: each command inside forkbomb's sandbox
+		podrun.Main() // never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()

@@ -65,8 +65,8 @@ func apiScripts() map[string][]engine.Step {
 // a fork wins whose patch was made by the editor in the pod. The key is in
 // no pod object the API holds (read back while the pods run), in nothing
 // a pod's process can read of its environment (dumped into the fork's
-// patch, which holds the pod's own HOME: the control that the dump
-// worked), and in no file of the record; each fork's model calls are in
+// patch, which holds the command's HOME: the control that the dump
+// worked; its HOME forkbomb's sandbox's, not the pod's), and in no file of the record; each fork's model calls are in
 // events.jsonl as on the local backend.
 func TestClusterAPIRace(t *testing.T) {
 	t.Parallel() // a namespace of its own; its waits are the cluster's
@@ -135,10 +135,15 @@ func TestClusterAPIRace(t *testing.T) {
 		}
 	}
 	patch1, _ := os.ReadFile(filepath.Join(dir, "forks", "1", "patch"))
-	for _, want := range []string{"+++ b/sub/dir/new.txt", "+2", "+++ b/env-dump", "HOME=/tmp/home"} {
+	for _, want := range []string{"+++ b/sub/dir/new.txt", "+2", "+++ b/env-dump", "\n+HOME=", "\n+PWD=" + podRoot + "\n"} {
 		if !strings.Contains(string(patch1), want) {
 			t.Errorf("fork 1's patch (made in its pod) lacks %q:\n%s", want, patch1)
 		}
+	}
+	// The command ran inside forkbomb's sandbox in the pod: its HOME is
+	// the sandbox's private one, not the pod's.
+	if strings.Contains(string(patch1), "HOME=/tmp/home\n") {
+		t.Errorf("fork 1's command saw the pod's own HOME (not forkbomb's sandbox):\n%s", patch1)
 	}
 	log3, _ := os.ReadFile(filepath.Join(dir, "forks", "3", "agent.log"))
 	if !strings.Contains(string(log3), "2\nbefore the pod\n\n(exit 0)") {

@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
@@ -68,7 +72,10 @@ func TestClusterTunnel(t *testing.T) {
 	// a model that reads the request and never answers (until the test ends)
 	stall := make(chan struct{})
 	defer close(stall)
+	held := make(chan struct{}) // closed when the model holds a request
+	holding := sync.OnceFunc(func() { close(held) })
 	hang := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		holding()
 		select {
 		case <-stall:
 		case <-r.Context().Done():
@@ -87,9 +94,16 @@ func TestClusterTunnel(t *testing.T) {
 	}
 	defer ep.Close()
 	policy := func(ep *modelproxy.Endpoint, command string) sandbox.Policy {
-		return sandbox.Policy{Command: []string{"/bin/sh", "-c", command}, Timeout: 2 * time.Minute,
-			Network: sandbox.NetworkProxy, Proxy: &sandbox.Proxy{Socket: ep.Socket, Port: ep.Port},
-			SetEnv: ep.Env(modelproxy.Anthropic)}
+		p := sandbox.Policy{Command: []string{"/bin/sh", "-c", command}, Timeout: 2 * time.Minute,
+			Network: sandbox.NetworkProxy, Proxy: &sandbox.Proxy{Socket: ep.Socket, Port: ep.Port}}
+		for _, kv := range ep.Env(modelproxy.Anthropic) { // the key a placeholder, as the engines pass it
+			if name, v, _ := strings.Cut(kv, "="); name == "ANTHROPIC_API_KEY" {
+				p.Placeholders = map[string]string{name: v}
+			} else {
+				p.SetEnv = append(p.SetEnv, kv)
+			}
+		}
+		return p
 	}
 	ctx := context.Background()
 
@@ -115,17 +129,35 @@ func TestClusterTunnel(t *testing.T) {
 		}
 	})
 
+	t.Run("the command cannot kill its forwarder", func(t *testing.T) {
+		// forkbomb's sandbox in the pod scopes the command's signals to
+		// its own processes: the forwarder (the same user, outside it)
+		// survives, and the model call after the kill goes through
+		var out bytes.Buffer
+		res, err := s.Exec(ctx, fork, policy(ep, killForwarder+"; "+messages), sandbox.Stdio{Stdout: &out, Stderr: &out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != 0 || !strings.Contains(out.String(), "hello through the tunnel") || !strings.Contains(out.String(), "Operation not permitted") {
+			t.Fatalf("exit %d; the kill was not refused, or the model call after it failed:\n%s", res.ExitCode, out.String())
+		}
+	})
+
 	t.Run("forwarder killed mid-request", func(t *testing.T) {
 		hep, err := hangProxy.Fork(0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer hep.Close()
-		// the request is under way (the model holds it) when its
-		// forwarder dies; the command itself would wait for 10 minutes
-		kill := messages + ` >/dev/null 2>&1 & sleep 3
-for p in /proc/[0-9]*; do case "$(tr '\0' ' ' <$p/cmdline)" in "` + forwarderPath + ` __forkbomb""_tunnel "*) kill -9 ${p#/proc/};; esac; done
-sleep 600`
+		// The request is under way (the model holds it) when its
+		// forwarder dies; the command itself would wait for 10 minutes.
+		// The test kills the forwarder from outside, as a node's failure
+		// would (the command may not: see the subtest before).
+		kill := messages + ` >/dev/null 2>&1 & sleep 600`
+		go func() {
+			<-held
+			s.stream(context.Background(), s.forks[fork].obj, []string{"/bin/sh", "-c", killForwarder}, nil, nil, nil)
+		}()
 		var out bytes.Buffer
 		p := policy(hep, kill)
 		p.Timeout = 10 * time.Minute
@@ -145,6 +177,28 @@ sleep 600`
 			t.Fatalf("the next command's tunnel: %v %+v\n%s", err, res, again.String())
 		}
 	})
+}
+
+// killForwarder kills the tunnel's forwarders in a pod.
+const killForwarder = `for p in /proc/[0-9]*; do case "$(tr '\0' ' ' <$p/cmdline)" in "` + podBin + ` __forkbomb""_tunnel "*) kill -9 ${p#/proc/};; esac; done`
+
+// podsOf lists the names of forkbomb's pods in ns.
+func podsOf(t *testing.T, cfg *rest.Config, ns string) []string {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	l, err := dyn.Resource(podGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed})
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	var out []string
+	for _, i := range l.Items {
+		out = append(out, i.GetName())
+	}
+	return out
 }
 
 // startProxy is a model proxy whose upstream is srv, on loopback.
@@ -183,8 +237,11 @@ func TestClusterNetworkAllow(t *testing.T) {
 	}
 	stall := make(chan struct{})
 	defer close(stall)
+	held := make(chan struct{}) // closed when /slow holds a request
+	holding := sync.OnceFunc(func() { close(held) })
 	host := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" { // holds the request until the test ends
+			holding()
 			select {
 			case <-stall:
 			case <-r.Context().Done():
@@ -225,13 +282,22 @@ func TestClusterNetworkAllow(t *testing.T) {
 		t.Errorf("the proxy's net_connect events (allowed host %v, other name %v) are not in the record:\n%s\nagent.log:\n%s", allowed, other, data, log)
 	}
 
-	// The fork's agent kills its forwarder while a request to the allowed
-	// host is held there: the fork crashes at once naming the lost tunnel
-	// (its agent would sleep 10 minutes; the race's timeout is 2, so a
-	// tunnel that did not stop it would read timed-out).
-	kill := `wget -q -O- http://` + addr + `/slow >/dev/null 2>&1 & sleep 3
-for p in /proc/[0-9]*; do case "$(tr '\0' ' ' <$p/cmdline)" in "` + forwarderPath + ` __forkbomb""_tunnel "*) kill -9 ${p#/proc/};; esac; done
-sleep 600`
+	// The fork's forwarder is killed (from outside the fork's sandbox,
+	// whose agent may not signal it) while a request to the allowed host
+	// is held there: the fork crashes at once naming the lost tunnel (its
+	// agent would sleep 10 minutes; the race's timeout is 2, so a tunnel
+	// that did not stop it would read timed-out).
+	kill := `wget -q -O- http://` + addr + `/slow >/dev/null 2>&1 & sleep 600`
+	go func() {
+		select {
+		case <-held:
+		case <-stall:
+			return
+		}
+		for _, pod := range podsOf(t, cfg, ns) {
+			s.stream(context.Background(), pod, []string{"/bin/sh", "-c", killForwarder}, nil, nil, nil)
+		}
+	}()
 	o = raceOptions(t, s, fixture(t), kill, 1)
 	o.Allow = []string{addr}
 	r, dir, err = run.Race(context.Background(), o)

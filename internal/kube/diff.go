@@ -19,16 +19,19 @@ const (
 	diffTimout = 2 * time.Minute
 )
 
-// gitDiff is run in the pod: everything in the tree against the base
-// commit, untracked files included, in `git apply` form. The pod's git
-// runs with no hooks, no external diff or textconv and no fsmonitor; what
-// it prints is the fork's word and is handled as such — bounded here,
-// refused when it names a .git path, and judged like any fork's patch.
-const gitDiff = `cd /work/tree && export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/tmp/home &&
+// gitDiff is run in the pod, inside forkbomb's sandbox there, offline
+// (confined): everything in the tree against the base commit, untracked
+// files included, in `git apply` form. The pod's git runs with no hooks,
+// no external diff or textconv and no fsmonitor, and whatever the fork's
+// .git config still starts (a clean filter) runs with the fork's own
+// walls; what it prints is the fork's word and is handled as such —
+// bounded here, refused when it names a .git path, and judged like any
+// fork's patch.
+const gitDiff = `export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null &&
 g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c diff.external= "$@"; } &&
 g add -A . >/dev/null 2>&1 && g diff --cached --no-ext-diff --no-textconv --no-color -M --binary --full-index "$1"`
 
-const gitStat = `cd /work/tree && export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/tmp/home &&
+const gitStat = `export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null &&
 git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c diff.external= diff --cached --no-ext-diff --no-textconv --no-color -M --stat --summary "$1"`
 
 // Diff returns the fork's patch, made in its pod and sent back as text.
@@ -60,7 +63,11 @@ func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Di
 	ctx, cancel := context.WithTimeout(ctx, diffTimout)
 	defer cancel()
 	d := &workspace.Diff{}
-	patch, code, err := s.output(ctx, fs.obj, gitDiff, []string{pid1.Base}, maxPatch)
+	script, err := confined(fs.mode, diffTimout, gitDiff, pid1.Base)
+	if err != nil {
+		return nil, err
+	}
+	patch, code, err := s.output(ctx, fs.obj, script, nil, maxPatch)
 	switch {
 	case err != nil && ctx.Err() == context.DeadlineExceeded:
 		return nil, fmt.Errorf("%w: the diff of %s took longer than %s", workspace.ErrPatchRefused, name, diffTimout)
@@ -76,8 +83,10 @@ func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Di
 	}
 	d.Patch = patch
 	if stat {
-		if st, _, err := s.output(ctx, fs.obj, gitStat, []string{pid1.Base}, maxStat); err == nil {
-			d.Stat = string(st)
+		if script, err := confined(fs.mode, diffTimout, gitStat, pid1.Base); err == nil {
+			if st, _, err := s.output(ctx, fs.obj, script, nil, maxStat); err == nil {
+				d.Stat = string(st)
+			}
 		}
 	}
 	return d, nil

@@ -12,6 +12,11 @@
 //     the API's exec on the fork's first command; its agent runs there;
 //     its patch comes back as text (git diff in the pod, bounded) and is
 //     never trusted more than any fork's patch is.
+//   - Each command in a pod — the agent's, and forkbomb's own git diff over
+//     the fork's tree — runs inside forkbomb's sandbox there: forkbomb's
+//     binary, sent into the pod at its start, probes which backend
+//     confines in the pod and runs each command through sandbox.Run
+//     (internal/podrun); a pod where none does runs nothing (ErrNoWalls).
 //   - An in-process editor (the api engine's) reads and writes the fork's
 //     files in its pod over exec (files.go); a command with the proxy
 //     network (--network allow) reaches forkbomb's proxy through a tunnel

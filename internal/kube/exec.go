@@ -3,12 +3,12 @@ package kube
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/exec"
 	"k8s.io/streaming/pkg/httpstream"
 
+	"github.com/forkbomb/forkbomb/internal/podrun"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
@@ -130,6 +131,12 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	if code != 0 {
 		return fmt.Errorf("send the tree to %s: tar exited %d: %s", name, code, errb.String())
 	}
+	if err := s.sendBin(ctx, fs); err != nil {
+		return err
+	}
+	if fs.mode, err = s.probeWalls(ctx, fs.obj); err != nil {
+		return fmt.Errorf("fork %s: %w", name, err)
+	}
 	fs.filesMu.Lock()
 	defer fs.filesMu.Unlock()
 	if err := s.replay(ctx, name, fs); err != nil {
@@ -137,6 +144,83 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	}
 	fs.started.Store(true)
 	return nil
+}
+
+// ErrNoWalls: forkbomb's sandbox works in none of its backends in a
+// fork's pod, so the fork runs nothing there (never the pod's walls
+// alone).
+var ErrNoWalls = errors.New("forkbomb's sandbox cannot confine commands in this pod")
+
+// probeWalls asks forkbomb's sandbox in the pod which backend confines
+// there (sandbox.Probe, run by the pod's runner): namespaces where the
+// pod's runtime lets its user make them, else Landlock and seccomp alone.
+func (s *Store) probeWalls(ctx context.Context, pod string) (sandbox.Mode, error) {
+	argv, err := podrun.Argv(podBin, podrun.Spec{Probe: true})
+	if err != nil {
+		return "", err
+	}
+	out, code, err := s.output(ctx, pod, shellLine(argv), nil, 1<<20)
+	if err != nil {
+		return "", fmt.Errorf("%w: its probe: exit %d: %v", ErrNoWalls, code, err)
+	}
+	var rep sandbox.ProbeReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return "", fmt.Errorf("%w: its probe: %v", ErrNoWalls, err)
+	}
+	switch rep.Mode {
+	case sandbox.ModeNamespaces, sandbox.ModeLandlock:
+		return rep.Mode, nil
+	}
+	var why []string
+	for _, l := range rep.Layers {
+		if l.Status != "ok" {
+			why = append(why, l.Name+": "+l.Detail)
+		}
+	}
+	return "", fmt.Errorf("%w (%s)", ErrNoWalls, strings.Join(why, "; "))
+}
+
+// shellLine quotes argv as one line of sh.
+func shellLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// confined is the line of sh that runs script (sh -c, with args as $1…)
+// in the fork's tree inside forkbomb's sandbox in the pod, offline: for
+// what forkbomb itself runs there over the fork's files (its git diff),
+// which a planted git config or attributes file could otherwise turn into
+// a command with the pod's walls alone.
+func confined(mode sandbox.Mode, timeout time.Duration, script string, args ...string) (string, error) {
+	argv, err := podrun.Argv(podBin, podrun.Spec{Workdir: podRoot, Mode: mode, Network: sandbox.NetworkNone, Timeout: timeout},
+		append([]string{"/bin/sh", "-c", script, "sh"}, args...)...)
+	if err != nil {
+		return "", err
+	}
+	return shellLine(argv), nil
+}
+
+// runnerSpec is the pod's half of a fork's policy: what the command may
+// do inside forkbomb's sandbox in the pod. Its tree is the pod's copy;
+// its network is none (no socket at all on the landlock backend, a
+// loopback of its own on namespaces — whatever the cluster's CNI does),
+// or, for a command with the proxy network, the pod's own, where the
+// tunnel's forwarder listens on 127.0.0.1 (the run's NetworkPolicy then
+// decides what else it reaches). The limits are the pod's cgroup's
+// (podSpec): the sandbox in a pod has no cgroup of its own, and its
+// stand-ins (RLIMIT_DATA per process, RLIMIT_NPROC per user, which counts
+// the user's processes on the whole node) would be weaker and wrong.
+func runnerSpec(mode sandbox.Mode, p sandbox.Policy) podrun.Spec {
+	sp := podrun.Spec{Workdir: podRoot, Mode: mode, Network: sandbox.NetworkNone,
+		SetEnv: p.SetEnv, Placeholders: p.Placeholders, Timeout: p.Timeout}
+	switch p.Network {
+	case sandbox.NetworkProxy, sandbox.NetworkHost:
+		sp.Network = sandbox.NetworkHost
+	}
+	return sp
 }
 
 // waitRunning polls the pod until it runs; one that fails, or does not
@@ -208,24 +292,27 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 		}
 		defer tun.stop()
 	}
-	argv := []string{"/bin/sh", "-c", `cd /work/tree && exec "$@"`, "sh", "/bin/env", "-i",
-		"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "TMPDIR=/tmp", "LANG=C.UTF-8"}
 	for _, kv := range p.SetEnv {
 		if !strings.Contains(kv, "=") {
 			return nil, fmt.Errorf("exec in %s: %w: %q is not NAME=VALUE", name, sandbox.ErrInvalidPolicy, kv)
 		}
-		argv = append(argv, kv)
 	}
+	run, err := podrun.Argv(podBin, runnerSpec(fs.mode, p), p.Command...)
+	if err != nil {
+		return nil, err
+	}
+	// The runner's own environment: the sandbox passes on only its
+	// allowlist and the spec's variables.
+	argv := append([]string{"/bin/env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "TMPDIR=/tmp", "LANG=C.UTF-8"}, run...)
 	cctx := ctx
 	if p.Timeout > 0 {
-		secs := int64((p.Timeout + time.Second - 1) / time.Second)
-		argv = append(argv, "/bin/timeout", "-s", "KILL", strconv.FormatInt(secs, 10))
+		// the sandbox's timeout ends the command in the pod; this one
+		// ends the exec if the pod does not answer
 		var cancel context.CancelFunc
 		cctx, cancel = context.WithTimeout(ctx, p.Timeout+30*time.Second)
 		defer cancel()
 	}
-	argv = append(argv, p.Command...)
-	res := &sandbox.Result{}
+	res := &sandbox.Result{Mode: fs.mode}
 	out, errw := stdio.Stdout, stdio.Stderr
 	if out == nil {
 		out = io.Discard
@@ -253,8 +340,8 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	switch {
 	case capw.over:
 		res.Limit, res.ExitCode = "output", -1
-	case p.Timeout > 0 && time.Since(start) >= p.Timeout && (err != nil || code == 137):
-		// killed by the pod's timeout (SIGKILL: 137), or cut off here
+	case p.Timeout > 0 && time.Since(start) >= p.Timeout && (err != nil || code == podrun.ExitTimeout):
+		// killed by the sandbox's timeout in the pod, or cut off here
 		res.TimedOut, res.ExitCode = true, -1
 	case ctx.Err() != nil:
 		return nil, ctx.Err()

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/podrun"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/tunnel"
 )
@@ -11,6 +12,9 @@ import (
 func TestMain(m *testing.M) {
 	if sandbox.IsInit() { // the judge's test runs re-execute this binary
 		sandbox.InitMain()
+	}
+	if podrun.IsRunner() { // every pod's command runs under this binary as its runner
+		podrun.Main()
 	}
 	if tunnel.IsForwarder() { // TestClusterTunnel's pods run this binary as their forwarder
 		tunnel.ForwarderMain()

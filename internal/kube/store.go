@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -42,10 +43,11 @@ type Options struct {
 	// UseSandboxCRD: "auto" (default: when the cluster serves
 	// agents.x-k8s.io Sandbox), "always" or "never".
 	UseSandboxCRD string
-	// ForwarderBin is the binary sent to a pod to run the tunnel of a
-	// command with a proxy network (tunnel.go): forkbomb's own (default:
-	// os.Executable), which must run in the image — statically linked,
-	// or the image holds its libc.
+	// ForwarderBin is the binary sent to each pod to run every command
+	// there inside forkbomb's sandbox (internal/podrun) and the tunnel of
+	// a command with a proxy network (tunnel.go): forkbomb's own
+	// (default: os.Executable), which must run in the image — statically
+	// linked, or the image holds its libc.
 	ForwarderBin string
 	// LeaseDuration is how long a run's anchor stays valid without a
 	// renewal; a later forkbomb deletes a lapsed one. Default 60s.
@@ -86,9 +88,14 @@ type forkState struct {
 	// to the pod after the tree.
 	filesMu sync.Mutex
 	pending []string
-	// fwdOnce sends forkbomb's binary for the tunnel (tunnel.go)
-	fwdOnce sync.Once
-	fwdErr  error
+	// binOnce sends forkbomb's binary: each command's runner
+	// (internal/podrun) and the tunnel's forwarder (tunnel.go)
+	binOnce sync.Once
+	binErr  error
+	// mode is the backend forkbomb's sandbox has in the pod (its probe at
+	// the pod's start): namespaces, or landlock where the pod's runtime
+	// refuses them
+	mode sandbox.Mode
 }
 
 // Open connects to the cluster, reaps what killed forkbombs left (lapsed

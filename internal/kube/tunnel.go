@@ -26,9 +26,10 @@ import (
 	"github.com/forkbomb/forkbomb/internal/tunnel"
 )
 
-// forwarderPath is where the forwarder lives in a pod: /tmp, an emptyDir
+// podBin is where forkbomb's binary lives in a pod — the runner of every
+// command (internal/podrun) and the tunnel's forwarder: /tmp, an emptyDir
 // of the pod's own (the root filesystem is read-only), never the tree.
-const forwarderPath = "/tmp/.forkbomb-tunnel"
+const podBin = "/tmp/.forkbomb"
 
 // Bounds of a tunnel's start and end.
 const (
@@ -50,24 +51,25 @@ type podTunnel struct {
 	lost   chan struct{} // closed when err is set
 }
 
-// sendForwarder puts forkbomb's binary in the pod once, checked by its
-// SHA-256 as it arrived. The fork's processes run as the same user and can
-// replace it between commands; what then speaks to Serve is the fork's
-// word, which Serve takes as hostile anyway (it dials only the fork's own
-// endpoint, whatever the stream says).
-func (s *Store) sendForwarder(ctx context.Context, fs *forkState) error {
-	fs.fwdOnce.Do(func() {
+// sendBin puts forkbomb's binary in the pod once, checked by its SHA-256
+// as it arrived. The fork's processes run as the same user but inside
+// forkbomb's sandbox, which lets them write only the tree and their own
+// temp dir, so they cannot replace it; were it replaced anyway, what then
+// speaks to Serve is the fork's word, which Serve takes as hostile (it
+// dials only the fork's own endpoint, whatever the stream says).
+func (s *Store) sendBin(ctx context.Context, fs *forkState) error {
+	fs.binOnce.Do(func() {
 		bin := s.o.ForwarderBin
 		if bin == "" {
 			var err error
 			if bin, err = os.Executable(); err != nil {
-				fs.fwdErr = fmt.Errorf("find forkbomb's binary for the pod's tunnel: %w", err)
+				fs.binErr = fmt.Errorf("find forkbomb's binary for the pod: %w", err)
 				return
 			}
 		}
-		fs.fwdErr = s.sendFile(ctx, fs.obj, bin, forwarderPath)
+		fs.binErr = s.sendFile(ctx, fs.obj, bin, podBin)
 	})
-	return fs.fwdErr
+	return fs.binErr
 }
 
 // sendFile copies a host file to path in the pod, again when the bytes
@@ -112,9 +114,6 @@ func (s *Store) openTunnel(ctx context.Context, name string, fs *forkState, px *
 	if px == nil || px.Socket == "" || px.Port < 1024 || px.Port > 65535 {
 		return nil, fmt.Errorf("exec in %s: %w: a proxy network needs Proxy.Socket and a Proxy.Port of 1024–65535", name, sandbox.ErrInvalidPolicy)
 	}
-	if err := s.sendForwarder(ctx, fs); err != nil {
-		return nil, err
-	}
 	var last error
 	for try := 0; try < tunnelStarts; try++ {
 		t, err := s.startTunnel(ctx, fs.obj, px)
@@ -141,7 +140,7 @@ func (s *Store) startTunnel(ctx context.Context, pod string, px *sandbox.Proxy) 
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		code, err := s.stream(tctx, pod, tunnel.Argv(forwarderPath, px.Port), inR, outW, &errb)
+		code, err := s.stream(tctx, pod, tunnel.Argv(podBin, px.Port), inR, outW, &errb)
 		if err == nil {
 			err = fmt.Errorf("the forwarder exited %d %s", code, strings.TrimSpace(errb.String()))
 		}

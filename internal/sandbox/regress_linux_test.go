@@ -112,6 +112,7 @@ func TestAttackUnreadableDirHidesGit(t *testing.T) {
 	if os.Getuid() == 0 {
 		testutil.SkipNotApplicable(t, "root reads every folder regardless of its mode; nothing to hide the scan from")
 	}
+	requireLayer(t, "mount namespace") // the scan keeps .git read-only, which only the namespaces backend does
 	wd := t.TempDir()
 	os.MkdirAll(filepath.Join(wd, "sub", ".git", "hooks"), 0o755)
 	os.Chmod(filepath.Join(wd, "sub"), 0o100)

@@ -1,0 +1,131 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// inPodAttacks are the sandbox's attack tests whose Landlock-backend run
+// must pass inside a fork's pod, as on a laptop where user namespaces are
+// refused: what forkbomb's own walls in a pod are made of. The others skip
+// there with their reason — those of the namespaces backend (a read-only
+// .git, mount-level hiding), which the test cluster's pods do not allow
+// (SECURITY.md, the cluster column) — and TestAttackPrograms is left out:
+// it needs a dynamically linked touch, and the agent image's tools are
+// busybox.
+var inPodAttacks = []string{
+	"TestAttackWrites/landlock",
+	"TestAttackSecrets/landlock",
+	"TestAttackEnvironment/landlock",
+	"TestAttackNetwork/landlock",
+	"TestAttackSyscalls/landlock",
+	"TestAttackHostProcesses/landlock",
+	"TestAttackDescendantsDie/landlock",
+	"TestAttackTIOCSTI/landlock",
+	"TestAttackInheritedDescriptors/landlock",
+	"TestAttackOtherTerminals/landlock",
+	"TestAttackHide/landlock",
+}
+
+// TestSandboxAttacksInPod runs internal/sandbox's attack tests inside a
+// fork's pod — the pod forkbomb makes, as the agent's user, under the
+// pod's own walls — and requires the Landlock backend's to pass there
+// (forkbomb's probe in the pod picks it, as the fork's commands get it),
+// none to fail, and the pod's probe to have found a backend that
+// confines.
+func TestSandboxAttacksInPod(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
+	cfg, ns := cluster(t)
+	bin := filepath.Join(t.TempDir(), "sandbox.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, "github.com/forkbomb/forkbomb/internal/sandbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static: the image has no Go and only git's libraries
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the sandbox's tests: %v\n%s", err, out)
+	}
+	s := openStore(t, cfg, Options{Namespace: ns})
+	fork := newRun(t, s, "run-attacks")
+	ctx := context.Background()
+	fs := s.forks[fork]
+	if err := s.ready(ctx, fork, fs, sandbox.Policy{Command: []string{"true"}, Timeout: 10 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if fs.mode != sandbox.ModeNamespaces && fs.mode != sandbox.ModeLandlock {
+		t.Fatalf("the pod's probe found no backend: %q", fs.mode)
+	}
+	t.Logf("forkbomb's sandbox in the pod: %s backend", fs.mode)
+	// The suite's folders: the binary's own (the attacks read it), the
+	// tests' temp dirs, a folder outside the masked ones, and a HOME apart
+	// from all three (a folder holding a home is never exposed).
+	if code, err := s.stream(ctx, fs.obj, []string{"mkdir", "-p", "/work/bin", "/work/t", "/work/out", "/work/home"}, nil, nil, nil); err != nil || code != 0 {
+		t.Fatalf("mkdir in the pod: %d %v", code, err)
+	}
+	if err := s.sendFile(ctx, fs.obj, bin, "/work/bin/sandbox.test"); err != nil {
+		t.Fatal(err)
+	}
+	script := `cd /work/t && HOME=/work/home TMPDIR=/work/t FORKBOMB_TEST_OUTSIDE=/work/out /work/bin/sandbox.test -test.run '^TestAttack' -test.skip '^TestAttackPrograms$' -test.v -test.timeout 8m 2>&1; echo "exit: $?"`
+	out, _, err := s.output(ctx, fs.obj, script, nil, 32<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	results := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP): (\S+)`).FindAllStringSubmatch(text, -1) {
+		results[m[2]] = m[1]
+	}
+	var failed []string
+	for name, r := range results {
+		if r == "FAIL" {
+			failed = append(failed, name)
+		}
+	}
+	if len(failed) > 0 || !strings.Contains(text, "\nexit: 0\n") {
+		t.Errorf("the attack tests failed in the pod: %v\n%s", failed, text)
+	}
+	for _, name := range inPodAttacks {
+		if results[name] != "PASS" {
+			t.Errorf("%s did not pass in the pod (%q)", name, results[name])
+		}
+	}
+	var skipped []string
+	for name, r := range results {
+		if r == "SKIP" {
+			skipped = append(skipped, name)
+		}
+	}
+	t.Logf("in the pod: %d results, skipped %v", len(results), skipped)
+}
+
+// TestNoWallsNoCommand: where forkbomb's sandbox finds no backend that
+// confines in a pod (here a stand-in binary whose probe says so), the
+// fork's command is never run there — the fork fails with ErrNoWalls
+// naming why — rather than run with the pod's walls alone.
+func TestNoWallsNoCommand(t *testing.T) {
+	t.Parallel()
+	cfg, ns := cluster(t)
+	fake := filepath.Join(t.TempDir(), "forkbomb")
+	probe := `{"mode":"none","layers":[{"name":"landlock","status":"unavailable","detail":"refused by this test"}]}`
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho '"+probe+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, cfg, Options{Namespace: ns, ForwarderBin: fake})
+	fork := newRun(t, s, "run-nowalls")
+	ctx := context.Background()
+	_, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"/bin/sh", "-c", "touch ran"}, Timeout: time.Minute}, sandbox.Stdio{})
+	if !errors.Is(err, ErrNoWalls) || !strings.Contains(err.Error(), "refused by this test") {
+		t.Fatalf("Exec: %v, want ErrNoWalls with the probe's reason", err)
+	}
+	// the pod runs and holds the tree; the command's mark is not there
+	code, err := s.stream(ctx, s.forks[fork].obj, []string{"/bin/sh", "-c", "test -d /work/tree && ! test -e /work/tree/ran"}, nil, nil, nil)
+	if err != nil || code != 0 {
+		t.Errorf("the command ran in a pod without forkbomb's walls (or the pod has no tree): exit %d %v", code, err)
+	}
+}

@@ -1,0 +1,134 @@
+// Package podrun is the pod's end of a remote fork's command: forkbomb's
+// own binary, sent into the fork's pod, runs each command there inside
+// forkbomb's sandbox (internal/sandbox) with the fork's policy, so a pod
+// keeps the walls a laptop has — the same code, on whichever backend the
+// pod's kernel and runtime allow — on top of the pod's own.
+//
+// The host side (internal/kube) starts it over the Kubernetes API's exec
+// as Argv(bin, spec, command…); the spec is JSON in one argument, the
+// command the arguments after it, so each keeps the kernel's per-argument
+// limit. A spec with Probe set runs sandbox.Probe instead and prints its
+// report as JSON: the host learns once per pod which backend confines
+// there, and refuses the pod when none does.
+//
+// The exit status is the command's own (128+N when signal N ended it),
+// ExitTimeout when its timeout killed it, ExitMemory when its memory limit
+// did, and ExitSetup when the sandbox could not be built: then the command
+// did not run — never unconfined.
+package podrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// arg is argv[1] of forkbomb started as the pod's runner.
+const arg = "__forkbomb_pod"
+
+// Exit statuses the runner gives besides the command's own; they are
+// those of `forkbomb sandbox` (README's exit statuses).
+const (
+	ExitTimeout = 124
+	ExitSetup   = 125
+	ExitMemory  = 137
+)
+
+// Spec is what the host decides about one command in a pod: the parts of
+// sandbox.Policy that mean the same there (paths are the pod's).
+type Spec struct {
+	Probe        bool              `json:"probe,omitempty"`
+	Workdir      string            `json:"workdir,omitempty"`
+	Mode         sandbox.Mode      `json:"mode,omitempty"`
+	Network      sandbox.Network   `json:"network,omitempty"`
+	SetEnv       []string          `json:"set_env,omitempty"`
+	Placeholders map[string]string `json:"placeholders,omitempty"`
+	Timeout      time.Duration     `json:"timeout,omitempty"`
+	Memory       int64             `json:"memory,omitempty"`
+	Pids         int               `json:"pids,omitempty"`
+	CPUs         float64           `json:"cpus,omitempty"`
+}
+
+// Argv is the command that runs command in the pod under spec, with bin
+// forkbomb's binary there.
+func Argv(bin string, spec Spec, command ...string) ([]string, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{bin, arg, string(b), "--"}, command...), nil
+}
+
+// IsRunner reports whether this process was started as the pod's runner.
+func IsRunner() bool { return len(os.Args) > 2 && os.Args[1] == arg }
+
+// Main runs the runner with os.Args and exits.
+func Main() {
+	os.Exit(run(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var spec Spec
+	if len(args) == 0 || json.Unmarshal([]byte(args[0]), &spec) != nil {
+		fmt.Fprintln(stderr, "forkbomb pod runner: bad spec")
+		return ExitSetup
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP, os.Interrupt)
+	defer stop()
+	if spec.Probe {
+		rep, err := sandbox.Probe(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "forkbomb pod runner: probe:", err)
+			return ExitSetup
+		}
+		if err := json.NewEncoder(stdout).Encode(rep); err != nil {
+			return ExitSetup
+		}
+		return 0
+	}
+	command := args[1:]
+	if len(command) > 0 && command[0] == "--" {
+		command = command[1:]
+	}
+	if len(command) == 0 {
+		fmt.Fprintln(stderr, "forkbomb pod runner: no command")
+		return ExitSetup
+	}
+	p := sandbox.Policy{
+		Command:      command,
+		Workdir:      spec.Workdir,
+		Mode:         spec.Mode,
+		Network:      spec.Network,
+		SetEnv:       spec.SetEnv,
+		Placeholders: spec.Placeholders,
+		Timeout:      spec.Timeout,
+		Memory:       spec.Memory,
+		Pids:         spec.Pids,
+		CPUs:         spec.CPUs,
+	}
+	res, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	switch {
+	case err != nil && errors.Is(err, sandbox.ErrCommandNotFound):
+		fmt.Fprintln(stderr, "forkbomb:", err)
+		return 127
+	case err != nil && errors.Is(err, sandbox.ErrCommandNotExecutable):
+		fmt.Fprintln(stderr, "forkbomb:", err)
+		return 126
+	case err != nil:
+		fmt.Fprintln(stderr, "forkbomb:", err)
+		return ExitSetup
+	case res.TimedOut:
+		return ExitTimeout
+	case res.Limit == "memory":
+		return ExitMemory
+	}
+	return res.ExitCode
+}
