@@ -13,6 +13,7 @@ const DefaultImage = "forkbomb.local/agent:v2"
 type Kube struct {
 	Namespace, RuntimeClass, Image, Context string
 	SandboxCRD                              string // auto, always or never
+	WarmPods                                string // auto or a number
 }
 
 // Kubernetes is the kubernetes backend: one pod per fork, the pid 1 and the
@@ -29,12 +30,13 @@ func Kubernetes(open func(k *Kube) Config) *Backend {
 			"through a tunnel over the Kubernetes API (forkbomb's binary, sent into the pod, forwards its " +
 			"127.0.0.1 port), so the pod needs no route to this machine.",
 		Flags: func() (Config, []Flag) {
-			k := &Kube{Namespace: "default", Image: DefaultImage, SandboxCRD: "auto"}
+			k := &Kube{Namespace: "default", Image: DefaultImage, SandboxCRD: "auto", WarmPods: "auto"}
 			flags := []Flag{
 				{Name: "namespace", Usage: "the namespace of the forks' pods", Value: &k.Namespace},
 				{Name: "runtime-class", Usage: "the pods' runtimeClassName (gvisor, kata, …; default: the node's runtime)", Value: &k.RuntimeClass},
 				{Name: "image", Usage: "the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, env, kill, sha256sum; it runs forkbomb's own binary, sent into each pod to confine each command there: a static forkbomb, or the image holds its libc)", Value: &k.Image},
 				{Name: "kube-context", Usage: "the kubeconfig context (default: the current one)", Value: &k.Context},
+				{Name: "warm-pods", Usage: "pods started with the run, beside its pid 1's snapshot, each sent the tree before a fork claims it: a number, or auto (one per fork running at once); 0: each fork starts its own when it first runs a command", Value: &k.WarmPods},
 				{Name: "sandbox-crd", Usage: "make forks as agent-sandbox Sandboxes: auto (when the cluster serves agents.x-k8s.io), always or never", Values: []string{"auto", "always", "never"}, Value: &k.SandboxCRD},
 			}
 			if open == nil {

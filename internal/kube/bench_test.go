@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -68,7 +70,17 @@ func benchBackends(b *testing.B, setup func(*run.Options)) {
 		setup(&o)
 		f, v := measure(b, o)
 		lf, lv = lf+f, lv+v
-		ks, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns})
+		// as the CLI makes it: a warm pod per fork (FORKBOMB_BENCH_WARM
+		// overrides), forkbomb-pod sent into each (FORKBOMB_BENCH_POD_BIN;
+		// default: this test binary, which serves as well)
+		warm := forks
+		if v, err := strconv.Atoi(os.Getenv("FORKBOMB_BENCH_WARM")); err == nil {
+			warm = v
+		}
+		var limits sandbox.Policy
+		run.ForkLimits(o).Apply(&limits)
+		ks, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"),
+			Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -116,7 +116,7 @@ func TestNoWallsNoCommand(t *testing.T) {
 	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho '"+probe+"'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := openStore(t, cfg, Options{Namespace: ns, ForwarderBin: fake})
+	s := openStore(t, cfg, Options{Namespace: ns, PodBin: fake})
 	fork := newRun(t, s, "run-nowalls")
 	ctx := context.Background()
 	_, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"/bin/sh", "-c", "touch ran"}, Timeout: time.Minute}, sandbox.Stdio{})

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -289,4 +291,39 @@ func TestClusterProbe(t *testing.T) {
 		t.Errorf("probe %+v", r)
 	}
 	waitNothingLeft(t, cfg, ns, time.Minute)
+}
+
+// TestWarmPods: a run's warm pods start with the run, and its forks'
+// commands run in them — each fork in a pod of the pool (its hostname is
+// the pod's name), with the tree there, a patch that wins — and the pod
+// no fork claimed is deleted with the run. The control: a fork of a run
+// without a pool runs in a pod named after itself.
+func TestWarmPods(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
+	cfg, ns := cluster(t)
+	repo := fixture(t)
+	agent := `echo "pod $(hostname)"; cat value; echo 2 > value`
+	for _, warm := range []int{3, 0} {
+		o := raceOptions(t, nil, repo, agent, 2)
+		o.All = true
+		var limits sandbox.Policy
+		run.ForkLimits(o).Apply(&limits)
+		s := openStore(t, cfg, Options{Namespace: ns, Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs})
+		o.Store, o.JudgeStore = s, s.o.Local
+		r, dir, err := run.Race(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != event.RunWon {
+			t.Fatalf("warm %d: status %s: %+v", warm, r.Status, r.Fork)
+		}
+		for n := range 2 {
+			log, _ := os.ReadFile(filepath.Join(dir, "forks", strconv.Itoa(n), "agent.log"))
+			fromPool := regexp.MustCompile(`pod fb-run-\S+-w[0-9]+\n1\n`).Match(log)
+			if fromPool != (warm > 0) {
+				t.Errorf("warm %d: fork %d ran in a pod of the pool: %v, want %v:\n%s", warm, n, fromPool, warm > 0, log)
+			}
+		}
+		waitNothingLeft(t, cfg, ns, time.Minute)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
@@ -91,6 +93,13 @@ func (s *Store) ready(ctx context.Context, name string, fs *forkState, p sandbox
 }
 
 func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox.Policy) error {
+	if wp := s.claim(ctx, fs, p); wp != nil {
+		s.mu.Lock()
+		fs.obj = wp.obj // Remove reads it under s.mu
+		s.mu.Unlock()
+		fs.mode = wp.mode
+		return s.started(ctx, name, fs)
+	}
 	deadline := s.o.Deadline
 	if p.Timeout > 0 && p.Timeout+10*time.Minute < deadline {
 		deadline = p.Timeout + 10*time.Minute // the agent's time, then the diff's
@@ -112,31 +121,19 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	if err != nil {
 		return fmt.Errorf("create the pod of %s: %w", name, err)
 	}
-	if err := s.waitRunning(ctx, fs.obj); err != nil {
-		return err
-	}
-	tree, err := s.o.Local.Snapshot(ctx, fs.pid1)
+	node, err := s.waitRunning(ctx, fs.obj)
 	if err != nil {
 		return err
 	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeTar(ctx, pw, tree)) }()
-	var errb limitedBuffer
-	errb.max = 4 << 10
-	code, err := s.stream(ctx, fs.obj, []string{"/bin/tar", "-x", "-f", "-", "-C", "/work"}, pr, nil, &errb)
-	pr.Close()
-	if err != nil {
-		return fmt.Errorf("send the tree to %s: %w", name, err)
-	}
-	if code != 0 {
-		return fmt.Errorf("send the tree to %s: tar exited %d: %s", name, code, errb.String())
-	}
-	if err := s.sendBin(ctx, fs); err != nil {
-		return err
-	}
-	if fs.mode, err = s.probeWalls(ctx, fs.obj); err != nil {
+	if fs.mode, err = s.sendTree(ctx, fs, node); err != nil {
 		return fmt.Errorf("fork %s: %w", name, err)
 	}
+	return s.started(ctx, name, fs)
+}
+
+// started sends the pod what the editor wrote to the local fork before
+// it, and marks the fork's pod as its tree's home from now on.
+func (s *Store) started(ctx context.Context, name string, fs *forkState) error {
 	fs.filesMu.Lock()
 	defer fs.filesMu.Unlock()
 	if err := s.replay(ctx, name, fs); err != nil {
@@ -151,15 +148,133 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 // alone).
 var ErrNoWalls = errors.New("forkbomb's sandbox cannot confine commands in this pod")
 
-// probeWalls asks forkbomb's sandbox in the pod which backend confines
-// there (sandbox.Probe, run by the pod's runner): namespaces where the
-// pod's runtime lets its user make them, else Landlock and seccomp alone.
-func (s *Store) probeWalls(ctx context.Context, pod string) (sandbox.Mode, error) {
+// Exit statuses of startScript besides the probe's.
+const (
+	stTarFailed = 20
+)
+
+// startScript unpacks the tree and forkbomb's binary (stdin: writeTar's
+// stream), checks the binary's SHA-256 ($1) and, with probe, runs its
+// probe, whose report is the output (Store.outputWith): one exec for all.
+func startScript(probe bool) (string, error) {
+	script := `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
+[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
+chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
+	if probe {
+		line, err := probeLine()
+		if err != nil {
+			return "", err
+		}
+		script += "\n" + line
+	}
+	return script, nil
+}
+
+func probeLine() (string, error) {
 	argv, err := podrun.Argv(podBin, podrun.Spec{Probe: true})
 	if err != nil {
 		return "", err
 	}
-	out, code, err := s.output(ctx, pod, shellLine(argv), nil, 1<<20)
+	return shellLine(argv), nil
+}
+
+// nodeProbe is the probe of forkbomb's sandbox on one node: the pods of
+// a store share their spec, so one pod's answer is every pod's on that
+// node (its kernel, its runtime). done is closed once mode or err is set.
+type nodeProbe struct {
+	done chan struct{}
+	mode sandbox.Mode
+	err  error
+}
+
+// sendTree sends the pid 1's tree and forkbomb's binary into the fork's
+// pod in one exec and learns which backend of forkbomb's sandbox confines
+// there (sandbox.Probe, run by the pod's runner, once per node):
+// namespaces where the pod's runtime lets its user make them, else
+// Landlock and seccomp alone.
+func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (sandbox.Mode, error) {
+	bin, sum, err := s.podBinFile()
+	if err != nil {
+		return "", err
+	}
+	tree, err := s.o.Local.Snapshot(ctx, fs.pid1)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	np := s.probes[node]
+	first := np == nil || node == ""
+	if first {
+		np = &nodeProbe{done: make(chan struct{})}
+		if node != "" {
+			s.probes[node] = np
+		}
+	}
+	s.mu.Unlock()
+	script, err := startScript(first)
+	if err != nil {
+		return "", err
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeTar(ctx, pw, tree, bin)) }()
+	out, code, err := s.outputWith(ctx, fs.obj, script, []string{sum}, pr, 1<<20)
+	pr.Close()
+	if code == stBadSum {
+		// the binary's bytes were not those sent: again, alone
+		if err := s.sendFile(ctx, fs.obj, bin, podBin); err != nil {
+			return "", err
+		}
+		if first {
+			out, code, err = s.probe(ctx, fs.obj)
+		} else {
+			code, err = 0, nil
+		}
+	}
+	if code == stTarFailed {
+		return "", fmt.Errorf("send the tree: %v", err)
+	}
+	if !first {
+		if err != nil {
+			return "", fmt.Errorf("send the tree: exit %d: %v", code, err)
+		}
+		select {
+		case <-np.done:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		if np.err == nil {
+			return np.mode, nil
+		}
+		// that pod's probe failed: this one asks for itself
+		out, code, err = s.probe(ctx, fs.obj)
+	}
+	mode, err := probeResult(out, code, err)
+	if first {
+		np.mode, np.err = mode, err
+		close(np.done)
+		if err != nil {
+			s.mu.Lock()
+			if s.probes[node] == np {
+				delete(s.probes, node) // the next pod asks again
+			}
+			s.mu.Unlock()
+		}
+	}
+	return mode, err
+}
+
+// probe runs forkbomb's sandbox's probe in the pod on its own.
+func (s *Store) probe(ctx context.Context, pod string) ([]byte, int, error) {
+	line, err := probeLine()
+	if err != nil {
+		return nil, -1, err
+	}
+	return s.output(ctx, pod, line, nil, 1<<20)
+}
+
+// probeResult reads the probe's report: the backend that confines, or
+// ErrNoWalls naming what failed.
+func probeResult(out []byte, code int, err error) (sandbox.Mode, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: its probe: exit %d: %v", ErrNoWalls, code, err)
 	}
@@ -223,34 +338,59 @@ func runnerSpec(mode sandbox.Mode, p sandbox.Policy) podrun.Spec {
 	return sp
 }
 
-// waitRunning polls the pod until it runs; one that fails, or does not
-// run in time, is an error naming why (its waiting reason).
-func (s *Store) waitRunning(ctx context.Context, pod string) error {
+// waitRunning waits until the pod runs, watching it (a poll would see
+// the change up to its interval late); one that fails, or does not run in
+// time, is an error naming why (its waiting reason).
+func (s *Store) waitRunning(ctx context.Context, pod string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, podReadyTimeout)
 	defer cancel()
-	delay := 50 * time.Millisecond
+	pods := s.dyn.Resource(podGVR).Namespace(s.o.Namespace)
 	var why string
 	for {
-		u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, pod, metav1.GetOptions{})
+		// the pod as it is now, then its changes from that version on
+		u, err := pods.Get(ctx, pod, metav1.GetOptions{})
 		if err == nil {
-			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-			switch phase {
-			case "Running":
-				return nil
-			case "Failed", "Succeeded":
-				return fmt.Errorf("pod %s ended before its agent started (%s)", pod, phase)
+			if done, err := podRunning(u); done || err != nil {
+				return nodeName(u), err
 			}
 			why = waitingReason(u)
+			w, werr := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod, ResourceVersion: u.GetResourceVersion()})
+			if werr == nil {
+				for ev := range w.ResultChan() {
+					if o, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type != watch.Error {
+						if done, err := podRunning(o); done || err != nil {
+							w.Stop()
+							return nodeName(o), err
+						}
+						why = waitingReason(o)
+					}
+				}
+				w.Stop() // the watch ended (a timeout, a lost connection): look again
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("pod %s did not run within %s (%s): %w", pod, podReadyTimeout, why, ctx.Err())
-		case <-time.After(delay):
-		}
-		if delay < time.Second {
-			delay *= 2
+			return "", fmt.Errorf("pod %s did not run within %s (%s): %w", pod, podReadyTimeout, why, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+func nodeName(u *unstructured.Unstructured) string {
+	n, _, _ := unstructured.NestedString(u.Object, "spec", "nodeName")
+	return n
+}
+
+// podRunning reports whether the pod runs, or why it never will.
+func podRunning(u *unstructured.Unstructured) (bool, error) {
+	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+	switch phase {
+	case "Running":
+		return true, nil
+	case "Failed", "Succeeded":
+		return true, fmt.Errorf("pod %s ended before its agent started (%s)", u.GetName(), phase)
+	}
+	return false, nil
 }
 
 func waitingReason(u *unstructured.Unstructured) string {
@@ -267,10 +407,12 @@ func waitingReason(u *unstructured.Unstructured) string {
 	return phase
 }
 
-// Exec runs a command in the fork's pod: in its tree, with only the
-// policy's own variables, bounded by its timeout (in the pod, and again
-// here) and its output cap. When it ends every other process of the
-// agent's user in the pod is killed, as the local sandbox's init does.
+// Exec runs a command in the fork's pod inside forkbomb's sandbox there
+// (runnerSpec): in its tree, with only the policy's own variables,
+// bounded by its timeout (in the pod, and again here) and its output cap.
+// When it ends the sandbox kills every process it left; when the exec is
+// cut off first, every process of the agent's user in the pod is killed
+// (killAll).
 func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error) {
 	s.mu.Lock()
 	fs := s.forks[name]
@@ -336,7 +478,13 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 			return nil, fmt.Errorf("exec in %s: %w", name, lost)
 		}
 	}
-	s.killAll(ctx, fs.obj)
+	if err != nil || capw.over {
+		// The exec was cut before the runner ended (a cancel, a timeout
+		// here, the output cap, a lost stream): the runner and its
+		// sandbox may still run in the pod. When the runner ends by
+		// itself, its sandbox has killed every process the command left.
+		s.killAll(ctx, fs.obj)
+	}
 	switch {
 	case capw.over:
 		res.Limit, res.ExitCode = "output", -1

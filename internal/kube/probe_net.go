@@ -56,7 +56,7 @@ func measureNetworkPolicy(ctx context.Context, dyn dynamic.Interface, cfg *rest.
 	}
 	s := &Store{o: Options{Namespace: ns, Config: cfg}, dyn: dyn}
 	listener := objectName("fb-", run+"-listener")
-	if err := s.waitRunning(ctx, listener); err != nil {
+	if _, err := s.waitRunning(ctx, listener); err != nil {
 		return false, err
 	}
 	u, err := dyn.Resource(podGVR).Namespace(ns).Get(ctx, listener, metav1.GetOptions{})

@@ -43,15 +43,23 @@ type Options struct {
 	// UseSandboxCRD: "auto" (default: when the cluster serves
 	// agents.x-k8s.io Sandbox), "always" or "never".
 	UseSandboxCRD string
-	// ForwarderBin is the binary sent to each pod to run every command
-	// there inside forkbomb's sandbox (internal/podrun) and the tunnel of
-	// a command with a proxy network (tunnel.go): forkbomb's own
-	// (default: os.Executable), which must run in the image — statically
-	// linked, or the image holds its libc.
-	ForwarderBin string
+	// PodBin is the binary sent into each pod with its tree, to run
+	// every command there inside forkbomb's sandbox (internal/podrun) and
+	// the tunnel of a command with a proxy network (tunnel.go):
+	// forkbomb-pod, or any forkbomb binary (default: os.Executable),
+	// which must run in the image — statically linked, or the image
+	// holds its libc.
+	PodBin string
 	// LeaseDuration is how long a run's anchor stays valid without a
 	// renewal; a later forkbomb deletes a lapsed one. Default 60s.
 	LeaseDuration time.Duration
+	// Warm pods are started with each run, before its forks ask
+	// (pool.go), with WarmMemory and WarmCPUs as their limits: a fork
+	// whose first command asks for those limits claims one. 0: none.
+	// Plain pods only (not with the Sandbox CRD).
+	Warm       int
+	WarmMemory int64
+	WarmCPUs   float64
 }
 
 // DefaultImage is the image scripts/k8s-cluster imports (busybox and git).
@@ -66,13 +74,20 @@ type Store struct {
 	mu      sync.Mutex
 	runs    map[string]*runState  // pid 1 name → its anchor
 	forks   map[string]*forkState // fork name → its pod
+	probes  map[string]*nodeProbe // node name → forkbomb's sandbox's probe there
 	stopped chan struct{}
 	wg      sync.WaitGroup
+	// the binary sent into each pod (podBinFile)
+	binOnce     sync.Once
+	bin, binSum string
+	binErr      error
 }
 
 type runState struct {
 	anchor *unstructured.Unstructured
 	stop   context.CancelFunc
+	pool   chan *warmPod   // the run's warm pods not yet claimed (pool.go)
+	ctx    context.Context // ended with the run (stop)
 }
 
 type forkState struct {
@@ -88,10 +103,6 @@ type forkState struct {
 	// to the pod after the tree.
 	filesMu sync.Mutex
 	pending []string
-	// binOnce sends forkbomb's binary: each command's runner
-	// (internal/podrun) and the tunnel's forwarder (tunnel.go)
-	binOnce sync.Once
-	binErr  error
 	// mode is the backend forkbomb's sandbox has in the pod (its probe at
 	// the pod's start): namespaces, or landlock where the pod's runtime
 	// refuses them
@@ -127,7 +138,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	host, _ := os.Hostname()
 	s := &Store{o: o, dyn: dyn, holder: fmt.Sprintf("forkbomb@%s/%d", host, os.Getpid()),
-		runs: map[string]*runState{}, forks: map[string]*forkState{}, stopped: make(chan struct{})}
+		runs: map[string]*runState{}, forks: map[string]*forkState{}, probes: map[string]*nodeProbe{}, stopped: make(chan struct{})}
 	switch o.UseSandboxCRD {
 	case "always":
 		s.crd = true
@@ -159,38 +170,50 @@ func (s *Store) Snapshot(ctx context.Context, name string) (string, error) {
 	return s.o.Local.Snapshot(ctx, name)
 }
 
-// New makes a pid 1 locally and the run's anchor, renewed until Remove.
+// New makes the run's anchor, renewed until Remove, starts the run's
+// warm pods (Options.Warm), and makes the pid 1 locally meanwhile.
 func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error) {
-	m, err := s.o.Local.New(ctx, name, o)
+	rs, err := s.anchor(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.anchor(ctx, name); err != nil {
-		s.o.Local.Remove(context.WithoutCancel(ctx), name)
+	tree := make(chan struct{})
+	if s.o.Warm > 0 && !s.crd {
+		s.startPool(rs.ctx, name, rs, tree)
+	}
+	m, err := s.o.Local.New(ctx, name, o)
+	if err != nil {
+		s.mu.Lock()
+		delete(s.runs, name)
+		s.mu.Unlock()
+		rs.stop()
+		s.deleteAnchor(context.WithoutCancel(ctx), rs.anchor.GetName())
 		return nil, err
 	}
+	close(tree)
 	return m, nil
 }
 
-func (s *Store) anchor(ctx context.Context, run string) error {
+func (s *Store) anchor(ctx context.Context, run string) (*runState, error) {
 	now := metav1.NewMicroTime(time.Now()).UTC().Format(metav1.RFC3339Micro)
 	secs := int64(s.o.LeaseDuration / time.Second)
 	l, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Create(ctx, lease(objectName("forkbomb-", run), run, s.holder, secs, now), metav1.CreateOptions{})
 	if err != nil {
-		return fmt.Errorf("create the run's anchor: %w", err)
+		return nil, fmt.Errorf("create the run's anchor: %w", err)
 	}
 	np := networkPolicy(objectName("forkbomb-", run), run, l, s.o.ProxyCIDR, s.o.ProxyPort)
 	if _, err := s.dyn.Resource(netpolGVR).Namespace(s.o.Namespace).Create(ctx, np, metav1.CreateOptions{}); err != nil {
 		s.deleteAnchor(context.WithoutCancel(ctx), l.GetName())
-		return fmt.Errorf("create the run's network policy: %w", err)
+		return nil, fmt.Errorf("create the run's network policy: %w", err)
 	}
 	rctx, stop := context.WithCancel(context.Background())
+	rs := &runState{anchor: l, stop: stop, ctx: rctx}
 	s.mu.Lock()
-	s.runs[run] = &runState{anchor: l, stop: stop}
+	s.runs[run] = rs
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go s.renew(rctx, l.GetName())
-	return nil
+	return rs, nil
 }
 
 // renew keeps the anchor's lease current; a forkbomb killed stops
@@ -241,9 +264,13 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	fs, rs := s.forks[name], s.runs[name]
 	delete(s.forks, name)
 	delete(s.runs, name)
+	var obj string
+	if fs != nil {
+		obj = fs.obj
+	}
 	s.mu.Unlock()
 	if fs != nil {
-		s.deleteFork(ctx, fs.obj)
+		s.deleteFork(ctx, obj)
 	}
 	if rs != nil {
 		rs.stop()

@@ -24,8 +24,9 @@ import (
 // symlinks (as links, never followed); anything else is left out. The
 // tree is forkbomb's own snapshot of the repository, whose content is
 // still hostile: every file is opened with O_NOFOLLOW and must be the
-// regular file it was when listed.
-func writeTar(ctx context.Context, w io.Writer, root string) error {
+// regular file it was when listed. bin, when set, follows as podBinName
+// (forkbomb's binary for the pod), so one exec brings both.
+func writeTar(ctx context.Context, w io.Writer, root, bin string) error {
 	tw := tar.NewWriter(w)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -59,6 +60,18 @@ func writeTar(ctx context.Context, w io.Writer, root string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("send %s: %w", root, err)
+	}
+	if bin != "" {
+		info, err := os.Stat(bin)
+		if err != nil {
+			return fmt.Errorf("send %s: %w", bin, err)
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: filepath.Dir(podBinName) + "/", Mode: 0o700}); err != nil {
+			return err
+		}
+		if err := copyFile(tw, bin, podBinName, info); err != nil {
+			return fmt.Errorf("send %s: %w", bin, err)
+		}
 	}
 	return tw.Close()
 }
@@ -126,11 +139,21 @@ func outputRun(script string) string {
 // sends the file (one exec where nothing is lost); only a lost or cut
 // send is asked for again, never the script.
 func (s *Store) output(ctx context.Context, pod, script string, args []string, max int) ([]byte, int, error) {
+	return s.outputWith(ctx, pod, script, args, nil, max)
+}
+
+// outputWith is output with stdin given to the script's run (not to a
+// resend).
+func (s *Store) outputWith(ctx context.Context, pod, script string, args []string, stdin io.Reader, max int) ([]byte, int, error) {
 	run := append([]string{"/bin/sh", "-c", outputRun(script), "sh"}, args...)
 	for try := 0; try <= outputTries; try++ {
 		var out, errb limitedBuffer
 		out.max, errb.max = max+256, 4<<10
-		code, err := s.stream(ctx, pod, run, nil, &out, &errb)
+		in := stdin
+		if try > 0 {
+			in = nil
+		}
+		code, err := s.stream(ctx, pod, run, in, &out, &errb)
 		if err != nil {
 			return nil, -1, err
 		}

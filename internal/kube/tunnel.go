@@ -27,9 +27,15 @@ import (
 )
 
 // podBin is where forkbomb's binary lives in a pod — the runner of every
-// command (internal/podrun) and the tunnel's forwarder: /tmp, an emptyDir
-// of the pod's own (the root filesystem is read-only), never the tree.
-const podBin = "/tmp/.forkbomb"
+// command (internal/podrun), its sandbox's init, and the tunnel's
+// forwarder: in /work, an emptyDir of the pod's own (the root filesystem
+// is read-only), beside the tree but outside it, so no command of the
+// fork's — whose sandbox lets it write its tree and its own temp dir only
+// — can replace it.
+const (
+	podBinName = ".forkbomb/forkbomb" // in the tar stream, under /work
+	podBin     = "/work/" + podBinName
+)
 
 // Bounds of a tunnel's start and end.
 const (
@@ -51,25 +57,31 @@ type podTunnel struct {
 	lost   chan struct{} // closed when err is set
 }
 
-// sendBin puts forkbomb's binary in the pod once, checked by its SHA-256
-// as it arrived. The fork's processes run as the same user but inside
-// forkbomb's sandbox, which lets them write only the tree and their own
-// temp dir, so they cannot replace it; were it replaced anyway, what then
-// speaks to Serve is the fork's word, which Serve takes as hostile (it
-// dials only the fork's own endpoint, whatever the stream says).
-func (s *Store) sendBin(ctx context.Context, fs *forkState) error {
-	fs.binOnce.Do(func() {
-		bin := s.o.ForwarderBin
+// podBinFile is the binary sent into each pod and its SHA-256, read once.
+func (s *Store) podBinFile() (string, string, error) {
+	s.binOnce.Do(func() {
+		bin := s.o.PodBin
 		if bin == "" {
 			var err error
 			if bin, err = os.Executable(); err != nil {
-				fs.binErr = fmt.Errorf("find forkbomb's binary for the pod: %w", err)
+				s.binErr = fmt.Errorf("find forkbomb's binary for the pods: %w", err)
 				return
 			}
 		}
-		fs.binErr = s.sendFile(ctx, fs.obj, bin, podBin)
+		f, err := os.Open(bin)
+		if err != nil {
+			s.binErr = fmt.Errorf("forkbomb's binary for the pods: %w", err)
+			return
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			s.binErr = fmt.Errorf("forkbomb's binary for the pods: %w", err)
+			return
+		}
+		s.bin, s.binSum = bin, hex.EncodeToString(h.Sum(nil))
 	})
-	return fs.binErr
+	return s.bin, s.binSum, s.binErr
 }
 
 // sendFile copies a host file to path in the pod, again when the bytes

@@ -118,7 +118,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Minute
 	}
-	o.Limits = o.Limits.Resolve(sandbox.DefaultLimits(atOnce(o.Parallel, o.Forks)))
+	o.Limits = ForkLimits(o)
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -397,6 +397,12 @@ func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
 }
 
 // atOnce is how many forks work at the same time: parallel, at most forks.
+// ForkLimits are the limits each fork's commands get in a race run with
+// o: o.Limits, with the defaults for the forks that run at once.
+func ForkLimits(o Options) sandbox.Limits {
+	return o.Limits.Resolve(sandbox.DefaultLimits(atOnce(o.Parallel, o.Forks)))
+}
+
 func atOnce(parallel, forks int) int {
 	if parallel <= 0 || parallel > forks {
 		return forks

@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/backend"
 	"github.com/forkbomb/forkbomb/internal/kube"
 	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -33,9 +35,16 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
 	}
+	warm, err := warmPods(f.WarmPods, o)
+	if err != nil {
+		return nil, err
+	}
+	// the warm pods hold the limits each fork's commands will ask for
+	var limits sandbox.Policy
+	run.ForkLimits(*o).Apply(&limits)
 	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: f.Namespace, Image: f.Image,
 		RuntimeClass: f.RuntimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: f.SandboxCRD,
-		ForwarderBin: coreBeside()})
+		PodBin: podBeside(), Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs})
 	if err != nil {
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
 	}
@@ -43,19 +52,38 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 	return func() { ks.Close() }, nil
 }
 
-// coreBeside is the core forkbomb beside this binary when there is one: it
-// runs the pod's tunnel as well as forkbomb-full does, at a third of the
-// bytes sent to each pod. Empty (kube's default: this binary) otherwise.
-func coreBeside() string {
+// warmPods reads --warm-pods: auto is one per fork running at once.
+func warmPods(v string, o *run.Options) (int, error) {
+	if v == "" || v == "auto" {
+		if o.Parallel > 0 && o.Parallel < o.Forks {
+			return o.Parallel, nil
+		}
+		return max(o.Forks, 1), nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 256 {
+		return 0, fmt.Errorf("--warm-pods %q: want auto or a number from 0 to 256", v)
+	}
+	return n, nil
+}
+
+// podBeside is the binary sent into each fork's pod: forkbomb-pod beside
+// this binary (a quarter of the core's bytes: only the runner, the
+// sandbox and the tunnel), else the core forkbomb beside it (a third of
+// this one's), else empty (kube's default: this binary). Each serves as
+// well.
+func podBeside() string {
 	self, err := os.Executable()
 	if err != nil {
 		return ""
 	}
-	core := filepath.Join(filepath.Dir(self), "forkbomb")
-	if fi, err := os.Lstat(core); err != nil || !fi.Mode().IsRegular() || core == self {
-		return ""
+	for _, name := range []string{"forkbomb-pod", "forkbomb"} {
+		p := filepath.Join(filepath.Dir(self), name)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && p != self {
+			return p
+		}
 	}
-	return core
+	return ""
 }
 
 // Probe reports what the cluster enforces.

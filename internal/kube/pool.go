@@ -1,0 +1,106 @@
+package kube
+
+// Warm pods: a run's pods started with the run, before its forks ask for
+// them. Store.New starts Options.Warm pods beside the pid 1's snapshot,
+// sends each the tree and forkbomb's binary as soon as it runs, and a
+// fork's first command claims one that holds the limits it asks for;
+// a fork that finds none free (or none with its limits) starts its own,
+// as without a pool. A warm pod never served another fork: each is
+// claimed once, by one fork, and deleted with it. Those left unclaimed
+// are deleted with the run (their anchor).
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// warmPod is one pod of a run's pool.
+type warmPod struct {
+	obj          string
+	memory       int64
+	cpus         float64
+	done         chan struct{} // closed when mode or err is set
+	mode         sandbox.Mode
+	err          error
+	snapshotWait chan struct{} // the pid 1's tree exists
+}
+
+// startPool starts the run's warm pods; each waits for tree (closed once
+// the pid 1 exists) before it is sent its tree. The pods are offered on
+// the run's pool as soon as they are created.
+func (s *Store) startPool(ctx context.Context, run string, rs *runState, tree chan struct{}) {
+	n := s.o.Warm
+	rs.pool = make(chan *warmPod, n)
+	for i := 0; i < n; i++ {
+		wp := &warmPod{obj: objectName("fb-", fmt.Sprintf("%s-w%d", run, i)), memory: s.o.WarmMemory, cpus: s.o.WarmCPUs,
+			done: make(chan struct{}), snapshotWait: tree}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.warm(ctx, run, rs, wp)
+		}()
+	}
+}
+
+// warm creates one warm pod, offers it, and loads it.
+func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod) {
+	po := PodOptions{Name: wp.obj, Run: run, Image: s.o.Image, RuntimeClass: s.o.RuntimeClass,
+		DeadlineSeconds: int64(s.o.Deadline / time.Second), Memory: wp.memory, CPUs: wp.cpus, Owner: rs.anchor}
+	if _, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{}); err != nil {
+		return // no pod: nothing offered, a fork starts its own
+	}
+	rs.pool <- wp
+	defer close(wp.done)
+	node, err := s.waitRunning(ctx, wp.obj)
+	if err != nil {
+		wp.err = err
+		return
+	}
+	select {
+	case <-wp.snapshotWait:
+	case <-ctx.Done():
+		wp.err = ctx.Err()
+		return
+	}
+	wp.mode, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.obj}, node)
+}
+
+// claim takes a warm pod of the fork's run holding the limits the fork's
+// first command asks for, waiting for it to be loaded; nil when there is
+// none (then the fork starts a pod of its own). A pod whose start failed
+// is deleted and the next one tried.
+func (s *Store) claim(ctx context.Context, fs *forkState, p sandbox.Policy) *warmPod {
+	s.mu.Lock()
+	rs := s.runs[fs.pid1]
+	s.mu.Unlock()
+	if rs == nil || rs.pool == nil {
+		return nil
+	}
+	for {
+		var wp *warmPod
+		select {
+		case wp = <-rs.pool:
+		default:
+			return nil
+		}
+		if wp.memory != p.Memory || wp.cpus != p.CPUs {
+			rs.pool <- wp // not this fork's limits: left for another (never blocks: one out, one back)
+			return nil
+		}
+		select {
+		case <-wp.done:
+		case <-ctx.Done():
+			s.deleteFork(context.WithoutCancel(ctx), wp.obj)
+			return nil
+		}
+		if wp.err == nil {
+			return wp
+		}
+		s.deleteFork(context.WithoutCancel(ctx), wp.obj)
+	}
+}
