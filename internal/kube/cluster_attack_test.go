@@ -45,12 +45,7 @@ var inPodAttacks = []string{
 func TestSandboxAttacksInPod(t *testing.T) {
 	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
-	bin := filepath.Join(t.TempDir(), "sandbox.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, "github.com/forkbomb/forkbomb/internal/sandbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // static: the image has no Go and only git's libraries
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the sandbox's tests: %v\n%s", err, out)
-	}
+	bin := sandboxTests(t)
 	s := openStore(t, cfg, Options{Namespace: ns})
 	fork := newRun(t, s, "run-attacks")
 	ctx := context.Background()
@@ -102,6 +97,25 @@ func TestSandboxAttacksInPod(t *testing.T) {
 		}
 	}
 	t.Logf("in the pod: %d results, skipped %v", len(results), skipped)
+}
+
+// sandboxTests is internal/sandbox's test binary, static (the image has
+// no Go and only git's libraries): the one scripts/test's unprivileged run
+// built beside this package's (every package's binary in a folder named
+// after it), else built here from the module.
+func sandboxTests(t *testing.T) string {
+	if b, err := filepath.Abs(filepath.Join("..", "sandbox", "sandbox.test")); err == nil {
+		if fi, err := os.Stat(b); err == nil && fi.Mode().IsRegular() {
+			return b
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "sandbox.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, "github.com/forkbomb/forkbomb/internal/sandbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the sandbox's tests: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // TestNoWallsNoCommand: where forkbomb's sandbox finds no backend that
