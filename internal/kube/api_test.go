@@ -144,6 +144,8 @@ func TestPodConfinement(t *testing.T) {
 		{"memory request", ctr, []string{"resources", "requests", "memory"}, "256Mi"},
 		{"cpu limit", ctr, []string{"resources", "limits", "cpu"}, "500m"},
 		{"env", ctr, []string{"env"}, `[{"name":"HOME","value":"/tmp/home"}]`},
+		{"spread over the nodes", p, []string{"spec", "topologySpreadConstraints"},
+			`[{"labelSelector":{"matchLabels":{"forkbomb.dev/run":"run-conf"}},"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway"}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := str(t, tc.u, tc.path...); got != tc.want {

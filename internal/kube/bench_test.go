@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -143,4 +145,72 @@ func measure(b *testing.B, o run.Options) (float64, float64) {
 		b.Fatalf("record %s lacks run_start, verdict or fork_exit", dir)
 	}
 	return float64(o.Forks) / lastExit.Sub(start).Seconds(), float64(verdict.Sub(start).Milliseconds())
+}
+
+// BenchmarkForkStart measures a kubernetes fork's start — from the fork
+// to the end of its first command (`true`): its pod made and running, the
+// tree and forkbomb's binary sent, the probe, the command — on a tiny
+// repository and on Go's src tree (copied into a git repository, one
+// commit), without and with a warm pod, and reports the milliseconds and
+// how they grow with the repository (gosrc/tiny: 1 would be a start that
+// does not depend on its size).
+//
+//	go test -run '^$' -bench ForkStart -benchtime 3x ./internal/kube
+func BenchmarkForkStart(b *testing.B) {
+	cfg, ns := cluster(b)
+	gosrc := filepath.Join(b.TempDir(), "gosrc")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-r", filepath.Join(strings.TrimSpace(string(goroot)), "src"), gosrc).CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	exec.Command("chmod", "-R", "u+w", gosrc).Run()
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "Go src"}} {
+		if out, err := exec.Command("git", append([]string{"-C", gosrc}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	repos := map[string]string{"tiny": fixture(b), "gosrc": gosrc}
+	ms := map[string]float64{}
+	for i := 0; i < b.N; i++ {
+		for _, warm := range []int{0, 1} {
+			for _, name := range []string{"tiny", "gosrc"} {
+				local, err := workspace.Open(filepath.Join(b.TempDir(), "state"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				ks, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"), Warm: warm})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				top, base, err := workspace.ResolveBase(ctx, repos[name], "HEAD")
+				if err != nil {
+					b.Fatal(err)
+				}
+				run := fmt.Sprintf("fs%d%s%d", i, name, warm)
+				if _, err := ks.New(ctx, run, workspace.NewOptions{Repo: top, Rev: base}); err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				if _, err := ks.Fork(ctx, run, run+"-f0"); err != nil {
+					b.Fatal(err)
+				}
+				res, err := ks.Exec(ctx, run+"-f0", sandbox.Policy{Command: []string{"true"}, Timeout: time.Minute}, sandbox.Stdio{})
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("%s: %v %+v", name, err, res)
+				}
+				ms[fmt.Sprintf("%s-warm%d", name, warm)] += float64(time.Since(t0).Milliseconds())
+				ks.Close()
+			}
+		}
+	}
+	n := float64(b.N)
+	for k, v := range ms {
+		b.ReportMetric(v/n, k+"-ms")
+	}
+	b.ReportMetric(ms["gosrc-warm0"]/ms["tiny-warm0"], "gosrc/tiny")
+	b.ReportMetric(ms["gosrc-warm1"]/ms["tiny-warm1"], "gosrc/tiny-warm")
 }

@@ -290,6 +290,16 @@ func TestClusterProbe(t *testing.T) {
 	if r.Version != "v1.37.2" || r.NetworkPolicy != "not enforced" {
 		t.Errorf("probe %+v", r)
 	}
+	// the test cluster's runtime refuses user namespaces: Landlock and
+	// seccomp alone confine there, as its forks' commands find
+	if r.Walls != string(sandbox.ModeLandlock) || len(r.WallLayers) == 0 {
+		t.Errorf("forkbomb's sandbox in a pod: %q %+v (notes %v)", r.Walls, r.WallLayers, r.Notes)
+	}
+	var text strings.Builder
+	r.WriteText(&text)
+	if !strings.Contains(text.String(), "forkbomb's sandbox in each pod: landlock") {
+		t.Errorf("the probe's text lacks the pod's walls:\n%s", text.String())
+	}
 	waitNothingLeft(t, cfg, ns, time.Minute)
 }
 

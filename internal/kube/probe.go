@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // ProbeReport is what a cluster enforces for forkbomb's pods, as far as
@@ -36,7 +39,13 @@ type ProbeReport struct {
 	LimitRanges    []string         `json:"limit_ranges"`
 	ResourceQuotas []string         `json:"resource_quotas"`
 	PodPidsLimit   map[string]int64 `json:"pod_pids_limit,omitempty"`
-	Notes          []string         `json:"notes,omitempty"`
+	// Walls is the backend of forkbomb's sandbox in a fork's pod (the
+	// probe of that sandbox, run in a pod made as a fork's is, when
+	// Measure): namespaces, landlock, none, or "unknown" (not measured);
+	// WallLayers are its probe's layers there.
+	Walls      string          `json:"walls"`
+	WallLayers []sandbox.Layer `json:"wall_layers,omitempty"`
+	Notes      []string        `json:"notes,omitempty"`
 }
 
 // ProbeOptions say which cluster to probe and how.
@@ -46,8 +55,11 @@ type ProbeOptions struct {
 	RuntimeClass string
 	Image        string // the probe pods' image; default DefaultImage
 	// Measure: find out whether NetworkPolicy is enforced by trying it
-	// (three short-lived pods).
+	// (three short-lived pods), and which backend of forkbomb's sandbox
+	// confines in a pod (one more).
 	Measure bool
+	// PodBin is forkbomb's binary for that pod (Options.PodBin).
+	PodBin string
 }
 
 // Probe asks the cluster what it enforces.
@@ -59,7 +71,7 @@ func Probe(ctx context.Context, o ProbeOptions) (*ProbeReport, error) {
 	if o.Image == "" {
 		o.Image = DefaultImage
 	}
-	r := &ProbeReport{Server: cfg.Host, Namespace: namespace, RuntimeClass: runtimeClass, NetworkPolicy: "unknown"}
+	r := &ProbeReport{Server: cfg.Host, Namespace: namespace, RuntimeClass: runtimeClass, NetworkPolicy: "unknown", Walls: "unknown"}
 	var v struct {
 		GitVersion string `json:"gitVersion"`
 	}
@@ -125,6 +137,22 @@ func Probe(ctx context.Context, o ProbeOptions) (*ProbeReport, error) {
 			r.Notes = append(r.Notes, "the CNI does not enforce NetworkPolicy: a fork's pod can reach the pod network and what it routes to")
 		}
 	}
+	if o.Measure {
+		bin := o.PodBin
+		if bin == "" {
+			bin, _ = os.Executable()
+		}
+		rep, err := measureWalls(ctx, dyn, cfg, namespace, o.Image, runtimeClass, bin)
+		if err != nil {
+			r.Notes = append(r.Notes, "forkbomb's sandbox in a pod not measured: "+err.Error())
+		} else {
+			r.Walls, r.WallLayers = string(rep.Mode), rep.Layers
+			r.Notes = append(r.Notes, "in a pod, a fork's memory and CPUs are the pod's limits (its cgroup): forkbomb's sandbox there sets none of its own, whatever its cgroup line says")
+			if rep.Mode != sandbox.ModeNamespaces && rep.Mode != sandbox.ModeLandlock {
+				r.Notes = append(r.Notes, "forkbomb's sandbox confines nothing in a pod here: every fork would fail (never run with the pod's walls alone)")
+			}
+		}
+	}
 	return r, nil
 }
 
@@ -145,6 +173,14 @@ func (r *ProbeReport) WriteText(w io.Writer) {
 	}
 	for n, l := range r.PodPidsLimit {
 		fmt.Fprintf(w, "pids per pod:    %d on node %s (-1: none)\n", l, n)
+	}
+	fmt.Fprintf(w, "forkbomb's sandbox in each pod: %s\n", r.Walls)
+	for _, l := range r.WallLayers {
+		mark := "✓"
+		if l.Status != "ok" {
+			mark = "✗"
+		}
+		fmt.Fprintf(w, "  %s %-22s %s\n", mark, l.Name, l.Detail)
 	}
 	fmt.Fprintf(w, "per pod, requested of the kubelet: no service-account token, non-root, no capabilities, no privilege escalation, seccomp RuntimeDefault, read-only root filesystem, memory and CPU limits, activeDeadlineSeconds\n")
 	for _, n := range r.Notes {

@@ -2,7 +2,9 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -10,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // measureNetworkPolicy finds out whether the CNI enforces NetworkPolicy
@@ -118,4 +122,52 @@ func (s *Store) waitExit(ctx context.Context, pod string) (int64, error) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// measureWalls finds out which backend of forkbomb's sandbox confines a
+// fork's commands in a pod of this cluster: a pod made as a fork's is,
+// sent forkbomb's binary, runs the sandbox's probe there (as each run
+// does once per node). Everything is owned by one anchor, deleted at the
+// end.
+func measureWalls(ctx context.Context, dyn dynamic.Interface, cfg *rest.Config, ns, image, runtimeClass, bin string) (*sandbox.ProbeReport, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	run := "probe-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	now := metav1.NewMicroTime(time.Now()).UTC().Format(metav1.RFC3339Micro)
+	anchor, err := dyn.Resource(leaseGVR).Namespace(ns).Create(ctx, lease(objectName("forkbomb-", run), run, "forkbomb-probe", 120, now), metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("create the probe's anchor: %w", err)
+	}
+	name := objectName("fb-", run+"-walls")
+	defer func() {
+		bg := metav1.DeletePropagationBackground
+		zero := int64(0)
+		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		dyn.Resource(leaseGVR).Namespace(ns).Delete(dctx, anchor.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg})
+		dyn.Resource(podGVR).Namespace(ns).Delete(dctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	}()
+	p := pod(PodOptions{Name: name, Run: run, Image: image, RuntimeClass: runtimeClass, DeadlineSeconds: 120, Owner: anchor})
+	if _, err := dyn.Resource(podGVR).Namespace(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("start the probe's pod: %w", err)
+	}
+	s := &Store{o: Options{Namespace: ns, Config: cfg}, dyn: dyn}
+	if _, err := s.waitRunning(ctx, name); err != nil {
+		return nil, err
+	}
+	if code, err := s.stream(ctx, name, []string{"mkdir", "-p", "/work/" + filepath.Dir(podBinName)}, nil, nil, nil); err != nil || code != 0 {
+		return nil, fmt.Errorf("prepare the probe's pod: exit %d %v", code, err)
+	}
+	if err := s.sendFile(ctx, name, bin, podBin); err != nil {
+		return nil, err
+	}
+	out, code, err := s.probe(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("forkbomb's sandbox's probe in a pod: exit %d: %w", code, err)
+	}
+	var rep sandbox.ProbeReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return nil, fmt.Errorf("forkbomb's sandbox's probe in a pod: %w", err)
+	}
+	return &rep, nil
 }

@@ -112,6 +112,14 @@ func podSpec(o PodOptions) map[string]any {
 	if o.RuntimeClass != "" {
 		spec["runtimeClassName"] = o.RuntimeClass
 	}
+	// A run's pods spread over the nodes, one more on a node only where
+	// every node has as many (a preference: on one node they all fit).
+	spec["topologySpreadConstraints"] = []any{map[string]any{
+		"maxSkew":           int64(1),
+		"topologyKey":       "kubernetes.io/hostname",
+		"whenUnsatisfiable": "ScheduleAnyway",
+		"labelSelector":     map[string]any{"matchLabels": map[string]any{LabelRun: o.Run}},
+	}}
 	return spec
 }
 

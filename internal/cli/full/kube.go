@@ -93,7 +93,7 @@ func (c cluster) Probe(ctx context.Context, out io.Writer, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	rep, err := kube.Probe(ctx, kube.ProbeOptions{Config: cfg, Namespace: f.Namespace, RuntimeClass: f.RuntimeClass, Image: f.Image, Measure: true})
+	rep, err := kube.Probe(ctx, kube.ProbeOptions{Config: cfg, Namespace: f.Namespace, RuntimeClass: f.RuntimeClass, Image: f.Image, Measure: true, PodBin: podBeside()})
 	if err != nil {
 		return err
 	}
