@@ -143,3 +143,36 @@ func TestNoWallsNoCommand(t *testing.T) {
 		t.Errorf("the command ran in a pod without forkbomb's walls (or the pod has no tree): exit %d %v", code, err)
 	}
 }
+
+// TestProgramRulesInPod: a policy's program rules hold for a fork's
+// command in its pod (forkbomb's sandbox there checks each exec with
+// Landlock): git, denied, does not run; the control, the same command
+// without the rule, runs it.
+func TestProgramRulesInPod(t *testing.T) {
+	t.Parallel()
+	cfg, ns := cluster(t)
+	s := openStore(t, cfg, Options{Namespace: ns})
+	fork := newRun(t, s, "run-programs")
+	ctx := context.Background()
+	// the verdict is read from a file (an exec's stdout can be lost on
+	// the test cluster: transfer.go)
+	cmd := []string{"/bin/sh", "-c", `/usr/bin/git --version >/dev/null 2>&1; echo "git: $?" > result`}
+	for _, deny := range []bool{false, true} {
+		p := sandbox.Policy{Command: cmd, Timeout: time.Minute}
+		if deny {
+			p.DenyPrograms = []string{"/usr/bin/git"}
+		}
+		res, err := s.Exec(ctx, fork, p, sandbox.Stdio{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := s.output(ctx, s.forks[fork].obj, "cat "+podRoot+"/result", nil, 1<<10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := strings.Contains(string(out), "git: 0")
+		if res.ExitCode != 0 || ran == deny {
+			t.Errorf("deny %v: exit %d, git ran: %v: %s", deny, res.ExitCode, ran, out)
+		}
+	}
+}

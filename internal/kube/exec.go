@@ -324,13 +324,16 @@ func confined(mode sandbox.Mode, timeout time.Duration, script string, args ...s
 // loopback of its own on namespaces — whatever the cluster's CNI does),
 // or, for a command with the proxy network, the pod's own, where the
 // tunnel's forwarder listens on 127.0.0.1 (the run's NetworkPolicy then
-// decides what else it reaches). The limits are the pod's cgroup's
+// decides what else it reaches). The program rules go as they are: their
+// paths must name the pod's programs (the image's), or the command fails.
+// The limits are the pod's cgroup's
 // (podSpec): the sandbox in a pod has no cgroup of its own, and its
 // stand-ins (RLIMIT_DATA per process, RLIMIT_NPROC per user, which counts
 // the user's processes on the whole node) would be weaker and wrong.
 func runnerSpec(mode sandbox.Mode, p sandbox.Policy) podrun.Spec {
 	sp := podrun.Spec{Workdir: podRoot, Mode: mode, Network: sandbox.NetworkNone,
-		SetEnv: p.SetEnv, Placeholders: p.Placeholders, Timeout: p.Timeout}
+		SetEnv: p.SetEnv, Placeholders: p.Placeholders, Timeout: p.Timeout,
+		AllowPrograms: p.AllowPrograms, DenyPrograms: p.DenyPrograms}
 	switch p.Network {
 	case sandbox.NetworkProxy, sandbox.NetworkHost:
 		sp.Network = sandbox.NetworkHost

@@ -55,6 +55,11 @@ type Spec struct {
 	Memory       int64             `json:"memory,omitempty"`
 	Pids         int               `json:"pids,omitempty"`
 	CPUs         float64           `json:"cpus,omitempty"`
+	// AllowPrograms and DenyPrograms are the policy's program rules, as
+	// paths in the pod (sandbox.Policy): a rule the pod's files cannot
+	// satisfy fails the command, never drops the rule.
+	AllowPrograms []string `json:"allow_programs,omitempty"`
+	DenyPrograms  []string `json:"deny_programs,omitempty"`
 }
 
 // Argv is the command that runs command in the pod under spec, with bin
@@ -113,6 +118,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Memory:       spec.Memory,
 		Pids:         spec.Pids,
 		CPUs:         spec.CPUs,
+
+		AllowPrograms: spec.AllowPrograms,
+		DenyPrograms:  spec.DenyPrograms,
 	}
 	res, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdin: stdin, Stdout: stdout, Stderr: stderr})
 	switch {
