@@ -192,7 +192,7 @@ type nodeProbe struct {
 // there (sandbox.Probe, run by the pod's runner, once per node):
 // namespaces where the pod's runtime lets its user make them, else
 // Landlock and seccomp alone.
-func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (sandbox.Mode, error) {
+func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode sandbox.Mode, err error) {
 	bin, sum, err := s.podBinFile()
 	if err != nil {
 		return "", err
@@ -211,6 +211,20 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (sandb
 		}
 	}
 	s.mu.Unlock()
+	if first {
+		// every way out of here answers the pods waiting for this probe
+		defer func() {
+			np.mode, np.err = mode, err
+			close(np.done)
+			if err != nil {
+				s.mu.Lock()
+				if s.probes[node] == np {
+					delete(s.probes, node) // the next pod asks again
+				}
+				s.mu.Unlock()
+			}
+		}()
+	}
 	script, err := startScript(first)
 	if err != nil {
 		return "", err
@@ -248,19 +262,7 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (sandb
 		// that pod's probe failed: this one asks for itself
 		out, code, err = s.probe(ctx, fs.obj)
 	}
-	mode, err := probeResult(out, code, err)
-	if first {
-		np.mode, np.err = mode, err
-		close(np.done)
-		if err != nil {
-			s.mu.Lock()
-			if s.probes[node] == np {
-				delete(s.probes, node) // the next pod asks again
-			}
-			s.mu.Unlock()
-		}
-	}
-	return mode, err
+	return probeResult(out, code, err)
 }
 
 // probe runs forkbomb's sandbox's probe in the pod on its own.
