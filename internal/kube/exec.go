@@ -244,8 +244,11 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 			code, err = 0, nil
 		}
 	}
-	if code == stTarFailed {
+	switch {
+	case code == stTarFailed:
 		return "", fmt.Errorf("send the tree: %v", err)
+	case code < 0 && err != nil: // the exec itself failed: no word from the pod
+		return "", fmt.Errorf("send the tree: %w", err)
 	}
 	if !first {
 		if err != nil {
