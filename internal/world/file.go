@@ -87,7 +87,10 @@ func Lock(ctx context.Context, p string) (func(), error) {
 	}
 	f := os.NewFile(uintptr(fd), p+early.LockSuffix)
 	done := make(chan error, 1)
-	go func() { done <- unix.Flock(int(f.Fd()), unix.LOCK_EX) }()
+	// The wait uses the descriptor's number, not f: f is closed only once
+	// the flock call has returned, so the number is never another file's
+	// while the call may still be made with it.
+	go func() { done <- unix.Flock(fd, unix.LOCK_EX) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -95,7 +98,9 @@ func Lock(ctx context.Context, p string) (func(), error) {
 			return nil, fmt.Errorf("lock world: %w", err)
 		}
 	case <-ctx.Done():
-		f.Close() // the flock call fails or, if it got the lock, the close drops it
+		// given up: once the call returns (the lock taken, or failed),
+		// the close drops it
+		go func() { <-done; f.Close() }()
 		return nil, fmt.Errorf("lock world: %w", ctx.Err())
 	}
 	return func() { f.Close() }, nil
