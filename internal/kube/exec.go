@@ -28,8 +28,12 @@ import (
 )
 
 // podReadyTimeout bounds how long a fork waits for its pod to run (an
-// image missing on the node, a cluster out of room).
-const podReadyTimeout = 3 * time.Minute
+// image missing on the node, a cluster out of room); treeTimeout, the
+// pod's start after that (the tree at ≥ 10 MB/s for a 9 GB repository).
+const (
+	podReadyTimeout = 3 * time.Minute
+	treeTimeout     = 15 * time.Minute
+)
 
 // stream runs argv in the fork's pod over the API's exec and returns its
 // exit code; a non-nil error means it could not be run or was cut off.
@@ -97,7 +101,11 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 		s.mu.Lock()
 		fs.obj = wp.obj // Remove reads it under s.mu
 		s.mu.Unlock()
-		fs.mode = wp.mode
+		fs.mode, fs.scoped = wp.mode, wp.scoped
+		if !s.owned(name, fs) { // removed while it claimed: the pod goes too
+			s.deleteFork(context.WithoutCancel(ctx), wp.obj)
+			return fmt.Errorf("fork %s was removed", name)
+		}
 		return s.started(ctx, name, fs)
 	}
 	deadline := s.o.Deadline
@@ -121,11 +129,15 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	if err != nil {
 		return fmt.Errorf("create the pod of %s: %w", name, err)
 	}
+	if !s.owned(name, fs) { // removed while its pod was made: the pod goes too
+		s.deleteFork(context.WithoutCancel(ctx), fs.obj)
+		return fmt.Errorf("fork %s was removed", name)
+	}
 	node, err := s.waitRunning(ctx, fs.obj)
 	if err != nil {
 		return err
 	}
-	if fs.mode, err = s.sendTree(ctx, fs, node); err != nil {
+	if fs.mode, fs.scoped, err = s.sendTree(ctx, fs, node); err != nil {
 		return fmt.Errorf("fork %s: %w", name, err)
 	}
 	return s.started(ctx, name, fs)
@@ -182,9 +194,10 @@ func probeLine() (string, error) {
 // a store share their spec, so one pod's answer is every pod's on that
 // node (its kernel, its runtime). done is closed once mode or err is set.
 type nodeProbe struct {
-	done chan struct{}
-	mode sandbox.Mode
-	err  error
+	done   chan struct{}
+	mode   sandbox.Mode
+	scoped bool
+	err    error
 }
 
 // sendTree sends the pid 1's tree and forkbomb's binary into the fork's
@@ -192,14 +205,16 @@ type nodeProbe struct {
 // there (sandbox.Probe, run by the pod's runner, once per node):
 // namespaces where the pod's runtime lets its user make them, else
 // Landlock and seccomp alone.
-func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode sandbox.Mode, err error) {
+func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode sandbox.Mode, scoped bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, treeTimeout) // an exec that stalls must not hold the fork
+	defer cancel()
 	bin, sum, err := s.podBinFile()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	tree, err := s.o.Local.Snapshot(ctx, fs.pid1)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	s.mu.Lock()
 	np := s.probes[node]
@@ -214,7 +229,7 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	if first {
 		// every way out of here answers the pods waiting for this probe
 		defer func() {
-			np.mode, np.err = mode, err
+			np.mode, np.scoped, np.err = mode, scoped, err
 			close(np.done)
 			if err != nil {
 				s.mu.Lock()
@@ -227,7 +242,7 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	}
 	script, err := startScript(first)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(writeTar(ctx, pw, tree, bin)) }()
@@ -236,7 +251,7 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	if code == stBadSum {
 		// the binary's bytes were not those sent: again, alone
 		if err := s.sendFile(ctx, fs.obj, bin, podBin); err != nil {
-			return "", err
+			return "", false, err
 		}
 		if first {
 			out, code, err = s.probe(ctx, fs.obj)
@@ -246,21 +261,21 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	}
 	switch {
 	case code == stTarFailed:
-		return "", fmt.Errorf("send the tree: %v", err)
+		return "", false, fmt.Errorf("send the tree: %v", err)
 	case code < 0 && err != nil: // the exec itself failed: no word from the pod
-		return "", fmt.Errorf("send the tree: %w", err)
+		return "", false, fmt.Errorf("send the tree: %w", err)
 	}
 	if !first {
 		if err != nil {
-			return "", fmt.Errorf("send the tree: exit %d: %v", code, err)
+			return "", false, fmt.Errorf("send the tree: exit %d: %v", code, err)
 		}
 		select {
 		case <-np.done:
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", false, ctx.Err()
 		}
 		if np.err == nil {
-			return np.mode, nil
+			return np.mode, np.scoped, nil
 		}
 		// that pod's probe failed: this one asks for itself
 		out, code, err = s.probe(ctx, fs.obj)
@@ -279,17 +294,28 @@ func (s *Store) probe(ctx context.Context, pod string) ([]byte, int, error) {
 
 // probeResult reads the probe's report: the backend that confines, or
 // ErrNoWalls naming what failed.
-func probeResult(out []byte, code int, err error) (sandbox.Mode, error) {
+//
+// scoped says whether a command there can signal nothing outside its
+// sandbox — its runner, its init, the tunnel's forwarder: a pid namespace
+// (namespaces), or Landlock's signal scoping (ABI 6, Linux 6.12) — so
+// that when the runner ends by itself nothing of the command's is left.
+func probeResult(out []byte, code int, err error) (sandbox.Mode, bool, error) {
 	if err != nil {
-		return "", fmt.Errorf("%w: its probe: exit %d: %v", ErrNoWalls, code, err)
+		return "", false, fmt.Errorf("%w: its probe: exit %d: %v", ErrNoWalls, code, err)
 	}
 	var rep sandbox.ProbeReport
 	if err := json.Unmarshal(out, &rep); err != nil {
-		return "", fmt.Errorf("%w: its probe: %v", ErrNoWalls, err)
+		return "", false, fmt.Errorf("%w: its probe: %v", ErrNoWalls, err)
 	}
 	switch rep.Mode {
-	case sandbox.ModeNamespaces, sandbox.ModeLandlock:
-		return rep.Mode, nil
+	case sandbox.ModeNamespaces:
+		return rep.Mode, true, nil
+	case sandbox.ModeLandlock:
+		abi := 0
+		if l := rep.Layer("landlock"); l != nil && l.Status == "ok" {
+			fmt.Sscanf(l.Detail, "ABI %d", &abi)
+		}
+		return rep.Mode, abi >= 6, nil
 	}
 	var why []string
 	for _, l := range rep.Layers {
@@ -297,7 +323,7 @@ func probeResult(out []byte, code int, err error) (sandbox.Mode, error) {
 			why = append(why, l.Name+": "+l.Detail)
 		}
 	}
-	return "", fmt.Errorf("%w (%s)", ErrNoWalls, strings.Join(why, "; "))
+	return "", false, fmt.Errorf("%w (%s)", ErrNoWalls, strings.Join(why, "; "))
 }
 
 // shellLine quotes argv as one line of sh.
@@ -486,11 +512,14 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 			return nil, fmt.Errorf("exec in %s: %w", name, lost)
 		}
 	}
-	if err != nil || capw.over {
+	if err != nil || capw.over || !fs.scoped || code >= podrun.ExitSetup {
 		// The exec was cut before the runner ended (a cancel, a timeout
-		// here, the output cap, a lost stream): the runner and its
-		// sandbox may still run in the pod. When the runner ends by
-		// itself, its sandbox has killed every process the command left.
+		// here, the output cap, a lost stream), or the runner may not
+		// have ended by itself (killed: by the pod's cgroup, or by the
+		// command where its signals are not scoped): the command's
+		// processes may still run in the pod. Only when the runner ends
+		// by itself, unkillable by the command, has its sandbox killed
+		// every process the command left — then no second exec.
 		s.killAll(ctx, fs.obj)
 	}
 	switch {

@@ -26,6 +26,7 @@ type warmPod struct {
 	cpus         float64
 	done         chan struct{} // closed when mode or err is set
 	mode         sandbox.Mode
+	scoped       bool
 	err          error
 	snapshotWait chan struct{} // the pid 1's tree exists
 }
@@ -67,7 +68,7 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 		wp.err = ctx.Err()
 		return
 	}
-	wp.mode, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.obj}, node)
+	wp.mode, wp.scoped, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.obj}, node)
 }
 
 // claim takes a warm pod of the fork's run holding the limits the fork's

@@ -107,6 +107,9 @@ type forkState struct {
 	// the pod's start): namespaces, or landlock where the pod's runtime
 	// refuses them
 	mode sandbox.Mode
+	// scoped: a command there can signal nothing outside its sandbox
+	// (probeResult)
+	scoped bool
 }
 
 // Open connects to the cluster, reaps what killed forkbombs left (lapsed
@@ -253,6 +256,13 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*workspace.Meta, err
 	s.forks[dst] = &forkState{pid1: src, obj: objectName("fb-", dst), anchor: rs.anchor}
 	s.mu.Unlock()
 	return m, nil
+}
+
+// owned reports whether fs is still the fork name's (not removed).
+func (s *Store) owned(name string, fs *forkState) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.forks[name] == fs
 }
 
 // Remove deletes a fork's pod at once (a loser dies the moment a fork
