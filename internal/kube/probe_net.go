@@ -16,6 +16,28 @@ import (
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
+// probeRun starts a probe's run: its name, its anchor (a Lease every pod
+// of the probe is owned by), and end, which deletes the anchor and the
+// run's pods — by label too: without a garbage collector (an API server
+// alone) they would stay.
+func probeRun(ctx context.Context, dyn dynamic.Interface, ns string) (string, *unstructured.Unstructured, func(), error) {
+	run := "probe-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	now := metav1.NewMicroTime(time.Now()).UTC().Format(metav1.RFC3339Micro)
+	anchor, err := dyn.Resource(leaseGVR).Namespace(ns).Create(ctx, lease(objectName("forkbomb-", run), run, "forkbomb-probe", 120, now), metav1.CreateOptions{})
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("create the probe's anchor: %w", err)
+	}
+	end := func() {
+		bg := metav1.DeletePropagationBackground
+		zero := int64(0)
+		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		dyn.Resource(leaseGVR).Namespace(ns).Delete(dctx, anchor.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg})
+		dyn.Resource(podGVR).Namespace(ns).DeleteCollection(dctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: LabelRun + "=" + run})
+	}
+	return run, anchor, end, nil
+}
+
 // measureNetworkPolicy finds out whether the CNI enforces NetworkPolicy
 // by trying it: a listener pod, a client behind forkbomb's own deny-all
 // policy (the one every run gets), and a control client without it that
@@ -24,22 +46,11 @@ import (
 func measureNetworkPolicy(ctx context.Context, dyn dynamic.Interface, cfg *rest.Config, ns, image string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	run := "probe-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	now := metav1.NewMicroTime(time.Now()).UTC().Format(metav1.RFC3339Micro)
-	anchor, err := dyn.Resource(leaseGVR).Namespace(ns).Create(ctx, lease(objectName("forkbomb-", run), run, "forkbomb-probe", 120, now), metav1.CreateOptions{})
+	run, anchor, end, err := probeRun(ctx, dyn, ns)
 	if err != nil {
-		return false, fmt.Errorf("create the probe's anchor: %w", err)
+		return false, err
 	}
-	defer func() {
-		bg := metav1.DeletePropagationBackground
-		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		dyn.Resource(leaseGVR).Namespace(ns).Delete(dctx, anchor.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg})
-		// Without a garbage collector (an API server alone) the pods
-		// would stay: delete them by label too.
-		zero := int64(0)
-		dyn.Resource(podGVR).Namespace(ns).DeleteCollection(dctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: LabelRun + "=" + run})
-	}()
+	defer end()
 	mk := func(name, role string, cmd ...string) error {
 		o := PodOptions{Name: objectName("fb-", run+"-"+name), Run: run, Image: image, DeadlineSeconds: 120, Owner: anchor}
 		p := pod(o)
@@ -132,21 +143,12 @@ func (s *Store) waitExit(ctx context.Context, pod string) (int64, error) {
 func measureWalls(ctx context.Context, dyn dynamic.Interface, cfg *rest.Config, ns, image, runtimeClass, bin string) (*sandbox.ProbeReport, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	run := "probe-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	now := metav1.NewMicroTime(time.Now()).UTC().Format(metav1.RFC3339Micro)
-	anchor, err := dyn.Resource(leaseGVR).Namespace(ns).Create(ctx, lease(objectName("forkbomb-", run), run, "forkbomb-probe", 120, now), metav1.CreateOptions{})
+	run, anchor, end, err := probeRun(ctx, dyn, ns)
 	if err != nil {
-		return nil, fmt.Errorf("create the probe's anchor: %w", err)
+		return nil, err
 	}
+	defer end()
 	name := objectName("fb-", run+"-walls")
-	defer func() {
-		bg := metav1.DeletePropagationBackground
-		zero := int64(0)
-		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		dyn.Resource(leaseGVR).Namespace(ns).Delete(dctx, anchor.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg})
-		dyn.Resource(podGVR).Namespace(ns).Delete(dctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-	}()
 	p := pod(PodOptions{Name: name, Run: run, Image: image, RuntimeClass: runtimeClass, DeadlineSeconds: 120, Owner: anchor})
 	if _, err := dyn.Resource(podGVR).Namespace(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("start the probe's pod: %w", err)

@@ -12,9 +12,9 @@
 // there, and refuses the pod when none does.
 //
 // The exit status is the command's own (128+N when signal N ended it),
-// ExitTimeout when its timeout killed it, ExitMemory when its memory limit
-// did, and ExitSetup when the sandbox could not be built: then the command
-// did not run — never unconfined.
+// ExitTimeout when its timeout killed it, and ExitSetup when the sandbox
+// could not be built: then the command did not run — never unconfined.
+// Limits are not the runner's: a pod's cgroup holds them.
 package podrun
 
 import (
@@ -39,7 +39,6 @@ const arg = "__forkbomb_pod"
 const (
 	ExitTimeout = 124
 	ExitSetup   = 125
-	ExitMemory  = 137
 )
 
 // Spec is what the host decides about one command in a pod: the parts of
@@ -52,9 +51,6 @@ type Spec struct {
 	SetEnv       []string          `json:"set_env,omitempty"`
 	Placeholders map[string]string `json:"placeholders,omitempty"`
 	Timeout      time.Duration     `json:"timeout,omitempty"`
-	Memory       int64             `json:"memory,omitempty"`
-	Pids         int               `json:"pids,omitempty"`
-	CPUs         float64           `json:"cpus,omitempty"`
 	// AllowPrograms and DenyPrograms are the policy's program rules, as
 	// paths in the pod (sandbox.Policy): a rule the pod's files cannot
 	// satisfy fails the command, never drops the rule.
@@ -115,9 +111,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		SetEnv:       spec.SetEnv,
 		Placeholders: spec.Placeholders,
 		Timeout:      spec.Timeout,
-		Memory:       spec.Memory,
-		Pids:         spec.Pids,
-		CPUs:         spec.CPUs,
 
 		AllowPrograms: spec.AllowPrograms,
 		DenyPrograms:  spec.DenyPrograms,
@@ -135,8 +128,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitSetup
 	case res.TimedOut:
 		return ExitTimeout
-	case res.Limit == "memory":
-		return ExitMemory
 	}
 	return res.ExitCode
 }
