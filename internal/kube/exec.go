@@ -352,10 +352,12 @@ func confined(mode sandbox.Mode, timeout time.Duration, script string, args ...s
 // runnerSpec is the pod's half of a fork's policy: what the command may
 // do inside forkbomb's sandbox in the pod. Its tree is the pod's copy;
 // its network is none (no socket at all on the landlock backend, a
-// loopback of its own on namespaces — whatever the cluster's CNI does),
-// or, for a command with the proxy network, the pod's own, where the
-// tunnel's forwarder listens on 127.0.0.1 (the run's NetworkPolicy then
-// decides what else it reaches). The program rules go as they are: their
+// loopback of its own on namespaces — whatever the cluster's CNI does).
+// A command with the proxy network reaches the tunnel's forwarder, which
+// listens on the pod's 127.0.0.1: on the landlock backend through TCP to
+// that port alone (Landlock's network rules, seccomp: no other socket);
+// on namespaces, and for the host network, through the pod's own network,
+// where the run's NetworkPolicy decides what else it reaches. The program rules go as they are: their
 // paths must name the pod's programs (the image's), or the command fails.
 // The limits are the pod's cgroup's
 // (podSpec): the sandbox in a pod has no cgroup of its own, and its
@@ -365,8 +367,10 @@ func runnerSpec(mode sandbox.Mode, p sandbox.Policy) podrun.Spec {
 	sp := podrun.Spec{Workdir: podRoot, Mode: mode, Network: sandbox.NetworkNone,
 		SetEnv: p.SetEnv, Placeholders: p.Placeholders, Timeout: p.Timeout,
 		AllowPrograms: p.AllowPrograms, DenyPrograms: p.DenyPrograms}
-	switch p.Network {
-	case sandbox.NetworkProxy, sandbox.NetworkHost:
+	switch {
+	case p.Network == sandbox.NetworkProxy && mode == sandbox.ModeLandlock && p.Proxy != nil:
+		sp.Network, sp.ProxyPort = sandbox.NetworkProxy, p.Proxy.Port
+	case p.Network == sandbox.NetworkProxy, p.Network == sandbox.NetworkHost:
 		sp.Network = sandbox.NetworkHost
 	}
 	return sp

@@ -56,6 +56,10 @@ type Spec struct {
 	// satisfy fails the command, never drops the rule.
 	AllowPrograms []string `json:"allow_programs,omitempty"`
 	DenyPrograms  []string `json:"deny_programs,omitempty"`
+	// ProxyPort, with Network proxy, is the tunnel's forwarder's port on
+	// the pod's 127.0.0.1: the command's one way out (sandbox.Proxy's
+	// Listening; the landlock backend only).
+	ProxyPort int `json:"proxy_port,omitempty"`
 }
 
 // Argv is the command that runs command in the pod under spec, with bin
@@ -114,6 +118,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 		AllowPrograms: spec.AllowPrograms,
 		DenyPrograms:  spec.DenyPrograms,
+	}
+	if spec.ProxyPort != 0 {
+		p.Proxy = &sandbox.Proxy{Port: spec.ProxyPort, Listening: true}
 	}
 	res, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdin: stdin, Stdout: stdout, Stderr: stderr})
 	switch {

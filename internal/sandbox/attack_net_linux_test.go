@@ -1,13 +1,16 @@
 package sandbox_test
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // listeners are host-side servers that count what reaches them: the
@@ -147,4 +150,69 @@ func TestNetworkHost(t *testing.T) {
 			t.Fatalf("--network host: the host listener was not reached (%s)", l.counts())
 		}
 	})
+}
+
+// TestAttackNetworkListeningProxy: on the landlock backend, a proxy that
+// already listens in the caller's network (Proxy.Listening: forkbomb's
+// forwarder in a pod) is the command's one way out. The proxy's port is
+// reached — the control — while TCP to another port of the same loopback,
+// UDP, an abstract or a path UNIX socket, DNS and a TCP Fast Open send to
+// the other port reach nothing, as counted by the listeners. The
+// unconfined run of the same fast-open send reaches its listener: the
+// attack works where nothing stops it.
+func TestAttackNetworkListeningProxy(t *testing.T) {
+	requireLayer(t, "landlock-only fallback")
+	if abi := landlockABIOf(t); abi < 4 {
+		testutil.SkipOrFail(t, "Landlock ABI %d has no network rules (ABI 4, Linux 6.7)", abi)
+	}
+	proxy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nProxy atomic.Int64
+	countAccepts(t, proxy, &nProxy)
+	port := proxy.Addr().(*net.TCPAddr).Port
+	l := startListeners(t)
+	attacks := append(l.attacks(), []string{"tfo", l.tcp})
+	for _, a := range append(attacks, []string{"tcp", proxy.Addr().String()}) {
+		p := attackPolicy(t, sandbox.ModeLandlock, t.TempDir(), a...)
+		p.Network, p.Proxy = sandbox.NetworkProxy, &sandbox.Proxy{Port: port, Listening: true}
+		o := runPolicy(t, p)
+		if o.err != nil {
+			t.Fatalf("%v: %v", a, o.err)
+		}
+		t.Logf("%v: exit %d %s", a, o.code(), strings.TrimSpace(o.all()))
+	}
+	time.Sleep(200 * time.Millisecond) // let a datagram in flight arrive
+	if l.total() != 0 {
+		t.Errorf("LEAK: listeners other than the proxy's were reached: %s", l.counts())
+	}
+	if nProxy.Load() != 1 {
+		t.Errorf("control: the proxy's port was reached %d times, want 1", nProxy.Load())
+	}
+	t.Run("control", func(t *testing.T) {
+		l := startListeners(t)
+		runPolicy(t, unconfinedPolicy(t, t.TempDir(), "tfo", l.tcp))
+		time.Sleep(200 * time.Millisecond)
+		if l.nTCP.Load() == 0 {
+			t.Fatalf("positive control: an unconfined fast-open send did not reach its listener: %s", l.counts())
+		}
+	})
+	t.Run("namespaces refuse it", func(t *testing.T) {
+		p := attackPolicy(t, sandbox.ModeNamespaces, t.TempDir(), "tcp", proxy.Addr().String())
+		p.Network, p.Proxy = sandbox.NetworkProxy, &sandbox.Proxy{Port: port, Listening: true}
+		if o := runPolicy(t, p); !errors.Is(o.err, sandbox.ErrInvalidPolicy) {
+			t.Fatalf("a listening proxy on the namespaces backend: %v, want ErrInvalidPolicy", o.err)
+		}
+	})
+}
+
+// landlockABIOf is the Landlock ABI the probe found, 0 for none.
+func landlockABIOf(t *testing.T) int {
+	t.Helper()
+	abi := 0
+	if l := probe(t).Layer("landlock"); l != nil && l.Status == "ok" {
+		fmt.Sscanf(l.Detail, "ABI %d", &abi)
+	}
+	return abi
 }

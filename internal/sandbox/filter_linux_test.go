@@ -115,3 +115,54 @@ func TestFilterRules(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterTCPOnly: with a listening proxy (Proxy.Listening) the filter
+// lets TCP sockets through, over IPv4 and IPv6 and with any type flags,
+// and netlink; it refuses every other socket — UDP, raw, UNIX, SCTP and
+// MPTCP over IP, a protocol in the high word — and TCP Fast Open sends,
+// which connect without connect(2). The control is the same call without
+// the flag, allowed.
+func TestFilterTCPOnly(t *testing.T) {
+	prog, err := buildFilter(filterOptions{offline: true, tcpOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm, err := bpf.NewVM(prog)
+	if err != nil {
+		t.Fatalf("the kernel would reject this program too: %v", err)
+	}
+	const sctp, mptcp = 132, 262
+	for _, c := range []struct {
+		name string
+		data []byte
+		want uint32
+	}{
+		{"tcp v4", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, 0), retAllow},
+		{"tcp v4 flags, IPPROTO_TCP", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP), retAllow},
+		{"tcp v6", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_STREAM, 0), retAllow},
+		{"netlink", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW, 0), retAllow},
+		{"udp v4", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_DGRAM, 0), retEPERM},
+		{"udp v6 flags", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0), retEPERM},
+		{"raw", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_RAW, 1), retEPERM},
+		{"unix", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM, 0), retEPERM},
+		{"packet", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_PACKET, unix.SOCK_RAW, 0), retEPERM},
+		{"sctp stream", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, sctp), retEPERM},
+		{"mptcp", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_STREAM, mptcp), retEPERM},
+		{"tcp with a protocol in the high word", seccompData(nativeArch, unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, 1<<32|sctp), retEPERM},
+		{"sendto", seccompData(nativeArch, unix.SYS_SENDTO, 3, 0, 1, 0), retAllow},
+		{"sendto fast open", seccompData(nativeArch, unix.SYS_SENDTO, 3, 0, 1, unix.MSG_FASTOPEN), retEPERM},
+		{"sendmsg", seccompData(nativeArch, unix.SYS_SENDMSG, 3, 0, unix.MSG_NOSIGNAL), retAllow},
+		{"sendmsg fast open", seccompData(nativeArch, unix.SYS_SENDMSG, 3, 0, unix.MSG_FASTOPEN|unix.MSG_NOSIGNAL), retEPERM},
+		{"sendmmsg fast open", seccompData(nativeArch, unix.SYS_SENDMMSG, 3, 0, 1, unix.MSG_FASTOPEN), retEPERM},
+		{"write", seccompData(nativeArch, unix.SYS_WRITE, 1, 0, 0), retAllow},
+		{"ptrace still denied", seccompData(nativeArch, unix.SYS_PTRACE), retEPERM},
+	} {
+		r, err := vm.Run(c.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uint32(r) != c.want {
+			t.Errorf("%s: got %#x, want %#x", c.name, uint32(r), c.want)
+		}
+	}
+}

@@ -133,6 +133,10 @@ type initConfig struct {
 	Session bool `json:"session,omitempty"`
 	// Proxy, with NewNet, is the one way out of the network namespace.
 	Proxy *proxyConfig `json:"proxy,omitempty"`
+	// ListenPort, on the landlock backend, is a proxy's port already
+	// listening in the caller's network (Proxy.Listening): the one TCP
+	// port the command may connect to.
+	ListenPort int `json:"listen_port,omitempty"`
 	// User is Policy.User: the ids the caller is mapped to inside.
 	User *User `json:"user,omitempty"`
 	// Programs: the execute grants (programs_linux.go).
@@ -155,6 +159,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		PrivHome:      privHome,
 		NewNet:        r.Network != NetworkHost,
 		Proxy:         newProxyConfig(r.Proxy),
+		ListenPort:    listenPort(r.Proxy),
 		User:          r.User,
 		HideDirs:      append(append([]string{}, r.HomeDirs...), hiddenDirs...),
 		Hide:          r.Hide,

@@ -23,6 +23,10 @@ func landlockABI() int {
 	return v
 }
 
+// landlockNetABI is landlockABI where Landlock exists at all (Linux);
+// the network rules came with ABI 4.
+func landlockNetABI() int { return landlockABI() }
+
 const allAccessFS = landlock.AccessFSSet(1<<17 - 1)
 
 // applyLandlock restricts the calling thread (it must hold no_new_privs).
@@ -48,6 +52,11 @@ func applyLandlock(cfg *initConfig) error {
 	}
 	if cfg.Mode == ModeLandlock && cfg.NewNet {
 		conf.HandledAccessNet = landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP | ll.AccessNetBindUDP | ll.AccessNetConnectSendUDP)
+	}
+	if cfg.ListenPort > 0 && (cfg.Mode != ModeLandlock || !cfg.NewNet || landlockABI() < 4) {
+		// BestEffort would drop the network rules on an older kernel and
+		// leave the caller's whole network open: refused instead.
+		return fmt.Errorf("a listening proxy needs the landlock backend with Landlock ABI 4 (this kernel: %d)", landlockABI())
 	}
 	conf = conf.BestEffort()
 
@@ -100,6 +109,10 @@ func applyLandlock(cfg *initConfig) error {
 		rules = append(rules,
 			landlock.RWFiles("/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
 			landlock.PathAccess(landlock.AccessFSSet(ll.AccessFSReadFile|ll.AccessFSWriteFile|ll.AccessFSReadDir|ll.AccessFSIoctlDev), "/dev/pts").IgnoreIfMissing())
+	}
+	if cfg.ListenPort > 0 {
+		// the one TCP port the command may connect to; no bind at all
+		rules = append(rules, landlock.ConnectTCP(uint16(cfg.ListenPort)))
 	}
 	prules, err := cfg.Programs.rules()
 	if err != nil {

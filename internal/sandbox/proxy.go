@@ -28,6 +28,17 @@ type Proxy struct {
 	// init binds it without privileges). It is the sandbox's own loopback:
 	// the same port on the host's loopback is another socket altogether.
 	Port int
+	// Listening: the service already listens on 127.0.0.1:Port of the
+	// caller's own network namespace (forkbomb's tunnel forwarder in a
+	// pod), so Socket is empty and nothing is bridged. Only the landlock
+	// backend takes it, with Landlock ABI 4 or later: the command shares
+	// the caller's network, may open only TCP sockets (and netlink, to
+	// list the interfaces), connect only to Port, bind none, and send no
+	// TCP Fast Open data. Landlock names ports, not addresses: Port on
+	// another address the caller's network routes to is reachable too —
+	// in a pod, the run's NetworkPolicy (where the CNI enforces it) is
+	// what closes that.
+	Listening bool
 }
 
 // maxProxyConns bounds the connections forwarded at once. Each holds two
@@ -54,6 +65,8 @@ func (r *resolved) resolveProxy() error {
 		return nil
 	case r.Proxy == nil:
 		return policyErr("Network", string(NetworkProxy), "needs a proxy socket (Policy.Proxy), which only forkbomb's own engines set")
+	case r.Proxy.Listening:
+		return r.resolveListeningProxy()
 	case r.Mode == ModeLandlock && !r.NoSandbox:
 		// Landlock's network rules name ports, not addresses, and without
 		// a network namespace a loopback port is the host's: it cannot
@@ -104,6 +117,27 @@ func (r *resolved) resolveProxy() error {
 	}
 	r.Proxy = &Proxy{Socket: sock, Port: r.Proxy.Port}
 	r.Hide = append(r.Hide, dir)
+	return nil
+}
+
+// resolveListeningProxy checks a proxy already listening in the caller's
+// network (Proxy.Listening): the landlock backend alone (a network
+// namespace of the sandbox's own would not reach it), with Landlock's
+// network rules.
+func (r *resolved) resolveListeningProxy() error {
+	switch {
+	case r.Proxy.Socket != "":
+		return fmt.Errorf("%w: a listening proxy has no socket to bridge", ErrInvalidPolicy)
+	case r.Proxy.Port < 1024 || r.Proxy.Port > 65535:
+		return fmt.Errorf("%w: proxy port %d is not between 1024 and 65535", ErrInvalidPolicy, r.Proxy.Port)
+	case r.NoSandbox:
+		return nil
+	case r.Mode != ModeLandlock:
+		return fmt.Errorf("%w: a listening proxy needs the landlock backend (Policy.Mode %s): a network namespace of the sandbox's own would not reach it", ErrInvalidPolicy, ModeLandlock)
+	case landlockNetABI() < 4:
+		return fmt.Errorf("%w: a listening proxy needs Landlock's network rules (ABI 4, Linux 6.7); this kernel has ABI %d", ErrInvalidPolicy, landlockNetABI())
+	}
+	r.Proxy = &Proxy{Port: r.Proxy.Port, Listening: true}
 	return nil
 }
 

@@ -25,10 +25,19 @@ type proxyConfig struct {
 }
 
 func newProxyConfig(p *Proxy) *proxyConfig {
-	if p == nil {
+	if p == nil || p.Listening {
 		return nil
 	}
 	return &proxyConfig{Dir: filepath.Dir(p.Socket), Name: filepath.Base(p.Socket), Port: p.Port, dirFD: -1}
+}
+
+// listenPort is the port of a proxy listening in the caller's network,
+// 0 for none.
+func listenPort(p *Proxy) int {
+	if p == nil || !p.Listening {
+		return 0
+	}
+	return p.Port
 }
 
 // openProxyDir takes the descriptor of the socket's folder from the new

@@ -84,7 +84,7 @@ func runUnconfined(ctx context.Context, r *resolved, stdio Stdio) (*Result, erro
 		return nil, fmt.Errorf("%w: private temp dir: %v", ErrSetup, err)
 	}
 	defer RemoveAll(tmp)
-	if r.Proxy != nil {
+	if r.Proxy != nil && !r.Proxy.Listening {
 		// Unconfined there is no loopback of its own: the forwarder takes
 		// the port on the host's, where every local process can use it
 		// (--no-sandbox is for development only).

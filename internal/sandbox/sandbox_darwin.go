@@ -357,3 +357,6 @@ func ProbeWith(ctx context.Context, o ProbeOptions) (*ProbeReport, error) {
 	rep.Init = &InitReport{Path: res.Init, Reason: "forkbomb itself, run by sandbox-exec inside the profile (macOS has no separate init)"}
 	return rep, nil
 }
+
+// landlockNetABI: no Landlock here.
+func landlockNetABI() int { return 0 }

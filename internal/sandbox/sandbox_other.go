@@ -40,3 +40,6 @@ func Loaders() []string { return nil }
 // backends: the Modes Linux takes, so that a policy is judged alike
 // everywhere (runConfined refuses them all here).
 var backends = []Mode{ModeAuto, ModeNamespaces, ModeLandlock}
+
+// landlockNetABI: no Landlock here.
+func landlockNetABI() int { return 0 }

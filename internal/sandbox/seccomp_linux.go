@@ -43,6 +43,7 @@ func offArgLo(i int) uint32 { return uint32(16 + 8*i) }
 func applySeccomp(cfg *initConfig) error {
 	prog, err := buildFilter(filterOptions{
 		offline:       cfg.Mode == ModeLandlock && cfg.NewNet,
+		tcpOnly:       cfg.Mode == ModeLandlock && cfg.NewNet && cfg.ListenPort > 0,
 		restrictsExec: cfg.Programs != nil,
 	})
 	if err != nil {
@@ -67,6 +68,11 @@ func applySeccomp(cfg *initConfig) error {
 type filterOptions struct {
 	// offline: no network namespace, so sockets are refused here.
 	offline bool
+	// tcpOnly, with offline: TCP sockets are allowed besides netlink
+	// (Landlock's network rules hold their ports: a listening proxy's),
+	// and no TCP Fast Open data is sent (sendto/sendmsg with
+	// MSG_FASTOPEN connect without connect(2)).
+	tcpOnly bool
 	// restrictsExec: a program rule is set, so no file without a name may
 	// be made executable (see memfdRule).
 	restrictsExec bool
@@ -120,12 +126,41 @@ func buildFilter(o filterOptions) ([]bpf.Instruction, error) {
 	if o.restrictsExec {
 		p = append(p, memfdRule()...)
 	}
-	if o.offline {
+	switch {
+	case o.offline && o.tcpOnly:
+		p = append(p, tcpSocketsOnly()...)
+		p = append(p, argIn(unix.SYS_SENDTO, 3, nil, unix.MSG_FASTOPEN)...)
+		p = append(p, argIn(unix.SYS_SENDMSG, 2, nil, unix.MSG_FASTOPEN)...)
+		p = append(p, argIn(unix.SYS_SENDMMSG, 3, nil, unix.MSG_FASTOPEN)...)
+	case o.offline:
 		// Without a network namespace: no socket family but netlink
 		// (interface listing): no IP, no UNIX sockets to host services.
 		p = append(p, argNotIn(unix.SYS_SOCKET, 0, []uint32{unix.AF_NETLINK})...)
 	}
 	return append(p, bpf.RetConstant{Val: retAllow}), nil
+}
+
+// tcpSocketsOnly refuses every socket(2) but netlink and TCP over IPv4 or
+// IPv6: the domain is AF_NETLINK, or AF_INET/AF_INET6 with the type
+// SOCK_STREAM (its flags masked off) and the protocol 0 or IPPROTO_TCP —
+// not SCTP or MPTCP, which Landlock's TCP rules do not cover.
+func tcpSocketsOnly() []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_SOCKET, SkipTrue: 11},
+		bpf.LoadAbsolute{Off: offArgLo(0), Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_NETLINK, SkipTrue: 9},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: 1},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.AF_INET6, SkipTrue: 6},
+		bpf.LoadAbsolute{Off: offArgLo(1), Size: 4},
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SOCK_STREAM, SkipTrue: 3},
+		bpf.LoadAbsolute{Off: offArgLo(2), Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.IPPROTO_TCP, SkipTrue: 1},
+		bpf.RetConstant{Val: retEPERM},
+		bpf.LoadAbsolute{Off: offNr, Size: 4},
+	}
 }
 
 // memfdRule refuses memfd_create under a program rule. A memfd is a file

@@ -105,8 +105,11 @@ type initProc struct {
 // sandbox and will report on p.status; the caller ends with p.close.
 func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 	mode := a.mode
-	if mode == ModeLandlock && r.Network == NetworkProxy {
+	if mode == ModeLandlock && r.Network == NetworkProxy && !r.Proxy.Listening {
 		return nil, fmt.Errorf("%w: %w (the landlock backend has none)", ErrSetup, ErrProxyNeedsNetns)
+	}
+	if mode != ModeLandlock && r.Proxy != nil && r.Proxy.Listening {
+		return nil, fmt.Errorf("%w: a listening proxy needs the landlock backend", ErrSetup)
 	}
 	if mode == ModeLandlock && r.User != nil {
 		return nil, fmt.Errorf("%w: Policy.User needs a user namespace (the landlock backend has none)", ErrSetup)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"unsafe"
@@ -45,12 +46,30 @@ func platformVerb(verb string, args []string) (int, bool) {
 		return nested(args), true
 	case "nested-proxy":
 		return nestedProxy(args), true
+	case "tfo":
+		return fastOpen(args[0]), true
 	case "status":
 		data, err := os.ReadFile("/proc/self/status")
 		fmt.Print(string(data))
 		return report(err, ""), true
 	}
 	return 0, false
+}
+
+// fastOpen sends data to the IPv4 address addr with TCP Fast Open:
+// sendto(MSG_FASTOPEN) connects without a connect(2) call.
+func fastOpen(addr string) int {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return report(fmt.Errorf("tfo: %q is not IPv4 HOST:PORT", addr), "")
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return report(err, "")
+	}
+	defer unix.Close(fd)
+	err = unix.Sendto(fd, []byte("leak\n"), unix.MSG_FASTOPEN, &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()})
+	return report(err, "sent to "+addr)
 }
 
 // trySyscall attempts one privileged or escape-prone operation.
