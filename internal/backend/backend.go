@@ -28,6 +28,10 @@ type Backend struct {
 	// HostPrograms: its forks see this machine's programs, so an agent
 	// CLI installed here runs in them (engine.Descriptor.Bin).
 	HostPrograms bool
+	// ImagePrograms: its forks run the programs of an image of their own,
+	// so an agent CLI runs in them where the image holds it, found there
+	// by its Config (an AgentFinder).
+	ImagePrograms bool
 	// Flags makes a fresh Config and the backend's own flags, bound to
 	// its settings: a verb registers the flags, parses its command line,
 	// then uses the Config. The Config is nil in a binary that does not
@@ -46,6 +50,12 @@ type Config interface {
 	Probe(ctx context.Context, out io.Writer, asJSON bool) error
 }
 
+// AgentFinder is a Config whose forks run an image's programs: it finds
+// an engine's agent CLI there (engine.Settings.Find).
+type AgentFinder interface {
+	FindAgent(ctx context.Context, name, given string) (bin, version string, err error)
+}
+
 // Flag is one of a backend's own flags.
 type Flag struct {
 	Name, Usage string
@@ -57,9 +67,12 @@ type Flag struct {
 }
 
 // Runs says whether the backend's forks can run engine d's agent: an
-// agent CLI of this machine's runs only where the forks see this
-// machine's programs.
-func (b *Backend) Runs(d *engine.Descriptor) bool { return d.Bin == "" || b.HostPrograms }
+// agent CLI runs where the forks see this machine's programs, or an
+// image's that may hold it (whether it does is found when the engine is
+// made).
+func (b *Backend) Runs(d *engine.Descriptor) bool {
+	return d.Bin == "" || b.HostPrograms || b.ImagePrograms
+}
 
 // Refuse is why the backend cannot run engine d, before anything runs
 // (never run weaker); nil when it can.

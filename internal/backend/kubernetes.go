@@ -21,12 +21,15 @@ type Kube struct {
 // nil declares it in a binary that does not link it.
 func Kubernetes(open func(k *Kube) Config) *Backend {
 	return &Backend{
-		Name:    "kubernetes",
-		Summary: "one pod per fork; kubeconfig from $KUBECONFIG or ~/.kube/config",
+		Name:          "kubernetes",
+		ImagePrograms: true,
+		Summary:       "one pod per fork; kubeconfig from $KUBECONFIG or ~/.kube/config",
 		Doc: "each fork is a pod (its memory and CPUs the pod's limits); the pid 1 and the judge stay " +
 			"here. Each command in a pod runs inside forkbomb's own sandbox there (forkbomb's binary, sent " +
 			"into the pod, on the backend the pod allows; none: the fork fails). An agent program runs whole in the pod; forkbomb's own loop runs here, its key with it, " +
-			"and sends each shell command and editor call to the pod. --network allow reaches a pod " +
+			"and sends each shell command and editor call to the pod. An agent CLI (claude-code, codex) is " +
+			"the image's: found in a pod before the race (--agent-bin: its path in the image), its key " +
+			"staying here. --network allow, and an agent CLI's model, reach a pod " +
 			"through a tunnel over the Kubernetes API (forkbomb's binary, sent into the pod, forwards its " +
 			"127.0.0.1 port), so the pod needs no route to this machine.",
 		Flags: func() (Config, []Flag) {
@@ -34,7 +37,7 @@ func Kubernetes(open func(k *Kube) Config) *Backend {
 			flags := []Flag{
 				{Name: "namespace", Usage: "the namespace of the forks' pods", Value: &k.Namespace},
 				{Name: "runtime-class", Usage: "the pods' runtimeClassName (gvisor, kata, …; default: the node's runtime)", Value: &k.RuntimeClass},
-				{Name: "image", Usage: "the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, env, kill, sha256sum; it runs forkbomb's own binary, sent into each pod to confine each command there: a static forkbomb, or the image holds its libc)", Value: &k.Image},
+				{Name: "image", Usage: "the forks' image (never pulled: imagePullPolicy Never; needs /bin/sh, tar, git, env, kill, sha256sum; it runs forkbomb's own binary, sent into each pod to confine each command there: a static forkbomb, or the image holds its libc; for claude-code or codex, their CLI on /usr/local/bin:/usr/bin:/bin — scripts/k8s-cluster makes forkbomb.local/agents:… with both)", Value: &k.Image},
 				{Name: "kube-context", Usage: "the kubeconfig context (default: the current one)", Value: &k.Context},
 				{Name: "warm-pods", Usage: "pods started with the run, beside its pid 1's snapshot, each sent the tree before a fork claims it: a number, or auto (one per fork running at once); 0: each fork starts its own when it first runs a command", Value: &k.WarmPods},
 				{Name: "sandbox-crd", Usage: "make forks as agent-sandbox Sandboxes: auto (when the cluster serves agents.x-k8s.io), always or never", Values: []string{"auto", "always", "never"}, Value: &k.SandboxCRD},

@@ -60,6 +60,18 @@ func (bf *backendFlags) chosen() *backend.Backend {
 	return b
 }
 
+// finder finds agent CLIs where the chosen backend's forks run them (an
+// image's); nil: this machine's.
+func (bf *backendFlags) finder() func(ctx context.Context, name, given string) (string, string, error) {
+	if bf.chosen().HostPrograms {
+		return nil
+	}
+	if f, ok := bf.configs[bf.name].(backend.AgentFinder); ok {
+		return f.FindAgent
+	}
+	return nil
+}
+
 // ready hands the whole command line to forkbomb-full when the chosen
 // backend is not linked in this build; code is the verb's status when
 // that cannot be done. Call it before the command does anything.

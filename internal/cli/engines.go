@@ -129,8 +129,10 @@ type Setup struct {
 	// forkbomb's own script.
 	Recheck, NoCanary bool
 	// Backend, when set, is where the forks live: an engine its forks
-	// cannot run is refused before anything starts.
+	// cannot run is refused before anything starts. Find, when set, finds
+	// an agent CLI where those forks run it (engine.Settings.Find).
 	Backend *backend.Backend
+	Find    func(ctx context.Context, name, given string) (bin, version string, err error)
 	// Getenv is forkbomb's environment (nil: os.Getenv); the demo's
 	// stands its scripted model in for every model.
 	Getenv func(string) string
@@ -157,6 +159,9 @@ func ready(ctx context.Context, stdio IO, name string, s Setup) (engine.Agent, f
 	}
 	es := s.Settings
 	d.Fill(&es, getenv)
+	if d.Bin != "" && s.Find != nil {
+		es.Find = s.Find
+	}
 	done := func() {}
 	if d.Upstream != nil {
 		p, err := startModelProxy(d, es, s.Allow, getenv)

@@ -87,11 +87,7 @@ func NewClaudeCode(ctx context.Context, s Settings) (*ClaudeCode, error) {
 		return nil, &SettingsError{Engine: "claude-code", Setting: "Proxy",
 			Msg: "the claude-code engine needs the run's model proxy (Settings.Proxy): forkbomb never hands the agent a real key"}
 	}
-	bin, err := findAgent("claude", s.AgentBin, ClaudeCodePackage)
-	if err != nil {
-		return nil, err
-	}
-	version, err := agentVersion(ctx, bin)
+	bin, version, err := s.findAgent(ctx, "claude", ClaudeCodePackage)
 	if err != nil {
 		return nil, fmt.Errorf("claude-code engine: %w", err)
 	}
@@ -101,6 +97,23 @@ func NewClaudeCode(ctx context.Context, s Settings) (*ClaudeCode, error) {
 // Info implements Agent.
 func (c *ClaudeCode) Info() Info {
 	return Info{Name: "claude-code", Argv: []string{c.Bin}, Model: c.Model, Version: c.Version}
+}
+
+// findAgent finds the agent CLI called name where the forks run it
+// (Settings.Find), else on this machine, and its version.
+func (s Settings) findAgent(ctx context.Context, name, pkg string) (bin, version string, err error) {
+	if s.Find != nil {
+		return s.Find(ctx, name, s.AgentBin)
+	}
+	if bin, err = findAgent(name, s.AgentBin, pkg); err != nil {
+		return "", "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
+	defer cancel()
+	if version, err = agentVersion(ctx, bin); err != nil {
+		return "", "", err
+	}
+	return bin, version, nil
 }
 
 // findAgent resolves an agent CLI: the one given, else name on PATH. The

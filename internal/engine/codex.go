@@ -91,19 +91,13 @@ func openaiUpstream(getenv func(string) string) (modelproxy.Upstream, error) {
 // NewCodex finds the CLI (Settings.AgentBin, else codex on PATH), records
 // its version (ctx bounds that run) and checks the route to the model.
 func NewCodex(ctx context.Context, s Settings) (*Codex, error) {
-	bin, err := findAgent("codex", s.AgentBin, CodexPackage)
-	if err != nil {
-		return nil, fmt.Errorf("codex engine: %w (the other engines: claude-code, api, command)", err)
-	}
 	if s.Routes == nil && s.Proxy != nil {
 		s.Routes = ProxyRoutes(s.Proxy, modelproxy.OpenAI)
 	}
 	if s.Routes == nil {
 		return nil, &SettingsError{Engine: "codex", Setting: "Proxy", Msg: "the codex engine needs forkbomb's model proxy"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
-	defer cancel()
-	v, err := agentVersion(ctx, bin)
+	bin, v, err := s.findAgent(ctx, "codex", CodexPackage)
 	if err != nil {
 		return nil, fmt.Errorf("codex engine: %w", err)
 	}

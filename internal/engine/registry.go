@@ -27,6 +27,11 @@ type Settings struct {
 	AgentBin string            // the CLI; "": found on PATH
 	Proxy    *modelproxy.Proxy // the run's model proxy; the CLI's only way to a model
 	Routes   Routes            // codex: each fork's way to the model; nil: through Proxy
+	// Find finds the agent CLI called name where the forks run it — given
+	// is --agent-bin, a path there — and says its version; nil: on this
+	// machine (PATH, its version run confined here). A backend whose forks
+	// run an image's programs sets it (backend.AgentFinder).
+	Find func(ctx context.Context, name, given string) (bin, version string, err error)
 }
 
 // registry is every engine, in the order --help lists them: the one place

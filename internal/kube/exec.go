@@ -341,13 +341,18 @@ func shellLine(argv []string) string {
 // which a planted git config or attributes file could otherwise turn into
 // a command with the pod's walls alone.
 func confined(mode sandbox.Mode, timeout time.Duration, script string, args ...string) (string, error) {
-	argv, err := podrun.Argv(podBin, podrun.Spec{Workdir: podRoot, Mode: mode, Network: sandbox.NetworkNone, Timeout: timeout},
+	argv, err := podrun.Argv(podBin, podrun.Spec{Workdir: podRoot, Mode: mode, Network: sandbox.NetworkNone, Timeout: timeout, Hide: podHide},
 		append([]string{"/bin/sh", "-c", script, "sh"}, args...)...)
 	if err != nil {
 		return "", err
 	}
 	return shellLine(argv), nil
 }
+
+// podHide is what a command in a pod does not see: the pod's /work,
+// forkbomb's binary and whatever else is kept there, but for the tree
+// (the workdir, granted on top).
+var podHide = []string{"/work"}
 
 // runnerSpec is the pod's half of a fork's policy: what the command may
 // do inside forkbomb's sandbox in the pod. Its tree is the pod's copy;
@@ -364,7 +369,7 @@ func confined(mode sandbox.Mode, timeout time.Duration, script string, args ...s
 // stand-ins (RLIMIT_DATA per process, RLIMIT_NPROC per user, which counts
 // the user's processes on the whole node) would be weaker and wrong.
 func runnerSpec(mode sandbox.Mode, p sandbox.Policy) podrun.Spec {
-	sp := podrun.Spec{Workdir: podRoot, Mode: mode, Network: sandbox.NetworkNone,
+	sp := podrun.Spec{Workdir: podRoot, Mode: mode, Network: sandbox.NetworkNone, Hide: podHide,
 		SetEnv: p.SetEnv, Placeholders: p.Placeholders, Timeout: p.Timeout,
 		AllowPrograms: p.AllowPrograms, DenyPrograms: p.DenyPrograms}
 	switch {
@@ -481,9 +486,7 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	if err != nil {
 		return nil, err
 	}
-	// The runner's own environment: the sandbox passes on only its
-	// allowlist and the spec's variables.
-	argv := append([]string{"/bin/env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "TMPDIR=/tmp", "LANG=C.UTF-8"}, run...)
+	argv := append(runnerEnv(), run...)
 	cctx := ctx
 	if p.Timeout > 0 {
 		// the sandbox's timeout ends the command in the pod; this one
@@ -543,6 +546,12 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 		}
 	}
 	return res, nil
+}
+
+// runnerEnv starts the runner with its own environment alone: the sandbox
+// passes on only its allowlist and the spec's variables.
+func runnerEnv() []string {
+	return []string{"/bin/env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/home", "TMPDIR=/tmp", "LANG=C.UTF-8"}
 }
 
 // killAll ends every process of the agent's user in the pod but its

@@ -138,38 +138,50 @@ func (s *Store) waitExit(ctx context.Context, pod string) (int64, error) {
 // measureWalls finds out which backend of forkbomb's sandbox confines a
 // fork's commands in a pod of this cluster: a pod made as a fork's is,
 // sent forkbomb's binary, runs the sandbox's probe there (as each run
-// does once per node). Everything is owned by one anchor, deleted at the
-// end.
+// does once per node).
 func measureWalls(ctx context.Context, dyn dynamic.Interface, cfg *rest.Config, ns, image, runtimeClass, bin string) (*sandbox.ProbeReport, error) {
+	var rep sandbox.ProbeReport
+	err := inProbePod(ctx, dyn, cfg, ns, image, runtimeClass, bin, "walls", func(s *Store, pod string) error {
+		out, code, err := s.probe(ctx, pod)
+		if err != nil {
+			return fmt.Errorf("forkbomb's sandbox's probe in a pod: exit %d: %w", code, err)
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			return fmt.Errorf("forkbomb's sandbox's probe in a pod: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// inProbePod runs f with a pod made as a fork's is — running, forkbomb's
+// binary (bin) sent into it, the tree's folder made — within two minutes.
+// Everything is owned by one anchor, deleted at the end.
+func inProbePod(ctx context.Context, dyn dynamic.Interface, cfg *rest.Config, ns, image, runtimeClass, bin, what string, f func(s *Store, pod string) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	run, anchor, end, err := probeRun(ctx, dyn, ns)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer end()
-	name := objectName("fb-", run+"-walls")
+	name := objectName("fb-", run+"-"+what)
 	p := pod(PodOptions{Name: name, Run: run, Image: image, RuntimeClass: runtimeClass, DeadlineSeconds: 120, Owner: anchor})
 	if _, err := dyn.Resource(podGVR).Namespace(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("start the probe's pod: %w", err)
+		return fmt.Errorf("start the probe's pod: %w", err)
 	}
 	s := &Store{o: Options{Namespace: ns, Config: cfg}, dyn: dyn}
 	if _, err := s.waitRunning(ctx, name); err != nil {
-		return nil, err
+		return err
 	}
-	if code, err := s.stream(ctx, name, []string{"mkdir", "-p", "/work/" + filepath.Dir(podBinName)}, nil, nil, nil); err != nil || code != 0 {
-		return nil, fmt.Errorf("prepare the probe's pod: exit %d %v", code, err)
+	if code, err := s.stream(ctx, name, []string{"mkdir", "-p", "/work/" + filepath.Dir(podBinName), podRoot}, nil, nil, nil); err != nil || code != 0 {
+		return fmt.Errorf("prepare the probe's pod: exit %d %v", code, err)
 	}
 	if err := s.sendFile(ctx, name, bin, podBin); err != nil {
-		return nil, err
+		return err
 	}
-	out, code, err := s.probe(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("forkbomb's sandbox's probe in a pod: exit %d: %w", code, err)
-	}
-	var rep sandbox.ProbeReport
-	if err := json.Unmarshal(out, &rep); err != nil {
-		return nil, fmt.Errorf("forkbomb's sandbox's probe in a pod: %w", err)
-	}
-	return &rep, nil
+	return f(s, name)
 }

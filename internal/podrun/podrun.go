@@ -60,6 +60,10 @@ type Spec struct {
 	// the pod's 127.0.0.1: the command's one way out (sandbox.Proxy's
 	// Listening; the landlock backend only).
 	ProxyPort int `json:"proxy_port,omitempty"`
+	// Hide are the pod's paths the command must not see (sandbox.Policy's
+	// Hide): forkbomb's folder around the tree — its binary, anything it
+	// keeps there — of which the tree alone, the workdir, stays in view.
+	Hide []string `json:"hide,omitempty"`
 }
 
 // Argv is the command that runs command in the pod under spec, with bin
@@ -118,6 +122,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 		AllowPrograms: spec.AllowPrograms,
 		DenyPrograms:  spec.DenyPrograms,
+		Hide:          spec.Hide,
 	}
 	if spec.ProxyPort != 0 {
 		p.Proxy = &sandbox.Proxy{Port: spec.ProxyPort, Listening: true}

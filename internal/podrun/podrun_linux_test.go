@@ -83,3 +83,41 @@ func TestRunnerProbe(t *testing.T) {
 		t.Fatalf("probe: exit %d:\n%s", code, out)
 	}
 }
+
+// TestRunnerHidesAroundTree: with the pod's folder around the tree in
+// Hide, as every command in a pod has it, a file beside the tree is not
+// readable while the tree is; the control, without Hide, reads it.
+func TestRunnerHidesAroundTree(t *testing.T) {
+	t.Parallel()
+	rep, err := sandbox.Probe(t.Context())
+	if err != nil || (rep.Mode != sandbox.ModeNamespaces && rep.Mode != sandbox.ModeLandlock) {
+		testutil.SkipOrFail(t, "no sandbox backend here: %v %v", err, rep)
+	}
+	modes := []sandbox.Mode{sandbox.ModeLandlock}
+	if rep.Mode == sandbox.ModeNamespaces {
+		modes = append(modes, sandbox.ModeNamespaces)
+	}
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			base, unmasked := testutil.OutsideDir(t) // the sandbox hides /tmp anyway
+			if !unmasked {
+				testutil.SkipOrFail(t, "no folder outside those the sandbox masks anyway (FORKBOMB_TEST_OUTSIDE)")
+			}
+			tree := base + "/tree"
+			os.Mkdir(tree, 0o755)
+			os.WriteFile(tree+"/mine.txt", []byte("tree-file\n"), 0o644)
+			os.WriteFile(base+"/secret.txt", []byte("beside-the-tree\n"), 0o644)
+			script := `cat mine.txt; cat ../secret.txt; cat ` + base + `/secret.txt; true`
+			_, out := runner(t, Spec{Workdir: tree, Mode: mode, Hide: []string{base}}, "/bin/sh", "-c", script)
+			if !strings.Contains(out, "tree-file") {
+				t.Fatalf("the tree is not readable with its folder hidden:\n%s", out)
+			}
+			if strings.Contains(out, "beside-the-tree") {
+				t.Errorf("LEAK: a file beside the tree was read:\n%s", out)
+			}
+			if _, out := runner(t, Spec{Workdir: tree, Mode: mode}, "/bin/sh", "-c", script); !strings.Contains(out, "beside-the-tree") {
+				t.Errorf("control: without Hide the file beside the tree is not read, so the check proves nothing:\n%s", out)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package full
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/backend"
+	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/kube"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -98,4 +100,20 @@ func (c cluster) Probe(ctx context.Context, out io.Writer, asJSON bool) error {
 		return err
 	}
 	return backend.WriteProbe(out, rep, asJSON)
+}
+
+// FindAgent finds an agent CLI in the forks' image (a pod's start):
+// backend.AgentFinder. A CLI the image does not hold is
+// engine.ErrAgentNotInstalled, as one missing here is.
+func (c cluster) FindAgent(ctx context.Context, name, given string) (string, string, error) {
+	cfg, err := kube.LoadConfig(c.f.Context)
+	if err != nil {
+		return "", "", fmt.Errorf("--backend kubernetes: %w", err)
+	}
+	bin, version, err := kube.FindAgent(ctx, kube.ProbeOptions{Config: cfg, Namespace: c.f.Namespace,
+		RuntimeClass: c.f.RuntimeClass, Image: c.f.Image, PodBin: podBeside()}, name, given)
+	if errors.Is(err, kube.ErrAgentNotInImage) {
+		return "", "", fmt.Errorf("%w: %w", engine.ErrAgentNotInstalled, err)
+	}
+	return bin, version, err
 }
