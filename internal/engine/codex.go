@@ -91,15 +91,18 @@ func openaiUpstream(getenv func(string) string) (modelproxy.Upstream, error) {
 // NewCodex finds the CLI (Settings.AgentBin, else codex on PATH), records
 // its version (ctx bounds that run) and checks the route to the model.
 func NewCodex(ctx context.Context, s Settings) (*Codex, error) {
+	bin, v, err := s.findAgent(ctx, "codex", CodexPackage)
+	if errors.Is(err, ErrAgentNotInstalled) {
+		return nil, fmt.Errorf("codex engine: %w (the other engines: claude-code, api, command)", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("codex engine: %w", err)
+	}
 	if s.Routes == nil && s.Proxy != nil {
 		s.Routes = ProxyRoutes(s.Proxy, modelproxy.OpenAI)
 	}
 	if s.Routes == nil {
 		return nil, &SettingsError{Engine: "codex", Setting: "Proxy", Msg: "the codex engine needs forkbomb's model proxy"}
-	}
-	bin, v, err := s.findAgent(ctx, "codex", CodexPackage)
-	if err != nil {
-		return nil, fmt.Errorf("codex engine: %w", err)
 	}
 	return &Codex{Bin: bin, Model: s.Model, Version: v, Routes: s.Routes}, nil
 }
