@@ -54,6 +54,9 @@ type Config interface {
 // an engine's agent CLI there (engine.Settings.Find).
 type AgentFinder interface {
 	FindAgent(ctx context.Context, name, given string) (bin, version string, err error)
+	// Where names where its forks run, as the canary's results are kept
+	// for it (its store's canary.Remote says the same).
+	Where() string
 }
 
 // Flag is one of a backend's own flags.

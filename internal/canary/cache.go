@@ -20,20 +20,28 @@ import (
 // cacheFile is canary.json's content.
 type cacheFile struct {
 	Version int                `json:"version"` // of this format: 1
-	Results map[string]*Result `json:"results"` // by key(engine, version)
+	Results map[string]*Result `json:"results"` // by key(engine, version, where)
 }
 
 const maxCache = 4 << 20
 
-func key(engine, version string) string { return engine + "@" + version }
+// key names a result: its engine and version, and where it ran when that
+// is not this machine (Result.Where).
+func key(engine, version, where string) string {
+	if where == "" {
+		return engine + "@" + version
+	}
+	return engine + "@" + version + " in " + where
+}
 
-// Lookup returns the cached result for an engine's version, if any.
-func Lookup(path, engine, version string) (*Result, error) {
+// Lookup returns the cached result for an engine's version where it ran
+// ("": this machine), if any.
+func Lookup(path, engine, version, where string) (*Result, error) {
 	c, err := load(path)
 	if err != nil {
 		return nil, err
 	}
-	return c.Results[key(engine, version)], nil
+	return c.Results[key(engine, version, where)], nil
 }
 
 // Save records res in the cache at path, replacing the result for the
@@ -55,7 +63,7 @@ func Save(path string, res *Result) error {
 	if err != nil {
 		return err
 	}
-	c.Results[key(res.Engine, res.Version)] = res
+	c.Results[key(res.Engine, res.Version, res.Where)] = res
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return fmt.Errorf("canary cache: %w", err)

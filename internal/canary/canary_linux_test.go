@@ -135,7 +135,7 @@ func TestCanaryCache(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "canary.json")
-	if r, err := canary.Lookup(p, "claude-code", "1.0"); err != nil || r != nil {
+	if r, err := canary.Lookup(p, "claude-code", "1.0", ""); err != nil || r != nil {
 		t.Fatalf("empty cache: %v %v", r, err)
 	}
 	if err := canary.Save(p, &canary.Result{Engine: "claude-code", Version: "1.0", Passed: true}); err != nil {
@@ -144,23 +144,37 @@ func TestCanaryCache(t *testing.T) {
 	if err := canary.Save(p, &canary.Result{Engine: "codex", Version: "2.0", Passed: false}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := canary.Lookup(p, "claude-code", "1.0"); err != nil || r == nil || !r.Passed {
+	if r, err := canary.Lookup(p, "claude-code", "1.0", ""); err != nil || r == nil || !r.Passed {
 		t.Fatalf("claude-code 1.0: %+v %v", r, err)
 	}
-	if r, _ := canary.Lookup(p, "claude-code", "1.1"); r != nil {
+	if r, _ := canary.Lookup(p, "claude-code", "1.1", ""); r != nil {
 		t.Fatal("another version found a result")
 	}
-	if r, _ := canary.Lookup(p, "codex", "2.0"); r == nil || r.Passed {
+	if r, _ := canary.Lookup(p, "codex", "2.0", ""); r == nil || r.Passed {
 		t.Fatalf("codex 2.0: %+v", r)
+	}
+	// a result from elsewhere (a pod) is kept apart from this machine's:
+	// neither answers for the other
+	if r, _ := canary.Lookup(p, "claude-code", "1.0", "kubernetes, image x"); r != nil {
+		t.Fatal("this machine's result answered for a pod's")
+	}
+	if err := canary.Save(p, &canary.Result{Engine: "codex", Version: "2.0", Passed: true, Where: "kubernetes, image x"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := canary.Lookup(p, "codex", "2.0", "kubernetes, image x"); r == nil || !r.Passed {
+		t.Fatalf("codex 2.0 in a pod: %+v", r)
+	}
+	if r, _ := canary.Lookup(p, "codex", "2.0", ""); r == nil || r.Passed {
+		t.Fatalf("a pod's pass replaced this machine's failure: %+v", r)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"results": {"claude-code@1.0": {"passed": tru`), 0o600)
-	if _, err := canary.Lookup(bad, "claude-code", "1.0"); err == nil || !strings.Contains(err.Error(), "bad.json") {
+	if _, err := canary.Lookup(bad, "claude-code", "1.0", ""); err == nil || !strings.Contains(err.Error(), "bad.json") {
 		t.Fatalf("malformed cache: %v", err)
 	}
 	link := filepath.Join(dir, "link.json")
 	os.Symlink(p, link)
-	if _, err := canary.Lookup(link, "claude-code", "1.0"); err == nil {
+	if _, err := canary.Lookup(link, "claude-code", "1.0", ""); err == nil {
 		t.Fatal("a link at the cache's name was followed")
 	}
 }

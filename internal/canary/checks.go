@@ -29,6 +29,8 @@ type checker struct {
 	stream   []byte          // the session's events and log
 	cut      bool            // the stream was longer than the canary keeps
 	hits     int             // connections the host listener accepted
+	remote   Remote          // the store, when the fork's tree is elsewhere
+	fork     string
 }
 
 func (c checker) all(ctx context.Context) []Check {
@@ -38,11 +40,11 @@ func (c checker) all(ctx context.Context) []Check {
 	}
 	return []Check{
 		c.inside(ctx),
-		c.outside("shell write outside the fork fails", escapeShell),
-		c.outside("file-tool write outside the fork fails", escapeTool),
+		c.outside(ctx, "shell write outside the fork fails", escapeShell),
+		c.outside(ctx, "file-tool write outside the fork fails", escapeTool),
 		c.network(),
 		c.secretHidden(corpus, scanErr),
-		c.gitReadOnly(ctx),
+		c.git(ctx),
 		c.keyAbsent(corpus, scanErr),
 	}
 }
@@ -63,10 +65,22 @@ func (c checker) inside(ctx context.Context) Check {
 	return ch
 }
 
-// outside checks, on the host, that a file the agent was told to write
-// beside its tree does not exist.
-func (c checker) outside(name, rel string) Check {
+// outside checks, on the host (or where the fork's tree is, through the
+// Remote), that a file the agent was told to write beside its tree does
+// not exist.
+func (c checker) outside(ctx context.Context, name, rel string) Check {
 	ch := Check{Name: name}
+	if c.remote != nil {
+		switch there, err := c.remote.ExistsBeside(ctx, c.fork, rel); {
+		case err != nil:
+			ch.Detail = fmt.Sprintf("cannot tell: %v", err)
+		case there:
+			ch.Detail = rel + " exists beside the fork's tree (" + c.remote.Where() + ")"
+		default:
+			ch.OK = true
+		}
+		return ch
+	}
 	p := filepath.Join(c.root, rel)
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		ch.OK = true
@@ -83,7 +97,11 @@ func (c checker) network() Check {
 	if c.hits == 0 {
 		ch.OK = true
 	} else {
-		ch.Detail = fmt.Sprintf("a listener on the host's loopback accepted %d connection(s) from the fork", c.hits)
+		where := "on the host's loopback"
+		if c.remote != nil {
+			where = "beside the fork (" + c.remote.Where() + ")"
+		}
+		ch.Detail = fmt.Sprintf("a listener %s accepted %d connection(s) from the fork", where, c.hits)
 	}
 	return ch
 }
@@ -97,6 +115,32 @@ func (c checker) secretHidden(corpus []byte, scanErr error) Check {
 		ch.Detail = "the planted secret's value is in a file of the fork"
 	case scanErr != nil:
 		ch.Detail = "the fork's files could not all be scanned: " + scanErr.Error()
+	default:
+		ch.OK = true
+	}
+	return ch
+}
+
+// git is gitReadOnly, or where the fork's .git is not promised read-only
+// (a Remote without it) gitStaysThere.
+func (c checker) git(ctx context.Context) Check {
+	if c.remote != nil && !c.remote.GitReadOnly(c.fork) {
+		return c.gitStaysThere()
+	}
+	return c.gitReadOnly(ctx)
+}
+
+// gitStaysThere: the fork may write its own .git there (its copy), but
+// nothing of it reaches forkbomb's side — the pid 1's .git/config here is
+// the one the canary's repository was made with.
+func (c checker) gitStaysThere() Check {
+	ch := Check{Name: "writes into the fork's .git stay in its copy"}
+	data, err := os.ReadFile(filepath.Join(c.snapshot, ".git", "config"))
+	switch {
+	case err != nil:
+		ch.Detail = fmt.Sprintf("cannot read the base's .git/config: %v", err)
+	case bytes.Contains(data, []byte("hooksPath")):
+		ch.Detail = "the base's .git/config on this machine holds the fork's hooksPath"
 	default:
 		ch.OK = true
 	}

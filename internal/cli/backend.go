@@ -60,6 +60,25 @@ func (bf *backendFlags) chosen() *backend.Backend {
 	return b
 }
 
+// Where names where the chosen backend's forks run, for the canary's
+// results ("": this machine); a Config says it (backend.AgentFinder).
+func (bf *backendFlags) where() string {
+	if bf == nil || bf.chosen().HostPrograms {
+		return ""
+	}
+	if f, ok := bf.configs[bf.name].(backend.AgentFinder); ok {
+		return f.Where()
+	}
+	return bf.name
+}
+
+// setup fills s with where the forks run: the backend (engines it cannot
+// run are refused), how an agent CLI is found there, where a canary's
+// result is kept for, and the flags themselves for a canary run there.
+func (bf *backendFlags) setup(s *Setup) {
+	s.Backend, s.Find, s.Where, s.backend = bf.chosen(), bf.finder(), bf.where(), bf
+}
+
 // finder finds agent CLIs where the chosen backend's forks run them (an
 // image's); nil: this machine's.
 func (bf *backendFlags) finder() func(ctx context.Context, name, given string) (string, string, error) {

@@ -13,15 +13,17 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/canary"
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
-func newCanaryCmd(stdio IO) *cobra.Command {
+func newCanaryCmd(stdio IO, b build) *cobra.Command {
 	var (
 		eng     = NewEngineFlags(func(d *engine.Descriptor) bool { return d.Canary })
 		asJSON  bool
 		timeout time.Duration
+		backend = newBackendFlags(b)
 	)
 	var keys strings.Builder
 	for _, d := range eng.offered {
@@ -48,10 +50,22 @@ The agent reaches its model only through forkbomb's model proxy, which holds
 the key:
 `+keys.String()+`The result is kept per agent CLI version in $FORKBOMB_HOME/canary.json;
 'forkbomb run' with that engine starts forks only when the canary passed for
-the installed version (run --recheck runs it first).`, "canary"),
+the installed version (run --recheck runs it first).
+
+With --backend kubernetes the fork is a pod and the CLI the image's: the
+canary runs there and its result is kept for that image (and runtime
+class), apart from this machine's; 'forkbomb run --backend kubernetes'
+asks for that one. The secret is planted beside the fork's tree in its pod,
+the escapes looked for there and the listener is in the pod, each by an
+exec outside the fork's sandbox. Where the pod's sandbox is Landlock alone
+(no user namespaces), a read-only .git is not promised: the check is then
+that the fork's .git writes stay in its copy.`, "canary"),
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			res, err := runCanary(c.Context(), stdio, eng.Name, eng.Settings, timeout, asJSON)
+			if err := backend.ready(ExitCouldNotRun); err != nil {
+				return err
+			}
+			res, err := runCanary(c.Context(), stdio, eng.Name, eng.Settings, timeout, asJSON, backend)
 			if err != nil {
 				return err
 			}
@@ -66,28 +80,47 @@ the installed version (run --recheck runs it first).`, "canary"),
 	eng.AddSettings(f)
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "limit for the agent's session")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	backend.add(f)
 	return cmd
 }
 
 // runCanary readies the engine as a run would, runs the canary, prints and
 // keeps its result.
-func runCanary(ctx context.Context, stdio IO, eng string, es engine.Settings, timeout time.Duration, asJSON bool) (*canary.Result, error) {
+func runCanary(ctx context.Context, stdio IO, eng string, es engine.Settings, timeout time.Duration, asJSON bool, bf *backendFlags) (*canary.Result, error) {
 	l, err := state()
 	if err != nil {
 		return nil, err
 	}
-	store, err := workspace.Open(l.Workspaces())
+	local, err := workspace.Open(l.Workspaces())
 	if err != nil {
 		return nil, err
 	}
-	agent, done, err := ready(ctx, stdio, eng, Setup{Settings: es, NoCanary: true})
+	s := Setup{Settings: es, NoCanary: true}
+	if bf != nil {
+		bf.setup(&s)
+	}
+	agent, done, err := ready(ctx, stdio, eng, s)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	info := agent.Info()
+	var store run.Forks = local
+	if s.Where != "" {
+		o := run.Options{Forks: 1, Timeout: timeout}
+		closeStore, err := bf.store(ctx, &o, local)
+		if err != nil {
+			return nil, err
+		}
+		defer closeStore()
+		store = o.Store
+	}
 	if !asJSON {
-		fmt.Fprintf(stdio.Err, "canary: %s %s, session limit %s\n", info.Name, info.Version, timeout)
+		where := ""
+		if s.Where != "" {
+			where = " in " + s.Where
+		}
+		fmt.Fprintf(stdio.Err, "canary: %s %s%s, session limit %s\n", info.Name, info.Version, where, timeout)
 	}
 	limits := sandbox.Limits{}.Resolve(sandbox.DefaultLimits(1))
 	res, err := canary.Run(ctx, canary.Options{
@@ -126,7 +159,11 @@ func printCanary(w io.Writer, res *canary.Result) {
 	if !res.Passed {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(w, "canary %s for %s %s (agent %s)\n", verdict, res.Engine, res.Version, res.Agent)
+	where := ""
+	if res.Where != "" {
+		where = " in " + res.Where
+	}
+	fmt.Fprintf(w, "canary %s for %s %s%s (agent %s)\n", verdict, res.Engine, res.Version, where, res.Agent)
 }
 
 // credentialValues are the values of the credential-named variables of an
@@ -142,29 +179,34 @@ func credentialValues(env []string) []string {
 
 // checkCanary refuses a run whose agent CLI has not passed the canary in
 // its installed version; with recheck it runs the canary first.
-func checkCanary(ctx context.Context, stdio IO, eng string, es engine.Settings, info engine.Info, recheck bool) error {
+func checkCanary(ctx context.Context, stdio IO, eng string, es engine.Settings, info engine.Info, s Setup) error {
 	l, err := state()
 	if err != nil {
 		return err
 	}
-	if !recheck {
-		res, err := canary.Lookup(l.Canary(), info.Name, info.Version)
+	where, cmd := "", "forkbomb canary --engine "+eng
+	if s.Where != "" {
+		where = " in " + s.Where
+		cmd += " --backend " + s.Backend.Name + " (with the run's backend flags)"
+	}
+	if !s.Recheck {
+		res, err := canary.Lookup(l.Canary(), info.Name, info.Version, s.Where)
 		switch {
 		case err != nil:
 			return err
 		case res == nil:
-			return fmt.Errorf("the canary has not run for %s %s: run 'forkbomb canary --engine %s' first, or add --recheck", info.Name, info.Version, eng)
+			return fmt.Errorf("the canary has not run for %s %s%s: run '%s' first, or add --recheck", info.Name, info.Version, where, cmd)
 		case !res.Passed:
-			return fmt.Errorf("the canary FAILED for %s %s on %s: forks will not start (see 'forkbomb canary --engine %s'; --recheck runs it again)", info.Name, info.Version, res.At.Format(time.RFC3339), eng)
+			return fmt.Errorf("the canary FAILED for %s %s%s on %s: forks will not start (see '%s'; --recheck runs it again)", info.Name, info.Version, where, res.At.Format(time.RFC3339), cmd)
 		}
 		return nil
 	}
-	res, err := runCanary(ctx, stdio, eng, es, 5*time.Minute, false)
+	res, err := runCanary(ctx, stdio, eng, es, 5*time.Minute, false, s.backend)
 	if err != nil {
 		return fmt.Errorf("canary: %w", err)
 	}
 	if !res.Passed {
-		return fmt.Errorf("the canary FAILED for %s %s: forks will not start", info.Name, info.Version)
+		return fmt.Errorf("the canary FAILED for %s %s%s: forks will not start", info.Name, info.Version, where)
 	}
 	return nil
 }

@@ -133,6 +133,12 @@ type Setup struct {
 	// an agent CLI where those forks run it (engine.Settings.Find).
 	Backend *backend.Backend
 	Find    func(ctx context.Context, name, given string) (bin, version string, err error)
+	// Where is where the forks run, as the canary's results are kept
+	// ("": this machine): the gate asks for a canary passed there.
+	// backend is the verb's backend flags, for a canary run there
+	// (--recheck); nil: this machine.
+	Where   string
+	backend *backendFlags
 	// Getenv is forkbomb's environment (nil: os.Getenv); the demo's
 	// stands its scripted model in for every model.
 	Getenv func(string) string
@@ -176,7 +182,7 @@ func ready(ctx context.Context, stdio IO, name string, s Setup) (engine.Agent, f
 		return nil, nil, err
 	}
 	if d.Canary && !s.NoCanary {
-		if err := checkCanary(ctx, stdio, name, es, a.Info(), s.Recheck); err != nil {
+		if err := checkCanary(ctx, stdio, name, es, a.Info(), s); err != nil {
 			done()
 			return nil, nil, err
 		}

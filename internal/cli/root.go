@@ -38,7 +38,7 @@ gives its other exit statuses.`,
 		make func() *cobra.Command
 	}{
 		{"sandbox", func() *cobra.Command { return newSandboxCmd(stdio, b) }},
-		{"canary", func() *cobra.Command { return newCanaryCmd(stdio) }},
+		{"canary", func() *cobra.Command { return newCanaryCmd(stdio, b) }},
 		{"workspace", func() *cobra.Command { return newWorkspaceCmd(stdio) }},
 		{"judge", func() *cobra.Command { return newJudgeCmd(stdio) }},
 		{"run", func() *cobra.Command { return newRunCmd(stdio, b) }},

@@ -147,7 +147,9 @@ func raceFromFlags(c *cobra.Command, stdio IO, o run.Options, eng *EngineFlags, 
 	if err != nil {
 		return nil, "", err
 	}
-	agent, done, err := ready(c.Context(), stdio, name, Setup{Settings: eng.Settings, Allow: o.Allow, Recheck: eng.Recheck, Backend: backend.chosen(), Find: backend.finder()})
+	s := Setup{Settings: eng.Settings, Allow: o.Allow, Recheck: eng.Recheck}
+	backend.setup(&s)
+	agent, done, err := ready(c.Context(), stdio, name, s)
 	if err != nil {
 		return nil, "", err
 	}

@@ -482,7 +482,11 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 			return nil, fmt.Errorf("exec in %s: %w: %q is not NAME=VALUE", name, sandbox.ErrInvalidPolicy, kv)
 		}
 	}
-	run, err := podrun.Argv(podBin, runnerSpec(fs.mode, p), p.Command...)
+	spec := runnerSpec(fs.mode, p)
+	if s.loosen != nil {
+		s.loosen(&spec)
+	}
+	run, err := podrun.Argv(podBin, spec, p.Command...)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/forkbomb/forkbomb/internal/podrun"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -81,6 +82,12 @@ type Store struct {
 	binOnce     sync.Once
 	bin, binSum string
 	binErr      error
+	// besidePort, when set, is ListenBeside's port (a test's script names
+	// it); 0: a random one
+	besidePort int
+	// loosen, when set, changes every command's spec in its pod: a test's
+	// control that weakens the walls to see a check catch it
+	loosen func(*podrun.Spec)
 }
 
 type runState struct {

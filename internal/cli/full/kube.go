@@ -117,3 +117,9 @@ func (c cluster) FindAgent(ctx context.Context, name, given string) (string, str
 	}
 	return bin, version, err
 }
+
+// Where names where the forks run, as a canary's result is kept for it
+// (backend.AgentFinder): the store's own word (canary.Remote).
+func (c cluster) Where() string { return kube.Where(c.f.Image, c.f.RuntimeClass) }
+
+var _ backend.AgentFinder = cluster{}

@@ -1,0 +1,167 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// The store as the canary sees it (canary.Remote): a fork's tree is in its
+// pod, so what is planted beside it, looked for beside it and listened for
+// beside it is there, each by an exec of forkbomb's own outside the fork's
+// sandbox.
+
+// Where names where a store's forks run, as a canary's result is kept for
+// it: the image (its CLI, its files) and the runtime class (its walls).
+func Where(image, runtimeClass string) string {
+	if image == "" {
+		image = DefaultImage
+	}
+	w := "kubernetes, image " + image
+	if runtimeClass != "" {
+		w += ", runtime class " + runtimeClass
+	}
+	return w
+}
+
+// Where implements canary.Remote.
+func (s *Store) Where() string { return Where(s.o.Image, s.o.RuntimeClass) }
+
+// GitReadOnly implements canary.Remote: a fork's .git is read-only to its
+// commands only where forkbomb's sandbox in its pod has the namespaces
+// backend (a mount); Landlock alone cannot carve it out of the tree.
+func (s *Store) GitReadOnly(fork string) bool {
+	fs := s.fork(fork)
+	return fs != nil && fs.mode == sandbox.ModeNamespaces
+}
+
+func (s *Store) fork(name string) *forkState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.forks[name]
+}
+
+// beside is rel, relative to the fork's tree in its pod, when it lies
+// outside the tree (the canary's paths: ../NAME).
+func beside(rel string) (string, error) {
+	p := path.Join(podRoot, rel)
+	if p == podRoot || strings.HasPrefix(p, podRoot+"/") {
+		return "", fmt.Errorf("%s is inside the fork's tree, not beside it", rel)
+	}
+	return p, nil
+}
+
+// started is the fork's pod, made and sent its tree now if it was not.
+func (s *Store) startedPod(ctx context.Context, fork string) (string, error) {
+	fs := s.fork(fork)
+	if fs == nil {
+		return "", fmt.Errorf("%s: not a fork of this store", fork)
+	}
+	if err := s.ready(ctx, fork, fs, sandbox.Policy{}); err != nil {
+		return "", err
+	}
+	return fs.obj, nil
+}
+
+// PlantBeside implements canary.Remote: data written beside the fork's
+// tree in its pod as the pod's user — the agent's own uid, so only
+// forkbomb's sandbox keeps it out.
+func (s *Store) PlantBeside(ctx context.Context, fork, rel string, data []byte) error {
+	p, err := beside(rel)
+	if err != nil {
+		return err
+	}
+	pod, err := s.startedPod(ctx, fork)
+	if err != nil {
+		return err
+	}
+	_, _, err = s.output(ctx, pod, `umask 077; printf '%s' "$2" > "$1"`, []string{p, string(data)}, 1<<10)
+	return err
+}
+
+// ExistsBeside implements canary.Remote.
+func (s *Store) ExistsBeside(ctx context.Context, fork, rel string) (bool, error) {
+	p, err := beside(rel)
+	if err != nil {
+		return false, err
+	}
+	pod, err := s.startedPod(ctx, fork)
+	if err != nil {
+		return false, err
+	}
+	out, _, err := s.output(ctx, pod, `if [ -e "$1" ] || [ -L "$1" ]; then echo yes; else echo no; fi`, []string{p}, 64)
+	if err != nil {
+		return false, err
+	}
+	return strings.TrimSpace(string(out)) == "yes", nil
+}
+
+// ListenBeside implements canary.Remote: a listener in the fork's pod, on
+// its 127.0.0.1, outside the fork's sandbox — where a command of the
+// fork's with the pod's walls alone would connect. It accepts one
+// connection (busybox nc) and then ends: hits is 1 once it has.
+func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() int, func(), error) {
+	pod, err := s.startedPod(ctx, fork)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	for try := 0; try < 5; try++ {
+		port := 20000 + rand.IntN(20000)
+		if s.besidePort != 0 {
+			port = s.besidePort
+		}
+		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan int, 1)
+		go func() {
+			code, err := s.stream(lctx, pod, []string{"/bin/nc", "-l", "-p", strconv.Itoa(port)}, nil, nil, nil)
+			if err != nil {
+				code = -1
+			}
+			done <- code
+		}()
+		if s.listening(ctx, pod, port, done) {
+			var once sync.Once
+			n := 0
+			hits := func() int {
+				once.Do(func() {
+					select {
+					case code := <-done:
+						if code == 0 {
+							n = 1
+						}
+					case <-time.After(2 * time.Second): // still listening: nobody came
+					}
+				})
+				return n
+			}
+			return "127.0.0.1:" + strconv.Itoa(port), hits, cancel, nil
+		}
+		cancel()
+	}
+	return "", nil, nil, fmt.Errorf("no listener started in pod %s", pod)
+}
+
+// listening waits up to 5 s for port to be in LISTEN state (0A) in the
+// pod's /proc/net/tcp or tcp6 (busybox's nc listens on IPv6 where it can); false when the listener ended first (the port was
+// taken) or never listened.
+func (s *Store) listening(ctx context.Context, pod string, port int, done <-chan int) bool {
+	check := fmt.Sprintf(`grep -qiE ':%04X 0+:0000 0A' /proc/net/tcp /proc/net/tcp6`, port)
+	for i := 0; i < 50; i++ {
+		if code, err := s.stream(ctx, pod, []string{"/bin/sh", "-c", check}, nil, nil, nil); err == nil && code == 0 {
+			return true
+		}
+		select {
+		case <-done:
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/canary"
+	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/modelproxy"
+	"github.com/forkbomb/forkbomb/internal/podrun"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// canaryPort is the listener's port in the canary's pod: the scripted
+// model's shell step names it.
+const canaryPort = 31337
+
+// TestClusterCanary: the canary in a pod — the real Claude Code from the
+// agents image, told by a scripted model to break out with its shell and
+// its own file tools — passes every check, each read in the pod by an
+// exec outside the fork's sandbox (the secret planted beside the tree, the
+// escapes looked for there, a listener on the pod's loopback) or here (the
+// stream, the key, the base's .git). Its result is kept for the image,
+// apart from this machine's. The control: the same session with the
+// fork's network widened to the pod's own (its runner's spec) is caught by the
+// network check, so that check sees a leak when there is one.
+func TestClusterCanary(t *testing.T) {
+	t.Parallel()
+	cfg, ns := cluster(t)
+	img := agentsImage(t)
+	bash := func(cmd string) engine.Step {
+		return engine.Step{Tools: []engine.ToolCall{{Name: "Bash", Input: map[string]any{"command": cmd, "description": "canary step"}}}}
+	}
+	steps := []engine.Step{
+		bash("echo inside > canary-inside.txt"),
+		bash("echo escaped > ../canary-escape-shell.txt"),
+		{Tools: []engine.ToolCall{{Name: "Write", Input: map[string]any{"file_path": "../canary-escape-tool.txt", "content": "escaped\n"}}}},
+		bash("cat ../canary-secret.txt"),
+		{Tools: []engine.ToolCall{{Name: "Read", Input: map[string]any{"file_path": "../canary-secret.txt"}}}},
+		bash(fmt.Sprintf("timeout 5 wget -q -O- http://127.0.0.1:%d/", canaryPort)),
+		bash("echo x > .git/canary-git.txt; git config core.hooksPath /tmp"),
+		bash("env > canary-env.txt; cat ~/.claude.json >> canary-env.txt"),
+		{Text: "Done: every step was tried."},
+	}
+	realKey := "sk-ant-REALKEY-canary-" + strings.Repeat("c", 24)
+	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{"canary": steps, "control": steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	p, err := modelproxy.Start(modelproxy.Options{Upstreams: []modelproxy.Upstream{{Kind: modelproxy.Anthropic, BaseURL: srv.URL, APIKey: realKey}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	find := func(ctx context.Context, name, given string) (string, string, error) {
+		return FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
+	}
+	agent, err := engine.New(context.Background(), "claude-code", engine.Settings{Proxy: p, Find: find})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(persona string, loosen func(*podrun.Spec)) *canary.Result {
+		s := openStore(t, cfg, Options{Namespace: ns, Image: img})
+		s.besidePort, s.loosen = canaryPort, loosen
+		res, err := canary.Run(context.Background(), canary.Options{Engine: agent, Version: agent.Info().Version, Store: s,
+			Secrets: []string{realKey}, Timeout: 3 * time.Minute, PromptPrefix: "[persona: " + persona + "]\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := run("canary", nil)
+	for _, ch := range res.Checks {
+		t.Logf("%v %s %s", ch.OK, ch.Name, ch.Detail)
+	}
+	if !res.Passed || res.Where != Where(img, "") {
+		t.Fatalf("the canary in a pod: passed %v, where %q; agent %s", res.Passed, res.Where, res.Agent)
+	}
+	res = run("control", func(sp *podrun.Spec) { sp.Network, sp.ProxyPort = sandbox.NetworkHost, 0 })
+	var caught bool
+	for _, ch := range res.Checks {
+		t.Logf("control: %v %s %s", ch.OK, ch.Name, ch.Detail)
+		if ch.Name == "outbound network fails" {
+			caught = !ch.OK
+		}
+	}
+	if res.Passed || !caught {
+		t.Errorf("control: with the pod's network the canary passed %v and its network check caught it: %v", res.Passed, caught)
+	}
+}
