@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -28,7 +29,7 @@ import (
 //
 //	go test -run '^$' -bench Backends -benchtime 3x ./internal/kube
 func BenchmarkBackends(b *testing.B) {
-	benchBackends(b, func(*run.Options) {})
+	benchBackends(b, func(*run.Options, bool) {}, "")
 }
 
 // BenchmarkBackendsAPI is BenchmarkBackends with the api engine: each
@@ -52,12 +53,57 @@ func BenchmarkBackendsAPI(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchBackends(b, func(o *run.Options) { o.Engine = eng })
+	benchBackends(b, func(o *run.Options, _ bool) { o.Engine = eng }, "")
+}
+
+// BenchmarkBackendsClaudeCode is BenchmarkBackends with the real Claude
+// Code CLI: this machine's in the local forks, the agents image's in the
+// pods, each fork's scripted model fixing the value with one Bash call.
+//
+//	go test -run '^$' -bench BackendsClaudeCode -benchtime 3x ./internal/kube
+func BenchmarkBackendsClaudeCode(b *testing.B) {
+	img := os.Getenv("FORKBOMB_K8S_AGENTS_IMAGE")
+	if img == "" {
+		b.Skip("no agents image (FORKBOMB_K8S_AGENTS_IMAGE, from scripts/k8s-cluster env)")
+	}
+	cfg, ns := cluster(b)
+	key := "sk-ant-bench-" + strings.Repeat("b", 24)
+	srv, err := engine.StartScripted(key, map[string][]engine.Step{"": {
+		{Tools: []engine.ToolCall{{Name: "Bash", Input: map[string]any{"command": "echo 2 > value"}}}},
+		{Text: "Fixed."},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	p, err := modelproxy.Start(modelproxy.Options{Upstreams: []modelproxy.Upstream{{Kind: modelproxy.Anthropic, BaseURL: srv.URL, APIKey: key}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	local, err := engine.New(context.Background(), "claude-code", engine.Settings{Proxy: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	find := func(ctx context.Context, name, given string) (string, string, error) {
+		return FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
+	}
+	inPods, err := engine.New(context.Background(), "claude-code", engine.Settings{Proxy: p, Find: find})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchBackends(b, func(o *run.Options, kube bool) {
+		o.Engine = local
+		if kube {
+			o.Engine = inPods
+		}
+	}, img)
 }
 
 // benchBackends races the fixture on both backends, setup changing the
-// race's options (its engine), and reports the rates and ratios.
-func benchBackends(b *testing.B, setup func(*run.Options)) {
+// race's options (its engine) on each, the pods of image (""; the
+// default), and reports the rates and ratios.
+func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image string) {
 	cfg, ns := cluster(b)
 	repo := fixture(b)
 	const forks = 4
@@ -69,7 +115,7 @@ func benchBackends(b *testing.B, setup func(*run.Options)) {
 			b.Fatal(err)
 		}
 		o := benchOptions(b, local, repo, agent, forks)
-		setup(&o)
+		setup(&o, false)
 		f, v := measure(b, o)
 		lf, lv = lf+f, lv+v
 		// as the CLI makes it: a warm pod per fork (FORKBOMB_BENCH_WARM
@@ -82,10 +128,11 @@ func benchBackends(b *testing.B, setup func(*run.Options)) {
 		var limits sandbox.Policy
 		run.ForkLimits(o).Apply(&limits)
 		ks, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"),
-			Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs})
+			Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Image: image})
 		if err != nil {
 			b.Fatal(err)
 		}
+		setup(&o, true)
 		o.Store, o.JudgeStore, o.RunsDir = ks, local, filepath.Join(b.TempDir(), "runs")
 		f, v = measure(b, o)
 		kf, kv = kf+f, kv+v
