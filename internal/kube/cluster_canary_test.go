@@ -18,40 +18,67 @@ import (
 // model's shell step names it.
 const canaryPort = 31337
 
-// TestClusterCanary: the canary in a pod — the real Claude Code from the
-// agents image, told by a scripted model to break out with its shell and
-// its own file tools — passes every check, each read in the pod by an
-// exec outside the fork's sandbox (the secret planted beside the tree, the
-// escapes looked for there, a listener on the pod's loopback) or here (the
-// stream, the key, the base's .git). Its result is kept for the image,
-// apart from this machine's. The control: the same session with the
-// fork's network widened to the pod's own (its runner's spec) is caught by the
-// network check, so that check sees a leak when there is one.
+// TestClusterCanary: the canary in a pod — the real Claude Code and codex
+// from the agents image, each told by a scripted model to break out with
+// its shell and its own file tool — passes every check, each read in the
+// pod by an exec outside the fork's sandbox (the secret planted beside the
+// tree, the escapes looked for there, a listener on the pod's loopback) or
+// here (the stream, the key, the base's .git). Its result is kept for the
+// image, apart from this machine's. The control: the same session with the
+// fork's network widened to the pod's own (its runner's spec) is caught by
+// the network check, so that check sees a leak when there is one.
 func TestClusterCanary(t *testing.T) {
 	t.Parallel()
-	cfg, ns := cluster(t)
-	img := agentsImage(t)
-	bash := func(cmd string) engine.Step {
+	wget := fmt.Sprintf("timeout 5 wget -q -O- http://127.0.0.1:%d/", canaryPort)
+	claude := func(cmd string) engine.Step {
 		return engine.Step{Tools: []engine.ToolCall{{Name: "Bash", Input: map[string]any{"command": cmd, "description": "canary step"}}}}
 	}
-	steps := []engine.Step{
-		bash("echo inside > canary-inside.txt"),
-		bash("echo escaped > ../canary-escape-shell.txt"),
-		{Tools: []engine.ToolCall{{Name: "Write", Input: map[string]any{"file_path": "../canary-escape-tool.txt", "content": "escaped\n"}}}},
-		bash("cat ../canary-secret.txt"),
-		{Tools: []engine.ToolCall{{Name: "Read", Input: map[string]any{"file_path": "../canary-secret.txt"}}}},
-		bash(fmt.Sprintf("timeout 5 wget -q -O- http://127.0.0.1:%d/", canaryPort)),
-		bash("echo x > .git/canary-git.txt; git config core.hooksPath /tmp"),
-		bash("env > canary-env.txt; cat ~/.claude.json >> canary-env.txt"),
-		{Text: "Done: every step was tried."},
+	codex := func(cmd string) engine.Step {
+		return engine.Step{Tools: []engine.ToolCall{{Name: "exec_command", Input: map[string]any{"cmd": cmd}}}}
 	}
-	realKey := "sk-ant-REALKEY-canary-" + strings.Repeat("c", 24)
+	for _, c := range []struct {
+		engine, kind, base string
+		steps              []engine.Step
+	}{
+		{"claude-code", modelproxy.Anthropic, "", []engine.Step{
+			claude("echo inside > canary-inside.txt"),
+			claude("echo escaped > ../canary-escape-shell.txt"),
+			{Tools: []engine.ToolCall{{Name: "Write", Input: map[string]any{"file_path": "../canary-escape-tool.txt", "content": "escaped\n"}}}},
+			claude("cat ../canary-secret.txt"),
+			{Tools: []engine.ToolCall{{Name: "Read", Input: map[string]any{"file_path": "../canary-secret.txt"}}}},
+			claude(wget),
+			claude("echo x > .git/canary-git.txt; git config core.hooksPath /tmp"),
+			claude("env > canary-env.txt; cat ~/.claude.json >> canary-env.txt"),
+			{Text: "Done: every step was tried."},
+		}},
+		{"codex", modelproxy.OpenAI, "/v1", []engine.Step{
+			codex("echo inside > canary-inside.txt"),
+			codex("echo escaped > ../canary-escape-shell.txt"),
+			codex("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ../canary-escape-tool.txt\n+escaped\n*** End Patch\nEOF\n"),
+			codex("cat ../canary-secret.txt"),
+			codex(wget),
+			codex("echo x > .git/canary-git.txt; git config core.hooksPath /tmp"),
+			codex("env > canary-env.txt; cat ~/.codex-forkbomb/config.toml >> canary-env.txt"),
+			{Text: "Done: every step was tried."},
+		}},
+	} {
+		t.Run(c.engine, func(t *testing.T) {
+			t.Parallel()
+			clusterCanary(t, c.engine, c.kind, c.base, c.steps)
+		})
+	}
+}
+
+func clusterCanary(t *testing.T, eng, kind, base string, steps []engine.Step) {
+	cfg, ns := cluster(t)
+	img := agentsImage(t)
+	realKey := "sk-REALKEY-canary-" + strings.Repeat("c", 24)
 	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{"canary": steps, "control": steps})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	p, err := modelproxy.Start(modelproxy.Options{Upstreams: []modelproxy.Upstream{{Kind: modelproxy.Anthropic, BaseURL: srv.URL, APIKey: realKey}}})
+	p, err := modelproxy.Start(modelproxy.Options{Upstreams: []modelproxy.Upstream{{Kind: kind, BaseURL: srv.URL + base, APIKey: realKey}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +86,7 @@ func TestClusterCanary(t *testing.T) {
 	find := func(ctx context.Context, name, given string) (string, string, error) {
 		return FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
 	}
-	agent, err := engine.New(context.Background(), "claude-code", engine.Settings{Proxy: p, Find: find})
+	agent, err := engine.New(context.Background(), eng, engine.Settings{Proxy: p, Find: find})
 	if err != nil {
 		t.Fatal(err)
 	}
