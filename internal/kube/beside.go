@@ -58,13 +58,15 @@ func beside(rel string) (string, error) {
 	return p, nil
 }
 
-// started is the fork's pod, made and sent its tree now if it was not.
+// startedPod is the fork's pod, made and sent its tree now if it was not:
+// with the limits a fork's commands have on this store (a warm pod's),
+// the first command's being to come.
 func (s *Store) startedPod(ctx context.Context, fork string) (string, error) {
 	fs := s.fork(fork)
 	if fs == nil {
 		return "", fmt.Errorf("%s: not a fork of this store", fork)
 	}
-	if err := s.ready(ctx, fork, fs, sandbox.Policy{}); err != nil {
+	if err := s.ready(ctx, fork, fs, sandbox.Policy{Memory: s.o.WarmMemory, CPUs: s.o.WarmCPUs}); err != nil {
 		return "", err
 	}
 	return fs.obj, nil
