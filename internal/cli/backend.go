@@ -60,7 +60,7 @@ func (bf *backendFlags) chosen() *backend.Backend {
 	return b
 }
 
-// Where names where the chosen backend's forks run, for the canary's
+// where names where the chosen backend's forks run, for the canary's
 // results ("": this machine); a Config says it (backend.AgentFinder).
 func (bf *backendFlags) where() string {
 	if bf == nil || bf.chosen().HostPrograms {

@@ -362,9 +362,9 @@ var podHide = []string{"/work"}
 // listens on the pod's 127.0.0.1: on the landlock backend through TCP to
 // that port alone (Landlock's network rules, seccomp: no other socket);
 // on namespaces, and for the host network, through the pod's own network,
-// where the run's NetworkPolicy decides what else it reaches. The program rules go as they are: their
-// paths must name the pod's programs (the image's), or the command fails.
-// The limits are the pod's cgroup's
+// where the run's NetworkPolicy decides what else it reaches. The program
+// rules go as they are: their paths must name the pod's programs (the
+// image's), or the command fails. The limits are the pod's cgroup's
 // (podSpec): the sandbox in a pod has no cgroup of its own, and its
 // stand-ins (RLIMIT_DATA per process, RLIMIT_NPROC per user, which counts
 // the user's processes on the whole node) would be weaker and wrong.
