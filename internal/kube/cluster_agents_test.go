@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
@@ -137,7 +139,7 @@ func nodeListener(t *testing.T) (string, *atomic.Int64) {
 // listener on the node that a pod can reach (the control proves it), the
 // record. The real key stays in the model proxy on this machine; the fork
 // holds a placeholder.
-func agentRace(t *testing.T, eng string, kind string, steps func(node string) map[string][]engine.Step) {
+func agentRace(t *testing.T, eng string, steps func(node string) map[string][]engine.Step) {
 	cfg, ns := cluster(t)
 	img := agentsImage(t)
 
@@ -158,28 +160,7 @@ func agentRace(t *testing.T, eng string, kind string, steps func(node string) ma
 	}
 	ctl.Close()
 
-	realKey := "sk-REAL-" + eng + "-" + strings.Repeat("k", 24)
-	srv, err := engine.StartScripted(realKey, steps(node))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	base := srv.URL
-	if kind == modelproxy.OpenAI {
-		base += "/v1"
-	}
-	p, err := modelproxy.Start(modelproxy.Options{Upstreams: []modelproxy.Upstream{{Kind: kind, BaseURL: base, APIKey: realKey}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	find := func(ctx context.Context, name, given string) (string, string, error) {
-		return FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
-	}
-	agent, err := engine.New(context.Background(), eng, engine.Settings{Proxy: p, Find: find})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent, realKey := podAgent(t, cfg, ns, img, eng, steps(node))
 	if info := agent.Info(); !strings.HasPrefix(info.Argv[0], "/opt/") || info.Version == "" {
 		t.Errorf("the CLI found in the image: %+v", info)
 	}
@@ -250,6 +231,36 @@ func agentRace(t *testing.T, eng string, kind string, steps func(node string) ma
 	waitNothingLeft(t, cfg, ns, time.Minute)
 }
 
+// podAgent is engine eng's real CLI as the image img holds it (found in a
+// pod of ns), its model a scripted one played by steps (by persona)
+// behind a model proxy holding realKey.
+func podAgent(t *testing.T, cfg *rest.Config, ns, img, eng string, steps map[string][]engine.Step) (engine.Agent, string) {
+	t.Helper()
+	kind, base := modelproxy.Anthropic, ""
+	if eng == "codex" {
+		kind, base = modelproxy.OpenAI, "/v1"
+	}
+	realKey := "sk-REAL-" + eng + "-" + strings.Repeat("k", 24)
+	srv, err := engine.StartScripted(realKey, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	p, err := modelproxy.Start(modelproxy.Options{Upstreams: []modelproxy.Upstream{{Kind: kind, BaseURL: srv.URL + base, APIKey: realKey}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	find := func(ctx context.Context, name, given string) (string, string, error) {
+		return FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
+	}
+	agent, err := engine.New(context.Background(), eng, engine.Settings{Proxy: p, Find: find})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent, realKey
+}
+
 // escapeScript is the escaping agent's shell command: writes outside its
 // tree (relative, absolute, the pod's /tmp), the secret beside the tree,
 // the node's listener; its environment and a write inside, the control.
@@ -262,7 +273,7 @@ func escapeScript(node string) string {
 // TestClusterClaudeCode: the real Claude Code CLI, the image's, in pods.
 func TestClusterClaudeCode(t *testing.T) {
 	t.Parallel()
-	agentRace(t, "claude-code", modelproxy.Anthropic, func(node string) map[string][]engine.Step {
+	agentRace(t, "claude-code", func(node string) map[string][]engine.Step {
 		return map[string][]engine.Step{
 			"honest": {
 				{Text: "Fixing.", Tools: []engine.ToolCall{{Name: "Bash", Input: map[string]any{"command": `echo 2 > value && sh check.sh`}}}},
@@ -290,7 +301,7 @@ func TestClusterCodex(t *testing.T) {
 	shell := func(cmd string) engine.ToolCall {
 		return engine.ToolCall{Name: "exec_command", Input: map[string]any{"cmd": cmd}}
 	}
-	agentRace(t, "codex", modelproxy.OpenAI, func(node string) map[string][]engine.Step {
+	agentRace(t, "codex", func(node string) map[string][]engine.Step {
 		return map[string][]engine.Step{
 			"honest": {
 				{Tools: []engine.ToolCall{shell("cat value check.sh")}},

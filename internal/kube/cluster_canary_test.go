@@ -3,13 +3,11 @@ package kube
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/canary"
 	"github.com/forkbomb/forkbomb/internal/engine"
-	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/podrun"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
@@ -37,10 +35,10 @@ func TestClusterCanary(t *testing.T) {
 		return engine.Step{Tools: []engine.ToolCall{{Name: "exec_command", Input: map[string]any{"cmd": cmd}}}}
 	}
 	for _, c := range []struct {
-		engine, kind, base string
-		steps              []engine.Step
+		engine string
+		steps  []engine.Step
 	}{
-		{"claude-code", modelproxy.Anthropic, "", []engine.Step{
+		{"claude-code", []engine.Step{
 			claude("echo inside > canary-inside.txt"),
 			claude("echo escaped > ../canary-escape-shell.txt"),
 			{Tools: []engine.ToolCall{{Name: "Write", Input: map[string]any{"file_path": "../canary-escape-tool.txt", "content": "escaped\n"}}}},
@@ -51,7 +49,7 @@ func TestClusterCanary(t *testing.T) {
 			claude("env > canary-env.txt; cat ~/.claude.json >> canary-env.txt"),
 			{Text: "Done: every step was tried."},
 		}},
-		{"codex", modelproxy.OpenAI, "/v1", []engine.Step{
+		{"codex", []engine.Step{
 			codex("echo inside > canary-inside.txt"),
 			codex("echo escaped > ../canary-escape-shell.txt"),
 			codex("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ../canary-escape-tool.txt\n+escaped\n*** End Patch\nEOF\n"),
@@ -64,32 +62,15 @@ func TestClusterCanary(t *testing.T) {
 	} {
 		t.Run(c.engine, func(t *testing.T) {
 			t.Parallel()
-			clusterCanary(t, c.engine, c.kind, c.base, c.steps)
+			clusterCanary(t, c.engine, c.steps)
 		})
 	}
 }
 
-func clusterCanary(t *testing.T, eng, kind, base string, steps []engine.Step) {
+func clusterCanary(t *testing.T, eng string, steps []engine.Step) {
 	cfg, ns := cluster(t)
 	img := agentsImage(t)
-	realKey := "sk-REALKEY-canary-" + strings.Repeat("c", 24)
-	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{"canary": steps, "control": steps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	p, err := modelproxy.Start(modelproxy.Options{Upstreams: []modelproxy.Upstream{{Kind: kind, BaseURL: srv.URL + base, APIKey: realKey}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	find := func(ctx context.Context, name, given string) (string, string, error) {
-		return FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
-	}
-	agent, err := engine.New(context.Background(), eng, engine.Settings{Proxy: p, Find: find})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent, realKey := podAgent(t, cfg, ns, img, eng, map[string][]engine.Step{"canary": steps, "control": steps})
 	run := func(persona string, loosen func(*podrun.Spec)) *canary.Result {
 		s := openStore(t, cfg, Options{Namespace: ns, Image: img})
 		s.besidePort, s.loosen = canaryPort, loosen
