@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -36,17 +37,20 @@ func gitCheck(ctx context.Context, text []byte, files []filePatch) error {
 		wantFwd = append(wantFwd, cmp(f.newPath, f.oldPath))
 		wantRev = append(wantRev, cmp(f.oldPath, f.newPath))
 	}
-	for _, reverse := range []bool{false, true} {
-		got, err := gitNumstat(ctx, text, reverse)
-		if err != nil {
-			return err
+	// Both readings at once: each is a git process of its own.
+	var got [2][]string
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, reverse := range []bool{false, true} {
+		wg.Go(func() { got[i], errs[i] = gitNumstat(ctx, text, reverse) })
+	}
+	wg.Wait()
+	for i, want := range [][]string{wantFwd, wantRev} {
+		if errs[i] != nil {
+			return errs[i]
 		}
-		want := wantFwd
-		if reverse {
-			want = wantRev
-		}
-		if !sameSet(got, want) {
-			return fmt.Errorf("%w (git reads the paths %s where the judge read %s)", ErrUnattributed, quoteList(got), quoteList(want))
+		if !sameSet(got[i], want) {
+			return fmt.Errorf("%w (git reads the paths %s where the judge read %s)", ErrUnattributed, quoteList(got[i]), quoteList(want))
 		}
 	}
 	return nil
