@@ -28,19 +28,19 @@ var cgroupSeq atomic.Int64
 // writable, delegated subtree with the controllers enabled), then v1 (root,
 // or a delegated v1 hierarchy). When neither works it returns nil and a
 // warning: the init then falls back to rlimits.
-func newCgroup(memory int64, pids int, cpus float64) (*cgroup, string) {
+func newCgroup(memory int64, pids int, cpus float64, nice int) (*cgroup, string) {
 	if memory == 0 && pids == 0 && cpus == 0 {
 		return nil, ""
 	}
 	name := fmt.Sprintf("forkbomb-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	reclaimCgroups()
 	v2err := error(nil)
-	if cg, err := newCgroupV2(name, memory, pids, cpus); err == nil {
+	if cg, err := newCgroupV2(name, memory, pids, cpus, nice); err == nil {
 		return cg, ""
 	} else {
 		v2err = err
 	}
-	if cg, err := newCgroupV1(name, memory, pids, cpus); err == nil {
+	if cg, err := newCgroupV1(name, memory, pids, cpus, nice); err == nil {
 		return cg, ""
 	} else {
 		w := fmt.Sprintf("no usable cgroup (v2: %v; v1: %v): --memory is enforced per process (RLIMIT_DATA), --pids per sandbox user (RLIMIT_NPROC)", v2err, err)
@@ -51,7 +51,7 @@ func newCgroup(memory int64, pids int, cpus float64) (*cgroup, string) {
 	}
 }
 
-func newCgroupV2(name string, memory int64, pids int, cpus float64) (*cgroup, error) {
+func newCgroupV2(name string, memory int64, pids int, cpus float64, nice int) (*cgroup, error) {
 	mnt := mountpointOf("cgroup2", "")
 	if mnt == "" {
 		return nil, errors.New("not mounted")
@@ -94,9 +94,14 @@ func newCgroupV2(name string, memory int64, pids int, cpus float64) (*cgroup, er
 	}
 	if cpus > 0 {
 		writes["cpu.max"] = fmt.Sprintf("%d 100000", int64(cpus*100000))
+		if nice > 0 {
+			// The group competes with the caller's tasks as one: its
+			// tasks' own nice counts only among themselves.
+			writes["cpu.weight.nice"] = strconv.Itoa(nice)
+		}
 	}
 	for f, v := range writes {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0); err != nil && f != "memory.swap.max" {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0); err != nil && f != "memory.swap.max" && f != "cpu.weight.nice" {
 			cg.remove()
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
@@ -104,7 +109,7 @@ func newCgroupV2(name string, memory int64, pids int, cpus float64) (*cgroup, er
 	return cg, nil
 }
 
-func newCgroupV1(name string, memory int64, pids int, cpus float64) (*cgroup, error) {
+func newCgroupV1(name string, memory int64, pids int, cpus float64, nice int) (*cgroup, error) {
 	cg := &cgroup{v1: map[string]string{}}
 	type w struct{ file, val string }
 	want := map[string][]w{}
@@ -117,6 +122,9 @@ func newCgroupV1(name string, memory int64, pids int, cpus float64) (*cgroup, er
 	}
 	if cpus > 0 {
 		want["cpu"] = []w{{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", strconv.FormatInt(int64(cpus*100000), 10)}}
+		if nice > 0 {
+			want["cpu"] = append(want["cpu"], w{"cpu.shares", strconv.Itoa(niceWeights[nice])})
+		}
 	}
 	for ctrl, writes := range want {
 		mnt := mountpointOf("cgroup", ctrl)
@@ -133,7 +141,7 @@ func newCgroupV1(name string, memory int64, pids int, cpus float64) (*cgroup, er
 		cg.dir = append(cg.dir, dir)
 		for _, x := range writes {
 			err := os.WriteFile(filepath.Join(dir, x.file), []byte(x.val), 0)
-			if err != nil && x.file != "memory.memsw.limit_in_bytes" { // absent without swap accounting
+			if err != nil && x.file != "memory.memsw.limit_in_bytes" && x.file != "cpu.shares" { // absent without swap accounting; the weight is a request
 				cg.remove()
 				return nil, fmt.Errorf("%s: %w", x.file, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -55,7 +56,18 @@ type Policy struct {
 	Memory    int64         // bytes; 0 means none
 	Pids      int           // max processes; 0 means none
 	CPUs      float64       // CPU quota in cores; 0 means none
-	MaxOutput int64         // cap on stdout+stderr bytes; 0 means none
+	// Nice lowers the command's CPU priority below the caller's by this
+	// many nice steps (1 to 19; 0 leaves it the caller's), so that where
+	// the two compete for the CPU, the caller's own work goes first. Every
+	// process of the command starts with it, and none can raise it again
+	// (raising a priority needs CAP_SYS_NICE in the host's namespace).
+	// Where the kernel schedules each session as a group (autogroup), the
+	// sandbox's group is lowered as well, and with CPUs its cgroup's
+	// weight: both are requests the command can leave (a new session of
+	// its own is a new group). Never a limit: on an idle machine the
+	// command runs as fast as without it.
+	Nice      int
+	MaxOutput int64 // cap on stdout+stderr bytes; 0 means none
 	// Toolchains makes the toolchains a user keeps under home readable
 	// (see ToolchainDirs); their credential files stay hidden.
 	Toolchains bool
@@ -187,6 +199,9 @@ func (p Policy) resolve() (*resolved, error) {
 		if l.negative {
 			return nil, policyErr(l.field, fmt.Sprint(l.value), "limits must not be negative")
 		}
+	}
+	if p.Nice < 0 || p.Nice > 19 {
+		return nil, policyErr("Nice", strconv.Itoa(p.Nice), "must be 0 to 19 (how far below the caller's CPU priority)")
 	}
 	if p.Init != "" && !filepath.IsAbs(p.Init) {
 		return nil, policyErr("Init", p.Init, "not an absolute path")

@@ -243,6 +243,14 @@ func runSeatbelt(ctx context.Context, r *resolved, stdio Stdio, probe *probeChec
 		return nil, fmt.Errorf("%w: %s: %v", ErrSetup, sandboxExec, err)
 	}
 	p.Store(cmd.Process)
+	if r.Nice > 0 {
+		// Policy.Nice: macOS's priority is the process's, and what it
+		// starts inherits it. Set just after the start, it misses only
+		// the first instants of sandbox-exec's own.
+		if own, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0); err == nil {
+			_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, min(own+r.Nice, 20))
+		}
+	}
 	var timedOut, interrupted atomic.Bool
 	done := make(chan struct{})
 	go func() {

@@ -153,7 +153,7 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 	tr.mark("parent.tempdirs")
 
 	var cgWarn string
-	p.cg, cgWarn = newCgroup(r.Memory, r.Pids, r.CPUs)
+	p.cg, cgWarn = newCgroup(r.Memory, r.Pids, r.CPUs, r.Nice)
 	if cgWarn != "" {
 		p.warn = append(p.warn, cgWarn)
 	}
@@ -210,7 +210,7 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 	}
 
 	tr.mark("parent.clone")
-	err = p.start(cmd)
+	err = p.start(cmd, r.Nice)
 	cfgR.Close()
 	statW.Close()
 	if err != nil {
@@ -247,6 +247,8 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 	if err := p.cg.add(init.Pid); err != nil {
 		return nil, fmt.Errorf("%w: cgroup: %v", ErrSetup, err)
 	}
+	// Also while it is dumpable, so that its owner may open the file.
+	lowerAutogroup(init.Pid, r.Nice, p.exited)
 	if p.cg == nil && mode == ModeNamespaces && r.Pids > 0 {
 		// Read while the init is still dumpable: it has not read its
 		// configuration yet.
@@ -266,12 +268,22 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 // THREAD that forked it exits, not the process (golang/go#27505), and Go
 // ends a thread whose goroutine exits locked to it — and a session's init
 // outlives the call that started it.
-func (p *initProc) start(cmd *exec.Cmd) error {
+//
+// With nice, the thread's priority is lowered first (Policy.Nice), so that
+// the init and everything it starts begin lowered; that thread then ends
+// with the goroutine instead of going back to the caller's other work.
+func (p *initProc) start(cmd *exec.Cmd, nice int) error {
 	p.cmd, p.exited = cmd, make(chan struct{})
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		if nice == 0 {
+			defer runtime.UnlockOSThread()
+		} else if err := lowerThread(nice); err != nil {
+			started <- fmt.Errorf("Policy.Nice: %w", err)
+			close(p.exited)
+			return
+		}
 		err := cmd.Start()
 		started <- err
 		if err == nil {
