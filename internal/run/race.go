@@ -31,6 +31,10 @@ type race struct {
 	judgeOpts  judge.Options // the race judge's options, which the comparison's judges start from
 	cancel     []context.CancelFunc
 	proxy      *modelproxy.Proxy // --network allow:, else nil
+	// diffs holds a slot for each patch being read from its fork: as many
+	// at once as there are cores, so that when many agents stop together
+	// the first to stop has its patch, and its verdict, first.
+	diffs chan struct{}
 
 	failMu  sync.Mutex
 	failErr error // the record's first write error
@@ -85,8 +89,16 @@ func (r *race) confine(p *sandbox.Policy) {
 		r.o.Confine(p)
 	}
 	p.Hide = r.hide
+	p.Nice = AgentNice
 	r.o.Limits.Apply(p)
 }
+
+// AgentNice is how far below forkbomb's own CPU priority an agent's
+// commands run (sandbox.Policy.Nice): where agents and the judge compete
+// for the cores, the patches are read and judged first, so the first
+// verdict does not wait on every other agent's work. On an idle core an
+// agent runs as fast as before.
+const AgentNice = 10
 
 // confineNet gives a command of a fork the fork's way to the allowed
 // hosts: the proxy network to its endpoint, and the proxy variables. An
@@ -139,7 +151,14 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		return
 	}
 	// A crashed or timed-out agent may still have left a useful patch.
+	select {
+	case r.diffs <- struct{}{}:
+	case <-ctx.Done():
+		r.setFork(n, func(f *record.Fork) { f.State = event.ForkKilled })
+		return
+	}
 	d, err := r.o.Store.Diff(ctx, name, false)
+	<-r.diffs
 	if errors.Is(err, workspace.ErrPatchRefused) {
 		// The fork made something no patch may carry (a file over the
 		// limit, a diff past its deadline): it ships nothing, and its

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -162,7 +163,8 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	defer sink.Close()
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
-	race := &race{o: o, hide: hide, rec: rec, sink: sink, stop: stop, results: make([]record.Fork, o.Forks), winner: -1}
+	race := &race{o: o, hide: hide, rec: rec, sink: sink, stop: stop, results: make([]record.Fork, o.Forks), winner: -1,
+		diffs: make(chan struct{}, runtime.NumCPU())}
 	startData := event.RunStartData{ID: id, Task: o.Task, Forks: o.Forks, Engine: info.Name, EngineVersion: info.Version,
 		Base: base, Test: o.Test, Limits: limitsData(o.Limits)}
 	if len(o.Allow) > 0 {
