@@ -20,6 +20,8 @@ type cgroup struct {
 	v2  string
 	v1  map[string]string // controller → directory
 	dir []string          // every directory, for cleanup
+	// weighted: its CPU weight is Policy.Nice's
+	weighted bool
 }
 
 var cgroupSeq atomic.Int64
@@ -28,8 +30,25 @@ var cgroupSeq atomic.Int64
 // writable, delegated subtree with the controllers enabled), then v1 (root,
 // or a delegated v1 hierarchy). When neither works it returns nil and a
 // warning: the init then falls back to rlimits.
+//
+// With nice (Policy.Nice) the cgroup is made for the CPU weight alone when
+// nothing else asks for one, and the weight is set where the CPU
+// controller can be had; where it cannot, nothing fails and no warning is
+// given (the nice of each process still holds).
 func newCgroup(memory int64, pids int, cpus float64, nice int) (*cgroup, string) {
 	if memory == 0 && pids == 0 && cpus == 0 {
+		if nice == 0 {
+			return nil, ""
+		}
+		name := fmt.Sprintf("forkbomb-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+		for _, make := range []func(string, int64, int, float64, int) (*cgroup, error){newCgroupV2, newCgroupV1} {
+			if cg, err := make(name, 0, 0, 0, nice); err == nil {
+				if cg.weighted {
+					return cg, ""
+				}
+				cg.remove()
+			}
+		}
 		return nil, ""
 	}
 	name := fmt.Sprintf("forkbomb-%d-%d", os.Getpid(), cgroupSeq.Add(1))
@@ -79,6 +98,12 @@ func newCgroupV2(name string, memory int64, pids int, cpus float64, nice int) (*
 			}
 		}
 	}
+	// The weight's controller is wanted, not needed: without it the rest
+	// stands.
+	cpu := cpus > 0
+	if !cpu && nice > 0 {
+		cpu = hasWord(string(avail), "cpu") || os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+cpu"), 0) == nil
+	}
 	dir := filepath.Join(parent, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
@@ -94,17 +119,17 @@ func newCgroupV2(name string, memory int64, pids int, cpus float64, nice int) (*
 	}
 	if cpus > 0 {
 		writes["cpu.max"] = fmt.Sprintf("%d 100000", int64(cpus*100000))
-		if nice > 0 {
-			// The group competes with the caller's tasks as one: its
-			// tasks' own nice counts only among themselves.
-			writes["cpu.weight.nice"] = strconv.Itoa(nice)
-		}
 	}
 	for f, v := range writes {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0); err != nil && f != "memory.swap.max" && f != "cpu.weight.nice" {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0); err != nil && f != "memory.swap.max" {
 			cg.remove()
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
+	}
+	if cpu && nice > 0 {
+		// The group competes with its siblings (the judge's runs, say) as
+		// one, whatever its processes' own nice, and they cannot leave it.
+		cg.weighted = os.WriteFile(filepath.Join(dir, "cpu.weight.nice"), []byte(strconv.Itoa(nice)), 0) == nil
 	}
 	return cg, nil
 }
@@ -122,11 +147,23 @@ func newCgroupV1(name string, memory int64, pids int, cpus float64, nice int) (*
 	}
 	if cpus > 0 {
 		want["cpu"] = []w{{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", strconv.FormatInt(int64(cpus*100000), 10)}}
-		if nice > 0 {
-			want["cpu"] = append(want["cpu"], w{"cpu.shares", strconv.Itoa(niceWeights[nice])})
-		}
+	}
+	if nice > 0 {
+		want["cpu"] = append(want["cpu"], w{"cpu.shares", strconv.Itoa(niceWeights[nice])})
 	}
 	for ctrl, writes := range want {
+		if ctrl == "cpu" && cpus == 0 {
+			// the weight alone: wanted, not needed
+			mnt := mountpointOf("cgroup", ctrl)
+			dir := filepath.Join(mnt, ownCgroup(ctrl), name)
+			if mnt == "" || os.Mkdir(dir, 0o755) != nil {
+				continue
+			}
+			cg.v1[ctrl] = dir
+			cg.dir = append(cg.dir, dir)
+			cg.weighted = os.WriteFile(filepath.Join(dir, "cpu.shares"), []byte(writes[0].val), 0) == nil
+			continue
+		}
 		mnt := mountpointOf("cgroup", ctrl)
 		if mnt == "" {
 			cg.remove()
@@ -141,7 +178,10 @@ func newCgroupV1(name string, memory int64, pids int, cpus float64, nice int) (*
 		cg.dir = append(cg.dir, dir)
 		for _, x := range writes {
 			err := os.WriteFile(filepath.Join(dir, x.file), []byte(x.val), 0)
-			if err != nil && x.file != "memory.memsw.limit_in_bytes" && x.file != "cpu.shares" { // absent without swap accounting; the weight is a request
+			if x.file == "cpu.shares" {
+				cg.weighted = err == nil
+			}
+			if err != nil && x.file != "memory.memsw.limit_in_bytes" && x.file != "cpu.shares" { // absent without swap accounting; the weight is wanted, not needed
 				cg.remove()
 				return nil, fmt.Errorf("%s: %w", x.file, err)
 			}
@@ -149,6 +189,10 @@ func newCgroupV1(name string, memory int64, pids int, cpus float64, nice int) (*
 	}
 	return cg, nil
 }
+
+// isWeighted says whether the cgroup's CPU weight is Policy.Nice's: its
+// processes, whatever sessions they make, compete as one lowered group.
+func (cg *cgroup) isWeighted() bool { return cg != nil && cg.weighted }
 
 func (cg *cgroup) add(pid int) error {
 	if cg == nil {

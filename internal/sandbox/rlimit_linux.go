@@ -6,7 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setRlimits sets the limits every command gets (no core dumps) and, where
+// setRlimits sets the limits every command gets (no core dumps, no raised
+// CPU priority) and, where
 // no cgroup could be made, the rlimit stand-ins for --memory and --pids.
 // RLIMIT_NPROC counts per user namespace, so in namespace mode it bounds the
 // sandbox's own processes; without namespaces it counts all of the user's.
@@ -16,6 +17,11 @@ func setRlimits(cfg *initConfig) error {
 	}
 	if err := set(unix.RLIMIT_CORE, 0); err != nil {
 		return fmt.Errorf("RLIMIT_CORE: %w", err)
+	}
+	// No command raises its CPU priority above the one it started with
+	// (Policy.Nice): without CAP_SYS_NICE, RLIMIT_NICE is what would allow it.
+	if err := set(unix.RLIMIT_NICE, 0); err != nil {
+		return fmt.Errorf("RLIMIT_NICE: %w", err)
 	}
 	if cfg.RlimitData > 0 {
 		if err := set(unix.RLIMIT_DATA, uint64(cfg.RlimitData)); err != nil {

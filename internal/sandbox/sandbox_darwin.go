@@ -245,8 +245,9 @@ func runSeatbelt(ctx context.Context, r *resolved, stdio Stdio, probe *probeChec
 	p.Store(cmd.Process)
 	if r.Nice > 0 {
 		// Policy.Nice: macOS's priority is the process's, and what it
-		// starts inherits it. Set just after the start, it misses only
-		// the first instants of sandbox-exec's own.
+		// starts afterwards inherits it. It is set just after the start,
+		// so anything started before then keeps the caller's: a request
+		// here, not a guarantee.
 		if own, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0); err == nil {
 			_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, min(own+r.Nice, 20))
 		}

@@ -247,8 +247,13 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 	if err := p.cg.add(init.Pid); err != nil {
 		return nil, fmt.Errorf("%w: cgroup: %v", ErrSetup, err)
 	}
-	// Also while it is dumpable, so that its owner may open the file.
-	lowerAutogroup(init.Pid, r.Nice, p.exited)
+	// Where the cgroup carries the lowered weight, the kernel schedules by
+	// it and not by autogroup; elsewhere the session's group is lowered,
+	// while the init is still dumpable, so that its owner may open the
+	// file.
+	if !p.cg.isWeighted() {
+		lowerAutogroup(init.Pid, r.Nice, p.exited)
+	}
 	if p.cg == nil && mode == ModeNamespaces && r.Pids > 0 {
 		// Read while the init is still dumpable: it has not read its
 		// configuration yet.
@@ -271,16 +276,29 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 //
 // With nice, the thread's priority is lowered first (Policy.Nice), so that
 // the init and everything it starts begin lowered; that thread then ends
-// with the goroutine instead of going back to the caller's other work.
+// with the goroutine instead of going back to the caller's other work. Go's
+// main thread cannot end (it would be parked for good, the process showing
+// its priority): there the goroutine holds it and hands the start to
+// another, which then runs on a thread of its own.
 func (p *initProc) start(cmd *exec.Cmd, nice int) error {
 	p.cmd, p.exited = cmd, make(chan struct{})
 	started := make(chan error, 1)
-	go func() {
+	var run func()
+	run = func() {
 		runtime.LockOSThread()
+		if nice > 0 && syscall.Gettid() == syscall.Getpid() {
+			done := make(chan struct{})
+			go func() { run(); close(done) }()
+			<-done
+			runtime.UnlockOSThread()
+			return
+		}
 		if nice == 0 {
 			defer runtime.UnlockOSThread()
 		} else if err := lowerThread(nice); err != nil {
-			started <- fmt.Errorf("Policy.Nice: %w", err)
+			// not an errno: a refused setpriority is no refusal of
+			// namespaces (initStartError)
+			started <- fmt.Errorf("Policy.Nice: %v", err)
 			close(p.exited)
 			return
 		}
@@ -290,7 +308,8 @@ func (p *initProc) start(cmd *exec.Cmd, nice int) error {
 			p.waitErr = cmd.Wait()
 		}
 		close(p.exited)
-	}()
+	}
+	go run()
 	return <-started
 }
 
