@@ -151,9 +151,16 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		return
 	}
 	// A crashed or timed-out agent may still have left a useful patch.
+	slot := false
 	select {
 	case r.diffs <- struct{}{}:
+		slot = true
 	case <-ctx.Done():
+	}
+	if ctx.Err() != nil { // the race is over (whichever case was picked): no patch to read
+		if slot {
+			<-r.diffs
+		}
 		r.setFork(n, func(f *record.Fork) { f.State = event.ForkKilled })
 		return
 	}
