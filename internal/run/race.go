@@ -151,21 +151,11 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		return
 	}
 	// A crashed or timed-out agent may still have left a useful patch.
-	slot := false
-	select {
-	case r.diffs <- struct{}{}:
-		slot = true
-	case <-ctx.Done():
-	}
-	if ctx.Err() != nil { // the race is over (whichever case was picked): no patch to read
-		if slot {
-			<-r.diffs
-		}
+	d, err := r.readPatch(ctx, name)
+	if err != nil && ctx.Err() != nil { // the race is over: no patch to read
 		r.setFork(n, func(f *record.Fork) { f.State = event.ForkKilled })
 		return
 	}
-	d, err := r.o.Store.Diff(ctx, name, false)
-	<-r.diffs
 	if errors.Is(err, workspace.ErrPatchRefused) {
 		// The fork made something no patch may carry (a file over the
 		// limit, a diff past its deadline): it ships nothing, and its
@@ -234,6 +224,21 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	if r.o.All || r.isWinner(n) {
 		r.verifyFork(ctx, n, name, d.Patch, v)
 	}
+}
+
+// readPatch reads fork name's patch, holding one of r.diffs's slots: as
+// many at once as there are cores, taken in the order the agents stop.
+func (r *race) readPatch(ctx context.Context, name string) (*workspace.Diff, error) {
+	select {
+	case r.diffs <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-r.diffs }()
+	if err := ctx.Err(); err != nil { // both were ready, and select took the slot
+		return nil, err
+	}
+	return r.o.Store.Diff(ctx, name, false)
 }
 
 // verifyFork runs the verifier on fork n and records its word; an

@@ -41,8 +41,8 @@ func newCgroup(memory int64, pids int, cpus float64, nice int) (*cgroup, string)
 			return nil, ""
 		}
 		name := fmt.Sprintf("forkbomb-%d-%d", os.Getpid(), cgroupSeq.Add(1))
-		for _, make := range []func(string, int64, int, float64, int) (*cgroup, error){newCgroupV2, newCgroupV1} {
-			if cg, err := make(name, 0, 0, 0, nice); err == nil {
+		for _, newCg := range []func(string, int64, int, float64, int) (*cgroup, error){newCgroupV2, newCgroupV1} {
+			if cg, err := newCg(name, 0, 0, 0, nice); err == nil {
 				if cg.weighted {
 					return cg, ""
 				}

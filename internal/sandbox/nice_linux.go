@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -42,7 +44,7 @@ func lowerAutogroup(pid, n int, done <-chan struct{}) {
 	if n == 0 {
 		return
 	}
-	if on, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled"); err != nil || strings.TrimSpace(string(on)) != "1" {
+	if !autogroupOn() {
 		return
 	}
 	own := autogroupNice("/proc/self/autogroup")
@@ -72,10 +74,13 @@ func lowerAutogroup(pid, n int, done <-chan struct{}) {
 	}()
 }
 
-func isEAGAIN(err error) bool {
-	pe, ok := err.(*os.PathError)
-	return ok && pe.Err == syscall.EAGAIN
-}
+func isEAGAIN(err error) bool { return errors.Is(err, syscall.EAGAIN) }
+
+// autogroupOn: the kernel schedules each session as a group, read once.
+var autogroupOn = sync.OnceValue(func() bool {
+	on, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled")
+	return err == nil && strings.TrimSpace(string(on)) == "1"
+})
 
 // autogroupNice reads a /proc/PID/autogroup file ("/autogroup-N nice K"):
 // K, or 0.
