@@ -16,6 +16,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // bombs: fork 0 runs a fork bomb that keeps retrying (bash), fork 1 a
@@ -110,10 +111,10 @@ func TestRaceBombs(t *testing.T) {
 	}
 	// the machine is unharmed: nothing of the bomb is left
 	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) && len(procsWith("302.777")) > 0 {
+	for time.Now().Before(deadline) && len(testutil.ProcsWith("302.777")) > 0 {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if s := procsWith("302.777"); len(s) > 0 {
+	if s := testutil.ProcsWith("302.777"); len(s) > 0 {
 		t.Errorf("LEAK: %d fork-bomb processes outlived the race", len(s))
 	}
 }
@@ -150,21 +151,4 @@ func TestDefaultLimits(t *testing.T) {
 	if one, many := sandbox.DefaultLimits(1), sandbox.DefaultLimits(64); many.Memory > one.Memory {
 		t.Errorf("64 forks get more memory each (%d) than one (%d)", many.Memory, one.Memory)
 	}
-}
-
-// procsWith lists the host's live processes whose command line holds marker.
-func procsWith(marker string) []string {
-	var found []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
-			continue
-		}
-		if stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat"); bytes.Contains(stat, []byte(") Z ")) {
-			continue
-		}
-		found = append(found, e.Name())
-	}
-	return found
 }

@@ -2,47 +2,139 @@ package run_test
 
 import (
 	"context"
+	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/run"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
-// TestRaceAgentsNiced: an agent's commands run run.AgentNice steps below
-// forkbomb's CPU priority, and the judge's test run at forkbomb's own.
-// The agent writes its nice value into its patch; the judged test command
-// passes only at forkbomb's nice, so the fork's win is the control that
-// the judge is not lowered with the agents.
-func TestRaceAgentsNiced(t *testing.T) {
+// TestRaceAgentsYieldToJudge: a running agent's group (its cgroup's CPU
+// weight, else its session's group) gives way to the judge, run.AgentNice
+// steps down, while the judge has work, and only then: read from outside,
+// an agent still working is at forkbomb's priority once the baseline is
+// done and no patch is being judged (the control), and lowered while
+// another fork's patch is judged. Each of its processes keeps forkbomb's
+// own nice throughout; the judged test command passes only at forkbomb's
+// nice, so the win shows the judge is not lowered with the agents.
+func TestRaceAgentsYieldToJudge(t *testing.T) {
 	t.Parallel()
 	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	own := 20 - raw
+	ownGroup := testutil.AutogroupNice(os.Getpid())
+	if run.AgentNice != 10 {
+		t.Fatalf("the weights read below are nice 10's, and run.AgentNice is %d", run.AgentNice)
+	}
+	// steps reads how far pid's group is below forkbomb's: -1 unknown.
+	steps := func(pid int) int {
+		shares, weight := testutil.CPUWeight(pid)
+		switch {
+		case shares == "1024" || weight == "0":
+			return 0
+		case shares == "110" || weight == "10":
+			return 10
+		case shares != "" || weight != "":
+			return -1
+		case testutil.Autogroup():
+			if n := testutil.AutogroupNice(pid); n >= 0 {
+				return n - ownGroup
+			}
+		}
+		return -1
+	}
+	procNice := func(pid int) string {
+		data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		_, rest, _ := strings.Cut(string(data), ") ")
+		if f := strings.Fields(rest); len(f) > 16 {
+			return f[16]
+		}
+		return "?"
+	}
+	stamp := time.Now().UnixNano()
+	agentMark := fmt.Sprintf("yield-agent-%d", stamp) // in the inner sh's argv alone
+	judgeMark := fmt.Sprintf("yield-judge-%d", time.Now().UnixNano())
 	o := options(t, repo(t))
-	o.Forks = 1
-	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", `awk '{print $19}' /proc/$$/stat > agent-nice; sed -i 's/\$1 - \$2/$1 + $2/' lib.sh`}}
-	o.Test = `[ "$(awk '{print $19}' /proc/$$/stat)" = ` + strconv.Itoa(own) + ` ] && /bin/sh check.sh`
-	r, recDir, err := run.Race(context.Background(), o)
+	o.Forks = 2
+	// fork 0 makes its fix once the control is read (at most two minutes)
+	g := newGate(t)
+	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", `case $FORKBOMB_FORK in
+0) i=0; while [ ! -e '` + g.path + `' ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; sed -i 's/\$1 - \$2/$1 + $2/' lib.sh ;;
+1) m=yield-agent-; sh -c "sleep 300; : ${m}` + strconv.FormatInt(stamp, 10) + `" ;;
+esac`}}
+	o.Test = `: ` + judgeMark + `; [ "$(awk '{print $19}' /proc/$$/stat)" = ` + strconv.Itoa(own) + ` ] && sleep 2 && /bin/sh check.sh`
+
+	type seen struct {
+		idle, lowered int // the agent's steps with no judge work, and most while judging
+		nice          string
+		why           string
+	}
+	watched := make(chan seen, 1)
+	go func() {
+		s := seen{idle: -2, lowered: -2}
+		defer func() { g.open(t); watched <- s }()
+		pid := 0
+		for deadline := time.Now().Add(time.Minute); s.idle != 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				s.why = fmt.Sprintf("no agent at forkbomb's priority with the judge idle in a minute (pid %d, last read %d)", pid, s.idle)
+				return
+			}
+			if p := testutil.ProcsWith(agentMark); len(p) > 0 {
+				pid = p[0]
+			}
+			if pid != 0 && len(testutil.ProcsWith(judgeMark)) == 0 {
+				s.idle = steps(pid)
+			}
+		}
+		s.nice = procNice(pid)
+		g.open(t)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if len(testutil.ProcsWith(judgeMark)) == 0 {
+				continue
+			}
+			n := steps(pid)
+			if n == -1 {
+				p := testutil.ProcsWith(agentMark)
+				if len(p) == 0 {
+					s.why = "the agent was gone before another fork's patch was judged"
+					return
+				}
+				pid = p[0]
+			}
+			s.lowered = max(s.lowered, n)
+			if s.lowered == run.AgentNice {
+				return
+			}
+		}
+		s.why = "the agent was not seen lowered while the judge worked"
+	}()
+	r, _, err := run.Race(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != event.RunWon {
+	s := <-watched
+	if s.idle == -1 && !testutil.Autogroup() {
+		testutil.SkipOrFail(t, "neither a cgroup of forkbomb's with a CPU weight nor autogroup here: the agents' yield does nothing (SECURITY.md)")
+	}
+	if s.why != "" {
+		t.Error(s.why)
+	}
+	if s.idle != 0 || s.lowered != run.AgentNice {
+		t.Errorf("the agent's group: %d steps down with the judge idle (want 0), at most %d while it judged (want %d)", s.idle, s.lowered, run.AgentNice)
+	}
+	if s.nice != strconv.Itoa(own) {
+		t.Errorf("the agent's own nice is %s; want forkbomb's %d", s.nice, own)
+	}
+	if r.Status != event.RunWon || r.Winner == nil || *r.Winner != 0 {
 		t.Fatalf("status %s, fork 0: %s (the judge's run is not at forkbomb's nice %d, or the fix is missing)", r.Status, r.Fork[0].Reason, own)
-	}
-	patch, err := os.ReadFile(filepath.Join(recDir, "forks", "0", "patch"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "+" + strconv.Itoa(min(own+run.AgentNice, 19)) + "\n"
-	if !strings.Contains(string(patch), "agent-nice") || !strings.Contains(string(patch), want) {
-		t.Errorf("the agent's nice is not forkbomb's %d + %d; its patch:\n%s", own, run.AgentNice, patch)
 	}
 }

@@ -35,6 +35,9 @@ type race struct {
 	// at once as there are cores, so that when many agents stop together
 	// the first to stop has its patch, and its verdict, first.
 	diffs chan struct{}
+	// judging is held while the judge has work (its baseline, a patch
+	// read, a verdict): the agents give way to it then, and only then.
+	judging sandbox.Yield
 
 	failMu  sync.Mutex
 	failErr error // the record's first write error
@@ -89,15 +92,18 @@ func (r *race) confine(p *sandbox.Policy) {
 		r.o.Confine(p)
 	}
 	p.Hide = r.hide
-	p.Nice = AgentNice
+	p.Nice, p.Yield = AgentNice, &r.judging
 	r.o.Limits.Apply(p)
 }
 
 // AgentNice is how far below forkbomb's own CPU priority an agent's
-// commands run (sandbox.Policy.Nice): where agents and the judge compete
-// for the cores, the patches are read and judged first, so the first
-// verdict does not wait on every other agent's work. On an idle core an
-// agent runs as fast as before.
+// commands run while the judge has work (sandbox.Policy.Nice and Yield):
+// where agents and the judge compete for the cores, the patches are read
+// and judged first, so the first verdict does not wait on every other
+// agent's work. When the judge has none, the agents keep their share of a
+// loaded machine: a lowered agent is starved by anything else the machine
+// runs, and its own wall-clock limits (a world's command timeout, say)
+// would fire. On an idle core an agent runs as fast as before either way.
 const AgentNice = 10
 
 // confineNet gives a command of a fork the fork's way to the allowed
@@ -182,7 +188,9 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 		return
 	}
 	r.emit(n, event.JudgeStartData{PatchBytes: len(d.Patch)})
+	release := r.judging.Hold()
 	vs, err := judger.Judge(ctx, [][]byte{d.Patch})
+	release()
 	if err != nil || len(vs) != 1 {
 		if ctx.Err() != nil {
 			r.setFork(n, func(f *record.Fork) { f.State = event.ForkKilled })
@@ -238,6 +246,7 @@ func (r *race) readPatch(ctx context.Context, name string) (*workspace.Diff, err
 	if err := ctx.Err(); err != nil { // both were ready, and select took the slot
 		return nil, err
 	}
+	defer r.judging.Hold()()
 	return r.o.Store.Diff(ctx, name, false)
 }
 

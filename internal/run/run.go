@@ -215,7 +215,10 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	var judger Judger
 	var judgerErr error
 	go func() {
+		// the baseline, which every verdict waits for, before the agents
+		release := race.judging.Hold()
 		judger, judgerErr = o.Judge(rctx, raceJudge)
+		release()
 		close(judgerDone)
 	}()
 	race.waitJudger = func() (Judger, error) {

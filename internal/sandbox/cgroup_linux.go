@@ -20,7 +20,7 @@ type cgroup struct {
 	v2  string
 	v1  map[string]string // controller → directory
 	dir []string          // every directory, for cleanup
-	// weighted: its CPU weight is Policy.Nice's
+	// weighted: its CPU weight is set (Policy.Nice's, or its Yield's)
 	weighted bool
 }
 
@@ -31,18 +31,19 @@ var cgroupSeq atomic.Int64
 // or a delegated v1 hierarchy). When neither works it returns nil and a
 // warning: the init then falls back to rlimits.
 //
-// With nice (Policy.Nice) the cgroup is made for the CPU weight alone when
-// nothing else asks for one, and the weight is set where the CPU
-// controller can be had; where it cannot, nothing fails and no warning is
-// given (the nice of each process still holds).
-func newCgroup(memory int64, pids int, cpus float64, nice int) (*cgroup, string) {
+// With weigh (Policy.Nice) the cgroup is made for the CPU weight alone
+// when nothing else asks for one, and its weight is set to nice's where
+// the CPU controller can be had; where it cannot, nothing fails and no
+// warning is given (the nice of each process, or the session's group,
+// still holds).
+func newCgroup(memory int64, pids int, cpus float64, weigh bool, nice int) (*cgroup, string) {
 	if memory == 0 && pids == 0 && cpus == 0 {
-		if nice == 0 {
+		if !weigh {
 			return nil, ""
 		}
 		name := fmt.Sprintf("forkbomb-%d-%d", os.Getpid(), cgroupSeq.Add(1))
-		for _, newCg := range []func(string, int64, int, float64, int) (*cgroup, error){newCgroupV2, newCgroupV1} {
-			if cg, err := newCg(name, 0, 0, 0, nice); err == nil {
+		for _, newCg := range []func(string, int64, int, float64, bool, int) (*cgroup, error){newCgroupV2, newCgroupV1} {
+			if cg, err := newCg(name, 0, 0, 0, true, nice); err == nil {
 				if cg.weighted {
 					return cg, ""
 				}
@@ -54,12 +55,12 @@ func newCgroup(memory int64, pids int, cpus float64, nice int) (*cgroup, string)
 	name := fmt.Sprintf("forkbomb-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	reclaimCgroups()
 	v2err := error(nil)
-	if cg, err := newCgroupV2(name, memory, pids, cpus, nice); err == nil {
+	if cg, err := newCgroupV2(name, memory, pids, cpus, weigh, nice); err == nil {
 		return cg, ""
 	} else {
 		v2err = err
 	}
-	if cg, err := newCgroupV1(name, memory, pids, cpus, nice); err == nil {
+	if cg, err := newCgroupV1(name, memory, pids, cpus, weigh, nice); err == nil {
 		return cg, ""
 	} else {
 		w := fmt.Sprintf("no usable cgroup (v2: %v; v1: %v): --memory is enforced per process (RLIMIT_DATA), --pids per sandbox user (RLIMIT_NPROC)", v2err, err)
@@ -70,7 +71,7 @@ func newCgroup(memory int64, pids int, cpus float64, nice int) (*cgroup, string)
 	}
 }
 
-func newCgroupV2(name string, memory int64, pids int, cpus float64, nice int) (*cgroup, error) {
+func newCgroupV2(name string, memory int64, pids int, cpus float64, weigh bool, nice int) (*cgroup, error) {
 	mnt := mountpointOf("cgroup2", "")
 	if mnt == "" {
 		return nil, errors.New("not mounted")
@@ -101,7 +102,7 @@ func newCgroupV2(name string, memory int64, pids int, cpus float64, nice int) (*
 	// The weight's controller is wanted, not needed: without it the rest
 	// stands.
 	cpu := cpus > 0
-	if !cpu && nice > 0 {
+	if !cpu && weigh {
 		cpu = hasWord(string(avail), "cpu") || os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+cpu"), 0) == nil
 	}
 	dir := filepath.Join(parent, name)
@@ -126,7 +127,7 @@ func newCgroupV2(name string, memory int64, pids int, cpus float64, nice int) (*
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 	}
-	if cpu && nice > 0 {
+	if cpu && weigh {
 		// The group competes with its siblings (the judge's runs, say) as
 		// one, whatever its processes' own nice, and they cannot leave it.
 		cg.weighted = os.WriteFile(filepath.Join(dir, "cpu.weight.nice"), []byte(strconv.Itoa(nice)), 0) == nil
@@ -134,7 +135,7 @@ func newCgroupV2(name string, memory int64, pids int, cpus float64, nice int) (*
 	return cg, nil
 }
 
-func newCgroupV1(name string, memory int64, pids int, cpus float64, nice int) (*cgroup, error) {
+func newCgroupV1(name string, memory int64, pids int, cpus float64, weigh bool, nice int) (*cgroup, error) {
 	cg := &cgroup{v1: map[string]string{}}
 	type w struct{ file, val string }
 	want := map[string][]w{}
@@ -148,7 +149,7 @@ func newCgroupV1(name string, memory int64, pids int, cpus float64, nice int) (*
 	if cpus > 0 {
 		want["cpu"] = []w{{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", strconv.FormatInt(int64(cpus*100000), 10)}}
 	}
-	if nice > 0 {
+	if weigh {
 		want["cpu"] = append(want["cpu"], w{"cpu.shares", strconv.Itoa(niceWeights[nice])})
 	}
 	for ctrl, writes := range want {
@@ -190,9 +191,18 @@ func newCgroupV1(name string, memory int64, pids int, cpus float64, nice int) (*
 	return cg, nil
 }
 
-// isWeighted says whether the cgroup's CPU weight is Policy.Nice's: its
-// processes, whatever sessions they make, compete as one lowered group.
+// isWeighted says whether the cgroup's CPU weight is set: its processes,
+// whatever sessions they make, compete as one group of that weight.
 func (cg *cgroup) isWeighted() bool { return cg != nil && cg.weighted }
+
+// weightFile is the file of the cgroup's CPU weight and whether it is
+// v1's cpu.shares (a weight) rather than v2's cpu.weight.nice (a nice).
+func (cg *cgroup) weightFile() (string, bool) {
+	if cg.v2 != "" {
+		return filepath.Join(cg.v2, "cpu.weight.nice"), false
+	}
+	return filepath.Join(cg.v1["cpu"], "cpu.shares"), true
+}
 
 func (cg *cgroup) add(pid int) error {
 	if cg == nil {

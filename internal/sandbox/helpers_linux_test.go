@@ -134,25 +134,4 @@ func shPolicy(mode sandbox.Mode, workdir, script string) sandbox.Policy {
 }
 
 // hostProcsWith lists host pids whose command line contains marker.
-func hostProcsWith(marker string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(cmdline, []byte(marker)) {
-			stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-			if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
-				continue // a zombie is dead already
-			}
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+func hostProcsWith(marker string) []int { return testutil.ProcsWith(marker) }

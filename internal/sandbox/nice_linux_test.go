@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestNice: a command run with Policy.Nice starts that many steps below
@@ -36,11 +36,7 @@ func TestNice(t *testing.T) {
 	}
 	own := 20 - raw
 	weighted := sandbox.CgroupWeighted(10)
-	autogroup := false
-	if on, _ := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled"); strings.TrimSpace(string(on)) == "1" {
-		_, err := os.Stat("/proc/self/autogroup")
-		autogroup = err == nil
-	}
+	autogroup := testutil.Autogroup()
 	t.Logf("the caller's nice %d; a weighted cgroup can be made: %v; autogroup: %v", own, weighted, autogroup)
 	forEachMode(t, func(t *testing.T, m sandbox.Mode) {
 		for _, c := range []struct {
@@ -56,31 +52,12 @@ func TestNice(t *testing.T) {
 				p := shPolicy(m, t.TempDir(), `awk '{print $19}' /proc/$$/stat; nice -n -1 awk '{print $19}' /proc/self/stat; sleep 120 # `+marker)
 				p.Nice = c.nice
 				p.Init = testInit(t)
-				ctx, cancel := context.WithCancel(t.Context())
-				defer cancel()
-				var out lockedBuffer
-				done := make(chan error, 1)
-				go func() { _, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdout: &out}); done <- err }()
-				var pid int
-				// running, and past its two lines
-				for deadline := time.Now().Add(time.Minute); pid == 0 || len(strings.Fields(out.String())) < 2; {
-					if pids := hostProcsWith(marker); len(pids) > 0 {
-						pid = pids[0]
-					}
-					select {
-					case err := <-done:
-						t.Fatalf("the command ended: %v; output %q", err, out.String())
-					case <-time.After(20 * time.Millisecond):
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("the command did not get past its two lines in a minute: %q", out.String())
-					}
-				}
-				shares, weight := cpuWeight(t, pid)
+				pid, out, cancel, done := startMarked(t, p, marker, 2)
+				shares, weight := testutil.CPUWeight(pid)
 				group := -1
 				if autogroup {
 					for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-						group = autogroupNice(pid)
+						group = testutil.AutogroupNice(pid)
 						if group == min(own+c.nice, 19) || c.nice == 0 || weighted || time.Now().After(deadline) {
 							break
 						}
@@ -122,6 +99,122 @@ func TestNice(t *testing.T) {
 	})
 }
 
+// startMarked starts p, whose command's argv holds marker, and waits until
+// its process is seen from outside and its output has at least lines
+// words: its pid, its output, the cancel that ends it, and the channel
+// Run's error comes on.
+func startMarked(t *testing.T, p sandbox.Policy, marker string, lines int) (int, *lockedBuffer, context.CancelFunc, chan error) {
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	out := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() { _, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdout: out}); done <- err }()
+	pid := 0
+	for deadline := time.Now().Add(time.Minute); pid == 0 || len(strings.Fields(out.String())) < lines; {
+		if pids := hostProcsWith(marker); len(pids) > 0 {
+			pid = pids[0]
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the command ended: %v; output %q", err, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command did not get past its %d words in a minute: %q", lines, out.String())
+		}
+	}
+	return pid, out, cancel, done
+}
+
+// TestYield: a command run with Policy.Yield and Nice runs at the
+// caller's priority while the Yield is not held, its group lowered by
+// Nice while it is, and at the caller's again once it is released — read
+// from outside, on its cgroup's weight where a weighted cgroup can be made
+// here, else on its session's group (autogroup), waited for up to 30 s
+// each, as an unprivileged caller's write is taken only every so often.
+// Each process's own nice stays the caller's throughout (nothing could
+// raise it back). A second command started while the Yield is held starts
+// lowered; releasing raises both.
+func TestYield(t *testing.T) {
+	t.Parallel()
+	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := 20 - raw
+	weighted := sandbox.CgroupWeighted(10)
+	autogroup := testutil.Autogroup()
+	if !weighted && !autogroup {
+		testutil.SkipOrFail(t, "neither a weighted cgroup nor autogroup here: a Yield does nothing (SECURITY.md)")
+	}
+	ownGroup := testutil.AutogroupNice(os.Getpid())
+	// group reads pid's lowerable group: the cgroup's nice (from
+	// cpu.shares or cpu.weight.nice) or the session group's nice.
+	group := func(pid int) int {
+		if weighted {
+			shares, weight := testutil.CPUWeight(pid)
+			switch {
+			case shares == "1024", weight == "0":
+				return 0
+			case shares == "110", weight == "10":
+				return 10
+			}
+			t.Fatalf("pid %d's cgroup weight: shares %q, weight.nice %q", pid, shares, weight)
+		}
+		return testutil.AutogroupNice(pid) - ownGroup
+	}
+	waitGroup := func(pid, want int, when string) {
+		t.Helper()
+		got := -1
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if got = group(pid); got == want || time.Now().After(deadline) {
+				break
+			}
+		}
+		if got != want {
+			t.Errorf("%s: pid %d's group is %d steps below the caller's; want %d", when, pid, got, want)
+		}
+	}
+	procNice := func(pid int) string {
+		data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		_, rest, _ := strings.Cut(string(data), ") ")
+		if f := strings.Fields(rest); len(f) > 16 {
+			return f[16]
+		}
+		return "?"
+	}
+	var y sandbox.Yield
+	start := func(name string) int {
+		marker := fmt.Sprintf("yield-marker-%s-%d", name, time.Now().UnixNano())
+		p := shPolicy(sandbox.ModeAuto, t.TempDir(), `echo started; sleep 120 # `+marker)
+		p.Nice, p.Yield = 10, &y
+		p.Init = testInit(t)
+		pid, _, _, _ := startMarked(t, p, marker, 1)
+		return pid
+	}
+	first := start("first")
+	waitGroup(first, 0, "not held")
+	release := y.Hold()
+	waitGroup(first, 10, "held")
+	second := start("second")
+	waitGroup(second, 10, "started while held")
+	release()
+	release() // harmless
+	waitGroup(first, 0, "released")
+	waitGroup(second, 0, "released")
+	for _, pid := range []int{first, second} {
+		if n := procNice(pid); n != strconv.Itoa(own) {
+			t.Errorf("pid %d's own nice is %s; want the caller's %d", pid, n, own)
+		}
+	}
+	// a Yield needs Nice
+	p := shPolicy(sandbox.ModeAuto, t.TempDir(), "true")
+	p.Yield = &y
+	if _, err := sandbox.Run(t.Context(), p, sandbox.Stdio{}); err == nil || !strings.Contains(err.Error(), "Yield") {
+		t.Errorf("Yield without Nice: %v; want a policy error naming Yield", err)
+	}
+}
+
 // lockedBuffer is a bytes.Buffer read while the sandbox writes it.
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -138,70 +231,6 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// cpuWeight reads pid's CPU cgroup's weight from the host's cgroupfs when
-// it is one of forkbomb's (forkbomb-*): cpu.shares (v1) or
-// cpu.weight.nice (v2); "" where there is none.
-func cpuWeight(t *testing.T, pid int) (shares, weight string) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		f := strings.SplitN(line, ":", 3)
-		if len(f) != 3 || !strings.HasPrefix(filepath.Base(f[2]), "forkbomb-") {
-			continue
-		}
-		read := func(path string) string {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return ""
-			}
-			return strings.TrimSpace(string(b))
-		}
-		switch {
-		case f[1] == "":
-			weight = read(filepath.Join("/sys/fs/cgroup", f[2], "cpu.weight.nice"))
-			if weight == "" {
-				weight = read(filepath.Join("/sys/fs/cgroup/unified", f[2], "cpu.weight.nice"))
-			}
-		case hasController(f[1], "cpu"):
-			for _, dir := range []string{"cpu,cpuacct", "cpu", "cpuacct,cpu"} {
-				if s := read(filepath.Join("/sys/fs/cgroup", dir, f[2], "cpu.shares")); s != "" {
-					shares = s
-				}
-			}
-		}
-	}
-	return shares, weight
-}
-
-func hasController(list, c string) bool {
-	for _, x := range strings.Split(list, ",") {
-		if x == c {
-			return true
-		}
-	}
-	return false
-}
-
-// autogroupNice is pid's session group's nice (/proc/PID/autogroup:
-// "/autogroup-N nice K"), or -1.
-func autogroupNice(pid int) int {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/autogroup")
-	if err != nil {
-		return -1
-	}
-	f := strings.Fields(string(data))
-	if len(f) != 3 {
-		return -1
-	}
-	n, err := strconv.Atoi(f[2])
-	if err != nil {
-		return -1
-	}
-	return n
 }
 
 // TestNiceRange: Nice outside 0–19 is refused before anything runs.

@@ -61,12 +61,17 @@ type Policy struct {
 	// the two compete for the CPU, the caller's own work goes first. Every
 	// process of the command starts with it, and none can raise it again
 	// (raising a priority needs CAP_SYS_NICE in the host's namespace).
-	// Where the kernel schedules each session as a group (autogroup), the
-	// sandbox's group is lowered as well, and with CPUs its cgroup's
-	// weight: both are requests the command can leave (a new session of
-	// its own is a new group). Never a limit: on an idle machine the
-	// command runs as fast as without it.
-	Nice      int
+	// Where a cgroup with the CPU controller can be had, the sandbox's
+	// cgroup carries that nice's weight, which its processes cannot leave;
+	// elsewhere, where the kernel schedules each session as a group
+	// (autogroup), the sandbox's group is lowered as well, a request the
+	// command can leave (a new session of its own is a new group). Never
+	// a limit: on an idle machine the command runs as fast as without it.
+	Nice int
+	// Yield, with Nice, lowers the command's priority only while the
+	// Yield is held (see Yield): its group (cgroup weight or session
+	// group) by Nice steps, and not each process's nice.
+	Yield     *Yield
 	MaxOutput int64 // cap on stdout+stderr bytes; 0 means none
 	// Toolchains makes the toolchains a user keeps under home readable
 	// (see ToolchainDirs); their credential files stay hidden.
@@ -202,6 +207,9 @@ func (p Policy) resolve() (*resolved, error) {
 	}
 	if p.Nice < 0 || p.Nice > 19 {
 		return nil, policyErr("Nice", strconv.Itoa(p.Nice), "must be 0 to 19 (how far below the caller's CPU priority)")
+	}
+	if p.Yield != nil && p.Nice == 0 {
+		return nil, policyErr("Yield", "set", "needs Nice (how far below the caller's CPU priority to go while it is held)")
 	}
 	if p.Init != "" && !filepath.IsAbs(p.Init) {
 		return nil, policyErr("Init", p.Init, "not an absolute path")

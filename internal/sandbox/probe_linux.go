@@ -48,7 +48,7 @@ func ProbeWith(ctx context.Context, o ProbeOptions) (*ProbeReport, error) {
 		rep.add("landlock-only fallback", true, "used where user namespaces are refused")
 	}
 
-	cg, warn := newCgroup(64<<20, 64, 1, 0)
+	cg, warn := newCgroup(64<<20, 64, 1, false, 0)
 	switch {
 	case cg == nil:
 		rep.add("cgroup", false, warn)

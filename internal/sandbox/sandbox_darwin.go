@@ -243,11 +243,12 @@ func runSeatbelt(ctx context.Context, r *resolved, stdio Stdio, probe *probeChec
 		return nil, fmt.Errorf("%w: %s: %v", ErrSetup, sandboxExec, err)
 	}
 	p.Store(cmd.Process)
-	if r.Nice > 0 {
+	if r.Nice > 0 && r.Yield == nil {
 		// Policy.Nice: macOS's priority is the process's, and what it
 		// starts afterwards inherits it. It is set just after the start,
 		// so anything started before then keeps the caller's: a request
-		// here, not a guarantee.
+		// here, not a guarantee. Under a Yield nothing is lowered: no
+		// unprivileged caller could raise it back.
 		if own, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0); err == nil {
 			_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, min(own+r.Nice, 20))
 		}

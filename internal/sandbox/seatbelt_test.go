@@ -147,6 +147,7 @@ func TestSeatbeltEveryFieldReachesARule(t *testing.T) {
 		"Pids":          "not enforced on macOS; a warning says so (seatbeltWarnings)",
 		"CPUs":          "not enforced on macOS; a warning says so (seatbeltWarnings)",
 		"Nice":          "setpriority on sandbox-exec's process just after its start (sandbox_darwin.go)",
+		"Yield":         "not applied on macOS: a priority lowered there cannot be raised back without privilege (sandbox_darwin.go)",
 		"Mode":          "chooses this backend",
 		"Overlay":       "refused (seatbeltRefusals): macOS forks are copies",
 		"User":          "refused for a root caller (seatbeltRefusals); otherwise what the command sees of itself only, which macOS cannot change",

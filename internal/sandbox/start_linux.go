@@ -153,7 +153,13 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 	tr.mark("parent.tempdirs")
 
 	var cgWarn string
-	p.cg, cgWarn = newCgroup(r.Memory, r.Pids, r.CPUs, r.Nice)
+	// Under a Yield the weight starts at the caller's and is lowered
+	// while the Yield is held.
+	startNice := r.Nice
+	if r.Yield != nil {
+		startNice = 0
+	}
+	p.cg, cgWarn = newCgroup(r.Memory, r.Pids, r.CPUs, r.Nice > 0, startNice)
 	if cgWarn != "" {
 		p.warn = append(p.warn, cgWarn)
 	}
@@ -210,7 +216,7 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 	}
 
 	tr.mark("parent.clone")
-	err = p.start(cmd, r.Nice)
+	err = p.start(cmd, startNice)
 	cfgR.Close()
 	statW.Close()
 	if err != nil {
@@ -250,9 +256,22 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 	// Where the cgroup carries the lowered weight, the kernel schedules by
 	// it and not by autogroup; elsewhere the session's group is lowered,
 	// while the init is still dumpable, so that its owner may open the
-	// file.
-	if !p.cg.isWeighted() {
+	// file. Under a Yield, whichever of the two there is joins it.
+	switch {
+	case r.Yield == nil && !p.cg.isWeighted():
 		lowerAutogroup(init.Pid, r.Nice, p.exited)
+	case r.Yield != nil:
+		var m yielder
+		if p.cg.isWeighted() {
+			file, v1 := p.cg.weightFile()
+			m = &cgroupYielder{file: file, v1: v1, nice: r.Nice}
+		} else if a := newAutogroupYielder(init.Pid, r.Nice); a != nil {
+			m = a
+		}
+		if m != nil {
+			leave := r.Yield.join(m)
+			go func() { <-p.exited; leave() }()
+		}
 	}
 	if p.cg == nil && mode == ModeNamespaces && r.Pids > 0 {
 		// Read while the init is still dumpable: it has not read its

@@ -1,0 +1,107 @@
+package testutil
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ProcsWith lists the host's live processes (no zombie) whose command line
+// holds marker: a sandboxed process seen from outside its namespaces.
+func ProcsWith(marker string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+			continue // a zombie is dead already
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// CPUWeight reads pid's CPU cgroup's weight from the host's cgroupfs when
+// that cgroup is one of forkbomb's (forkbomb-*): cpu.shares (v1) or
+// cpu.weight.nice (v2); "" where there is none.
+func CPUWeight(pid int) (shares, weight string) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return "", ""
+	}
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 || !strings.HasPrefix(filepath.Base(f[2]), "forkbomb-") {
+			continue
+		}
+		switch {
+		case f[1] == "":
+			weight = read(filepath.Join("/sys/fs/cgroup", f[2], "cpu.weight.nice"))
+			if weight == "" {
+				weight = read(filepath.Join("/sys/fs/cgroup/unified", f[2], "cpu.weight.nice"))
+			}
+		case hasWord(f[1], "cpu"):
+			for _, dir := range []string{"cpu,cpuacct", "cpu", "cpuacct,cpu"} {
+				if s := read(filepath.Join("/sys/fs/cgroup", dir, f[2], "cpu.shares")); s != "" {
+					shares = s
+				}
+			}
+		}
+	}
+	return shares, weight
+}
+
+func hasWord(list, w string) bool {
+	for _, x := range strings.Split(list, ",") {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+// AutogroupNice is pid's session group's nice (/proc/PID/autogroup:
+// "/autogroup-N nice K"), or -1.
+func AutogroupNice(pid int) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/autogroup")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(data))
+	if len(f) != 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// Autogroup says whether the kernel schedules each session as a group
+// here, and shows a process's group.
+func Autogroup() bool {
+	on, _ := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled")
+	if strings.TrimSpace(string(on)) != "1" {
+		return false
+	}
+	_, err := os.Stat("/proc/self/autogroup")
+	return err == nil
+}
