@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,11 +24,10 @@ import (
 // nice, so the win shows the judge is not lowered with the agents.
 func TestRaceAgentsYieldToJudge(t *testing.T) {
 	t.Parallel()
-	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	own, err := testutil.ProcNice(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := 20 - raw
 	ownGroup := testutil.AutogroupNice(os.Getpid())
 	if run.AgentNice != 10 {
 		t.Fatalf("the weights read below are nice 10's, and run.AgentNice is %d", run.AgentNice)
@@ -52,14 +49,6 @@ func TestRaceAgentsYieldToJudge(t *testing.T) {
 		}
 		return -1
 	}
-	procNice := func(pid int) string {
-		data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		_, rest, _ := strings.Cut(string(data), ") ")
-		if f := strings.Fields(rest); len(f) > 16 {
-			return f[16]
-		}
-		return "?"
-	}
 	stamp := time.Now().UnixNano()
 	agentMark := fmt.Sprintf("yield-agent-%d", stamp) // in the inner sh's argv alone
 	judgeMark := fmt.Sprintf("yield-judge-%d", time.Now().UnixNano())
@@ -75,7 +64,7 @@ esac`}}
 
 	type seen struct {
 		idle, lowered int // the agent's steps with no judge work, and most while judging
-		nice          string
+		nice          int
 		why           string
 	}
 	watched := make(chan seen, 1)
@@ -95,7 +84,12 @@ esac`}}
 				s.idle = steps(pid)
 			}
 		}
-		s.nice = procNice(pid)
+		n, nerr := testutil.ProcNice(pid)
+		if nerr != nil {
+			s.why = "the agent's nice: " + nerr.Error()
+			return
+		}
+		s.nice = n
 		g.open(t)
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if len(testutil.ProcsWith(judgeMark)) == 0 {
@@ -131,8 +125,8 @@ esac`}}
 	if s.idle != 0 || s.lowered != run.AgentNice {
 		t.Errorf("the agent's group: %d steps down with the judge idle (want 0), at most %d while it judged (want %d)", s.idle, s.lowered, run.AgentNice)
 	}
-	if s.nice != strconv.Itoa(own) {
-		t.Errorf("the agent's own nice is %s; want forkbomb's %d", s.nice, own)
+	if s.nice != own {
+		t.Errorf("the agent's own nice is %d; want forkbomb's %d", s.nice, own)
 	}
 	if r.Status != event.RunWon || r.Winner == nil || *r.Winner != 0 {
 		t.Fatalf("status %s, fork 0: %s (the judge's run is not at forkbomb's nice %d, or the fix is missing)", r.Status, r.Fork[0].Reason, own)

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,13 +29,7 @@ import (
 // nice 0.
 func TestNice(t *testing.T) {
 	t.Parallel()
-	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := 20 - raw
-	weighted := sandbox.CgroupWeighted(10)
-	autogroup := testutil.Autogroup()
+	own, weighted, autogroup := niceHere(t)
 	t.Logf("the caller's nice %d; a weighted cgroup can be made: %v; autogroup: %v", own, weighted, autogroup)
 	forEachMode(t, func(t *testing.T, m sandbox.Mode) {
 		for _, c := range []struct {
@@ -99,6 +92,17 @@ func TestNice(t *testing.T) {
 	})
 }
 
+// niceHere is the caller's nice, whether a sandbox with Nice 10 gets a
+// cgroup carrying its weight here, and whether the kernel groups sessions
+// (autogroup).
+func niceHere(t *testing.T) (own int, weighted, autogroup bool) {
+	own, err := testutil.ProcNice(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return own, sandbox.CgroupWeighted(10), testutil.Autogroup()
+}
+
 // startMarked starts p, whose command's argv holds marker, and waits until
 // its process is seen from outside and its output has at least lines
 // words: its pid, its output, the cancel that ends it, and the channel
@@ -137,13 +141,7 @@ func startMarked(t *testing.T, p sandbox.Policy, marker string, lines int) (int,
 // lowered; releasing raises both.
 func TestYield(t *testing.T) {
 	t.Parallel()
-	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := 20 - raw
-	weighted := sandbox.CgroupWeighted(10)
-	autogroup := testutil.Autogroup()
+	own, weighted, autogroup := niceHere(t)
 	if !weighted && !autogroup {
 		testutil.SkipOrFail(t, "neither a weighted cgroup nor autogroup here: a Yield does nothing (SECURITY.md)")
 	}
@@ -175,14 +173,6 @@ func TestYield(t *testing.T) {
 			t.Errorf("%s: pid %d's group is %d steps below the caller's; want %d", when, pid, got, want)
 		}
 	}
-	procNice := func(pid int) string {
-		data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		_, rest, _ := strings.Cut(string(data), ") ")
-		if f := strings.Fields(rest); len(f) > 16 {
-			return f[16]
-		}
-		return "?"
-	}
 	var y sandbox.Yield
 	start := func(name string) int {
 		marker := fmt.Sprintf("yield-marker-%s-%d", name, time.Now().UnixNano())
@@ -203,8 +193,8 @@ func TestYield(t *testing.T) {
 	waitGroup(first, 0, "released")
 	waitGroup(second, 0, "released")
 	for _, pid := range []int{first, second} {
-		if n := procNice(pid); n != strconv.Itoa(own) {
-			t.Errorf("pid %d's own nice is %s; want the caller's %d", pid, n, own)
+		if n, err := testutil.ProcNice(pid); err != nil || n != own {
+			t.Errorf("pid %d's own nice is %d (%v); want the caller's %d", pid, n, err, own)
 		}
 	}
 	// a Yield needs Nice

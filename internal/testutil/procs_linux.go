@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -104,4 +105,20 @@ func Autogroup() bool {
 	}
 	_, err := os.Stat("/proc/self/autogroup")
 	return err == nil
+}
+
+// ProcNice is pid's nice value (the 19th field of /proc/PID/stat), read
+// from outside its namespaces; os.Getpid() for the caller's own.
+func ProcNice(pid int) (int, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	_, rest, _ := strings.Cut(string(data), ") ")
+	if f := strings.Fields(rest); len(f) > 16 {
+		if n, err := strconv.Atoi(f[16]); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/stat: no nice in %q", pid, data)
 }
