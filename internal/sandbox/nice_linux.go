@@ -1,14 +1,12 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 )
 
 // lowerThread lowers the calling thread's CPU priority by n nice steps
@@ -30,51 +28,6 @@ func lowerThread(n int) error {
 	}
 	return nil
 }
-
-// lowerAutogroup lowers the scheduling group of the session pid leads,
-// where the kernel schedules each session as one group (autogroup: a
-// group's processes share one group's weight, whatever their own nice), to
-// n steps below the caller's group. The file is opened at once, while pid
-// still belongs to its owner; without CAP_SYS_ADMIN the kernel takes such
-// a write only every so often (EAGAIN), so the write is tried again in the
-// background until it is taken or done is closed. Where autogroup is off,
-// or does not apply (the process is in a cgroup of its own for the CPU),
-// the file says nothing that matters and this does nothing that does.
-func lowerAutogroup(pid, n int, done <-chan struct{}) {
-	if n == 0 {
-		return
-	}
-	if !autogroupOn() {
-		return
-	}
-	own := autogroupNice("/proc/self/autogroup")
-	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/autogroup", os.O_WRONLY, 0)
-	if err != nil {
-		return
-	}
-	val := []byte(strconv.Itoa(min(own+n, 19)))
-	if _, err := f.Write(val); !isEAGAIN(err) {
-		f.Close()
-		return
-	}
-	go func() {
-		defer f.Close()
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if _, err := f.Write(val); !isEAGAIN(err) {
-					return
-				}
-			}
-		}
-	}()
-}
-
-func isEAGAIN(err error) bool { return errors.Is(err, syscall.EAGAIN) }
 
 // autogroupOn: the kernel schedules each session as a group, read once.
 var autogroupOn = sync.OnceValue(func() bool {

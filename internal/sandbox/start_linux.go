@@ -253,23 +253,25 @@ func startInit(r *resolved, a attempt, l launch) (_ *initProc, err error) {
 	if err := p.cg.add(init.Pid); err != nil {
 		return nil, fmt.Errorf("%w: cgroup: %v", ErrSetup, err)
 	}
-	// Where the cgroup carries the lowered weight, the kernel schedules by
-	// it and not by autogroup; elsewhere the session's group is lowered,
-	// while the init is still dumpable, so that its owner may open the
-	// file. Under a Yield, whichever of the two there is joins it.
-	switch {
-	case r.Yield == nil && !p.cg.isWeighted():
-		lowerAutogroup(init.Pid, r.Nice, p.exited)
-	case r.Yield != nil:
+	// The group the kernel schedules the sandbox by — its cgroup where it
+	// carries a weight, else its session's (autogroup), opened while the
+	// init is still dumpable, so that its owner may open the file — is
+	// lowered while the Yield is held; Policy.Nice alone holds a Yield of
+	// its own for good.
+	if r.Nice > 0 {
+		y := r.Yield
+		if y == nil {
+			y = &Yield{held: 1}
+		}
 		var m yielder
 		if p.cg.isWeighted() {
 			file, v1 := p.cg.weightFile()
-			m = &cgroupYielder{file: file, v1: v1, nice: r.Nice}
+			m = &cgroupYielder{file: file, v1: v1, nice: r.Nice, cur: startNice}
 		} else if a := newAutogroupYielder(init.Pid, r.Nice); a != nil {
 			m = a
 		}
 		if m != nil {
-			leave := r.Yield.join(m)
+			leave := y.join(m)
 			go func() { <-p.exited; leave() }()
 		}
 	}
