@@ -28,7 +28,7 @@ func TestRaceAgentsYieldToJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ownGroup := testutil.AutogroupNice(os.Getpid())
+	ownGroup := testutil.CallerGroupNice()
 	if run.AgentNice != 10 {
 		t.Fatalf("the weights read below are nice 10's, and run.AgentNice is %d", run.AgentNice)
 	}

@@ -145,7 +145,10 @@ func TestYield(t *testing.T) {
 	if !weighted && !autogroup {
 		testutil.SkipOrFail(t, "neither a weighted cgroup nor autogroup here: a Yield does nothing (SECURITY.md)")
 	}
-	ownGroup := testutil.AutogroupNice(os.Getpid())
+	ownGroup := testutil.CallerGroupNice()
+	if !weighted && ownGroup < 0 {
+		t.Fatal("the caller's session group cannot be read (/proc/self/autogroup)")
+	}
 	// group reads pid's lowerable group: the cgroup's nice (from
 	// cpu.shares or cpu.weight.nice) or the session group's nice.
 	group := func(pid int) int {

@@ -79,7 +79,8 @@ func hasWord(list, w string) bool {
 }
 
 // AutogroupNice is pid's session group's nice (/proc/PID/autogroup:
-// "/autogroup-N nice K"), or -1.
+// "/autogroup-N nice K"), or -1: unreadable, or pid is in no session
+// group (see CallerGroupNice).
 func AutogroupNice(pid int) int {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/autogroup")
 	if err != nil {
@@ -94,6 +95,20 @@ func AutogroupNice(pid int) int {
 		return -1
 	}
 	return n
+}
+
+// CallerGroupNice is the nice of the caller's own scheduling group, which
+// a lowered sandbox's group is measured from: its session group's, or 0
+// where the caller is in none. A process whose ancestors never started a
+// session of their own (a CI runner's commands, started by a pid 1 that
+// never called setsid) is in the kernel's default group, the root task
+// group, weighed as nice 0; its /proc/PID/autogroup is empty.
+func CallerGroupNice() int {
+	data, err := os.ReadFile("/proc/self/autogroup")
+	if err == nil && len(bytes.TrimSpace(data)) == 0 {
+		return 0
+	}
+	return AutogroupNice(os.Getpid())
 }
 
 // Autogroup says whether the kernel schedules each session as a group
