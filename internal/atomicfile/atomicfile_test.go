@@ -82,3 +82,64 @@ func mustWrite(t *testing.T, p, s string) {
 		t.Fatal(err)
 	}
 }
+
+func TestRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	if data, err := Read(p, 10); data != nil || err != nil {
+		t.Errorf("a missing file: %q, %v; want nil, nil", data, err)
+	}
+	mustWrite(t, p, "")
+	if data, err := Read(p, 10); data == nil || len(data) != 0 || err != nil {
+		t.Errorf("an empty file: %q (nil %v), %v; want empty, not nil", data, data == nil, err)
+	}
+	mustWrite(t, p, "0123456789")
+	if data, err := Read(p, 10); string(data) != "0123456789" || err != nil {
+		t.Errorf("ten bytes at most ten: %q, %v", data, err)
+	}
+	if _, err := Read(p, 9); err == nil || !strings.Contains(err.Error(), "larger") {
+		t.Errorf("ten bytes at most nine: %v; want an error", err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("f", link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(link, 10); err == nil || !strings.Contains(err.Error(), link) {
+		t.Errorf("a symbolic link: %v; want an error naming it", err)
+	}
+	if _, err := Read(dir, 10); err == nil {
+		t.Errorf("a folder: no error")
+	}
+}
+
+// TestUpdate: updates from many goroutines, each through its own lock
+// file descriptor as another process's would be, each see the one before
+// (none is lost); an error from the change leaves the file as it was.
+func TestUpdate(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "sub", "count")
+	const n = 20
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			errs <- Update(p, 100, func(old []byte) ([]byte, error) {
+				return append(old, 'x'), nil
+			})
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if data, _ := os.ReadFile(p); string(data) != strings.Repeat("x", n) {
+		t.Fatalf("after %d updates: %q", n, data)
+	}
+	if err := Update(p, 100, func([]byte) ([]byte, error) { return nil, os.ErrInvalid }); err != os.ErrInvalid {
+		t.Errorf("a failed change: %v", err)
+	}
+	if data, _ := os.ReadFile(p); string(data) != strings.Repeat("x", n) {
+		t.Errorf("a failed change changed the file: %q", data)
+	}
+}

@@ -2,13 +2,7 @@ package canary
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"syscall"
 
 	"github.com/forkbomb/forkbomb/internal/atomicfile"
 )
@@ -48,27 +42,16 @@ func Lookup(path, engine, version, where string) (*Result, error) {
 // same engine and version. The write is atomic and locked against other
 // forkbomb processes.
 func Save(path string, res *Result) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("canary cache: %w", err)
-	}
-	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
+	err := atomicfile.Update(path, maxCache, func(old []byte) ([]byte, error) {
+		c, err := parse(path, old)
+		if err != nil {
+			return nil, err
+		}
+		c.Results[key(res.Engine, res.Version, res.Where)] = res
+		data, err := json.MarshalIndent(c, "", "  ")
+		return append(data, '\n'), err
+	})
 	if err != nil {
-		return fmt.Errorf("canary cache: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("canary cache: lock: %w", err)
-	}
-	c, err := load(path)
-	if err != nil {
-		return err
-	}
-	c.Results[key(res.Engine, res.Version, res.Where)] = res
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return fmt.Errorf("canary cache: %w", err)
-	}
-	if err := atomicfile.Write(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("canary cache: %w", err)
 	}
 	return nil
@@ -77,24 +60,18 @@ func Save(path string, res *Result) error {
 // load reads the cache; a missing file is an empty cache, a malformed one
 // an error naming the file (never silently a pass).
 func load(path string) (*cacheFile, error) {
+	data, err := atomicfile.Read(path, maxCache)
+	if err != nil {
+		return nil, fmt.Errorf("canary cache: %w", err)
+	}
+	return parse(path, data)
+}
+
+// parse reads the cache's content (nil: none yet).
+func parse(path string, data []byte) (*cacheFile, error) {
 	c := &cacheFile{Version: 1, Results: map[string]*Result{}}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	if data == nil {
 		return c, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("canary cache %s: %w", path, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("canary cache %s: not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxCache+1))
-	if err != nil {
-		return nil, fmt.Errorf("canary cache %s: %w", path, err)
-	}
-	if len(data) > maxCache {
-		return nil, fmt.Errorf("canary cache %s: larger than %d MiB", path, maxCache>>20)
 	}
 	if err := json.Unmarshal(data, c); err != nil {
 		return nil, fmt.Errorf("canary cache %s: %w (remove it and run forkbomb canary again)", path, err)
