@@ -67,6 +67,10 @@ func (l Layout) EvalBoard() string { return filepath.Join(l.Lab(), "eval", "boar
 // Canary is the last canary report.
 func (l Layout) Canary() string { return filepath.Join(l.Root, "canary.json") }
 
+// KubeAgents is where the agent CLIs found in a cluster's images are kept,
+// by image digest.
+func (l Layout) KubeAgents() string { return filepath.Join(l.Root, "kube-agents.json") }
+
 // Run is one run's folder under the default runs directory; id is checked.
 func (l Layout) Run(id string) (string, error) {
 	return Join(l.Runs(), "run", id)

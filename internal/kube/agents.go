@@ -32,7 +32,10 @@ exec "$p" --version </dev/null`
 // version, the way a fork would run it: in a pod made as a fork's is,
 // inside forkbomb's sandbox there, offline. given is a path in the image
 // (--agent-bin); "" looks name up on the runner's PATH
-// (/usr/local/bin:/usr/bin:/bin). It costs one pod's start.
+// (/usr/local/bin:/usr/bin:/bin). It costs one pod's start, unless
+// o.AgentCache holds the answer for the image's content (see the agent
+// cache): a tag whose digest the nodes do not list is looked for anew
+// each time.
 func FindAgent(ctx context.Context, o ProbeOptions, name, given string) (bin, version string, err error) {
 	if o.Namespace == "" {
 		o.Namespace = "default"
@@ -49,6 +52,15 @@ func FindAgent(ctx context.Context, o ProbeOptions, name, given string) (bin, ve
 	dyn, err := dynamic.NewForConfig(o.Config)
 	if err != nil {
 		return "", "", err
+	}
+	key := ""
+	if o.AgentCache != "" {
+		if content := nodeImageContent(ctx, dyn, o.Image); content != "" {
+			key = agentKey(content, o.RuntimeClass, name, given)
+			if a := cachedAgent(o.AgentCache, key); a != nil {
+				return a.Bin, a.Version, nil
+			}
+		}
 	}
 	err = inProbePod(ctx, dyn, o.Config, o.Namespace, o.Image, o.RuntimeClass, podBin, "agent", func(s *Store, pod string) error {
 		out, code, err := s.probe(ctx, pod)
@@ -86,6 +98,10 @@ func FindAgent(ctx context.Context, o ProbeOptions, name, given string) (bin, ve
 	})
 	if err != nil {
 		return "", "", fmt.Errorf("the %s CLI in the forks' image: %w", name, err)
+	}
+	if key != "" {
+		// a cache that cannot be written costs the next run a pod's start
+		_ = keepAgent(o.AgentCache, key, &agentFound{Bin: bin, Version: version, Found: time.Now().UTC()})
 	}
 	return bin, version, nil
 }

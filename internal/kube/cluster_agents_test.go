@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
@@ -318,4 +320,60 @@ func TestClusterCodex(t *testing.T) {
 			},
 		}
 	})
+}
+
+// TestClusterFindAgentCache: with a cache, FindAgent keeps what it found
+// by the image's digest (the test cluster's images carry one, as a
+// registry's pull gives), and the next call answers from it without a
+// pod: the kept answer is altered by hand and comes back altered, which
+// no pod could have found. The control: another path for the CLI is
+// another key, looked for in a pod again.
+func TestClusterFindAgentCache(t *testing.T) {
+	t.Parallel()
+	cfg, ns := cluster(t)
+	img := agentsImage(t)
+	ctx := context.Background()
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodeImageContent(ctx, dyn, img) == "" {
+		t.Fatalf("the nodes list no digest for %s: scripts/k8s-cluster imports each image with one, as a registry's pull gives", img)
+	}
+	cache := filepath.Join(t.TempDir(), "kube-agents.json")
+	o := ProbeOptions{Config: cfg, Namespace: ns, Image: img, AgentCache: cache}
+	t0 := time.Now()
+	bin, version, err := FindAgent(ctx, o, "claude", "")
+	if err != nil || !strings.HasPrefix(bin, "/opt/") || version == "" {
+		t.Fatalf("found %q %q, %v", bin, version, err)
+	}
+	inPod := time.Since(t0)
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatalf("nothing kept: %v", err)
+	}
+	var c agentCacheFile
+	if err := json.Unmarshal(data, &c); err != nil || len(c.Agents) != 1 {
+		t.Fatalf("the cache: %v %s", err, data)
+	}
+	for _, a := range c.Agents {
+		if a.Bin != bin || a.Version != version {
+			t.Fatalf("kept %+v; found %q %q", a, bin, version)
+		}
+		a.Bin, a.Version = "/kept/by-hand", "kept by hand"
+	}
+	if data, err = json.Marshal(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cache, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t0 = time.Now()
+	if b, v, err := FindAgent(ctx, o, "claude", ""); err != nil || b != "/kept/by-hand" || v != "kept by hand" {
+		t.Errorf("the second call: %q %q, %v; want the kept answer", b, v, err)
+	}
+	t.Logf("found in a pod in %v; kept, in %v", inPod.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	if b, v, err := FindAgent(ctx, o, "claude", bin); err != nil || b != bin || v != version {
+		t.Errorf("the control, the CLI's path given: %q %q, %v; want %q %q from a pod", b, v, err, bin, version)
+	}
 }

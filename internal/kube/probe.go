@@ -60,6 +60,9 @@ type ProbeOptions struct {
 	Measure bool
 	// PodBin is forkbomb's binary for that pod (Options.PodBin).
 	PodBin string
+	// AgentCache is a file where FindAgent keeps what it found by the
+	// image's content, and looks first; "" keeps nothing.
+	AgentCache string
 }
 
 // Probe asks the cluster what it enforces.

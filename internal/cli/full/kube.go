@@ -12,6 +12,7 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/backend"
 	"github.com/forkbomb/forkbomb/internal/engine"
+	"github.com/forkbomb/forkbomb/internal/home"
 	"github.com/forkbomb/forkbomb/internal/kube"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -102,16 +103,20 @@ func (c cluster) Probe(ctx context.Context, out io.Writer, asJSON bool) error {
 	return backend.WriteProbe(out, rep, asJSON)
 }
 
-// FindAgent finds an agent CLI in the forks' image (a pod's start):
-// backend.AgentFinder. A CLI the image does not hold is
+// FindAgent finds an agent CLI in the forks' image (a pod's start, or
+// the state home's answer for that image's digest): backend.AgentFinder. A CLI the image does not hold is
 // engine.ErrAgentNotInstalled, as one missing here is.
 func (c cluster) FindAgent(ctx context.Context, name, given string) (string, string, error) {
 	cfg, err := kube.LoadConfig(c.f.Context)
 	if err != nil {
 		return "", "", fmt.Errorf("--backend kubernetes: %w", err)
 	}
+	cache := "" // no state home: found anew each time
+	if l, err := home.Default(); err == nil {
+		cache = l.KubeAgents()
+	}
 	bin, version, err := kube.FindAgent(ctx, kube.ProbeOptions{Config: cfg, Namespace: c.f.Namespace,
-		RuntimeClass: c.f.RuntimeClass, Image: c.f.Image, PodBin: podBeside()}, name, given)
+		RuntimeClass: c.f.RuntimeClass, Image: c.f.Image, PodBin: podBeside(), AgentCache: cache}, name, given)
 	if errors.Is(err, kube.ErrAgentNotInImage) {
 		return "", "", fmt.Errorf("%w: %w", engine.ErrAgentNotInstalled, err)
 	}
