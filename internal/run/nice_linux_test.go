@@ -28,24 +28,13 @@ func TestRaceAgentsYieldToJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ownGroup := testutil.CallerGroupNice()
 	if run.AgentNice != 10 {
 		t.Fatalf("the weights read below are nice 10's, and run.AgentNice is %d", run.AgentNice)
 	}
 	// steps reads how far pid's group is below forkbomb's: -1 unknown.
 	steps := func(pid int) int {
-		shares, weight := testutil.CPUWeight(pid)
-		switch {
-		case shares == "1024" || weight == "0":
-			return 0
-		case shares == "110" || weight == "10":
-			return 10
-		case shares != "" || weight != "":
-			return -1
-		case testutil.Autogroup():
-			if n := testutil.AutogroupNice(pid); n >= 0 {
-				return n - ownGroup
-			}
+		if n, ok := testutil.GroupSteps(pid); ok {
+			return n
 		}
 		return -1
 	}

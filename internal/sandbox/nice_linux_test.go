@@ -145,24 +145,14 @@ func TestYield(t *testing.T) {
 	if !weighted && !autogroup {
 		testutil.SkipOrFail(t, "neither a weighted cgroup nor autogroup here: a Yield does nothing (SECURITY.md)")
 	}
-	ownGroup := testutil.CallerGroupNice()
-	if !weighted && ownGroup < 0 {
-		t.Fatal("the caller's session group cannot be read (/proc/self/autogroup)")
-	}
-	// group reads pid's lowerable group: the cgroup's nice (from
-	// cpu.shares or cpu.weight.nice) or the session group's nice.
+	// group reads pid's lowerable group: its cgroup's weight or its
+	// session group's nice, as steps below the caller's.
 	group := func(pid int) int {
-		if weighted {
-			shares, weight := testutil.CPUWeight(pid)
-			switch {
-			case shares == "1024", weight == "0":
-				return 0
-			case shares == "110", weight == "10":
-				return 10
-			}
-			t.Fatalf("pid %d's cgroup weight: shares %q, weight.nice %q", pid, shares, weight)
+		n, ok := testutil.GroupSteps(pid)
+		if !ok {
+			t.Fatalf("pid %d's group (cgroup weight or session group) cannot be read", pid)
 		}
-		return testutil.AutogroupNice(pid) - ownGroup
+		return n
 	}
 	waitGroup := func(pid, want int, when string) {
 		t.Helper()

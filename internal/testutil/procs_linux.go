@@ -97,6 +97,30 @@ func AutogroupNice(pid int) int {
 	return n
 }
 
+// GroupSteps is how many steps pid's scheduling group is below the
+// caller's, read from outside: its cgroup's weight where it is in one of
+// forkbomb's with a CPU weight (cpu.weight.nice, or cpu.shares of nice 0
+// or 10), else its session group's nice less the caller's
+// (CallerGroupNice). ok is false where neither can be read.
+func GroupSteps(pid int) (steps int, ok bool) {
+	shares, weight := CPUWeight(pid)
+	switch {
+	case shares == "1024" || weight == "0":
+		return 0, true
+	case shares == "110" || weight == "10":
+		return 10, true
+	case weight != "":
+		n, err := strconv.Atoi(weight)
+		return n, err == nil
+	case shares != "":
+		return 0, false
+	case Autogroup():
+		own, n := CallerGroupNice(), AutogroupNice(pid)
+		return n - own, own >= 0 && n >= 0
+	}
+	return 0, false
+}
+
 // CallerGroupNice is the nice of the caller's own scheduling group, which
 // a lowered sandbox's group is measured from: its session group's, or 0
 // where the caller is in none. A process whose ancestors never started a
