@@ -58,7 +58,13 @@ row() {
 failed() { printf '%s\t%s\t\t\t\t\t%s\n' "$1" "the bench failed: ${2:-no result}" "?" >>"$tmp/rows"; }
 # lastWords FILE: the last line of a failed bench's output that says something (not go test's
 # closing ok or PASS).
-lastWords() { grep -v -E '^(ok|PASS|FAIL)([[:space:]]|$)' "$1" | tail -1; }
+# lastWords FILE: why a bench failed — its first test-file message (name_test.go:N: …), else
+# its last line that is not go test's own summary.
+lastWords() {
+	local first
+	first=$(grep -m1 -E '_test\.go:[0-9]+: ' "$1" | sed 's/^[[:space:]]*//' || true)
+	if [ -n "$first" ]; then echo "$first"; else grep -v -E '^(ok|PASS|FAIL)([[:space:]]|$)' "$1" | tail -1; fi
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print ""; else printf "%.2f", a / b }'; }
 med() { sort -n | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]}'; }
 # gobench PKG NAME BENCHTIME: the metrics line of one Go benchmark.

@@ -92,6 +92,9 @@ type Options struct {
 	// above it, when it is ready; goKeep, in the baseline and warming
 	// runs, the folder that keeps the run's writes.
 	at, goLayer, goWarm, goKeep string
+	// yield, in the warming run, is the Judger's judged runs (Judger.testing):
+	// the run's group gives way to them while any is running.
+	yield *sandbox.Yield
 }
 
 // hidePaths is what a judged test run must not see, wherever it lives:
@@ -199,6 +202,9 @@ type Judger struct {
 	// (warm.go); fresh for every Judger.
 	plan *sentinelPlan
 	warm *warmCache // nil unless Options.Warm
+	// testing is held while a judged run is running: the warming run,
+	// started beside the first judged runs, gives way to them.
+	testing sandbox.Yield
 }
 
 // Prepare readies a Judger; its error is the judge's own.
@@ -371,7 +377,9 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	plan := j.plan
 	var warmed func()
 	o.goWarm, warmed = j.warm.use()
+	released := j.testing.Hold()
 	run, err := runTests(ctx, o, fork, j.runCmd, kept, plan)
+	released()
 	warmed()
 	if err != nil {
 		return nil, err

@@ -135,6 +135,9 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 	}
 	addGoCaches(&p, o)
 	o.Limits.Apply(&p)
+	if o.yield != nil {
+		p.Nice, p.Yield = warmNice, o.yield
+	}
 	// The deadline covers the sandbox's start and teardown too: the test
 	// run never outlives --timeout by more than the grace a kill takes.
 	rctx, cancel := context.WithTimeout(ctx, o.Timeout+killGrace)

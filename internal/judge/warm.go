@@ -91,6 +91,10 @@ func (w *warmCache) none(why string) {
 	w.mu.Unlock()
 }
 
+// warmNice is how many steps the warming run's group is lowered while a
+// judged run is running (Options.yield): a verdict goes first.
+const warmNice = 10
+
 // warmDirPrefix names a warmed layer's folder in the cache folder
 // (warm-PID-RANDOM); its warmLock file is flocked by the Judger that owns
 // it as long as the layer may be used, so a folder whose lock can be
@@ -154,7 +158,7 @@ func (w *warmCache) warm(ctx context.Context, j *Judger) {
 	}
 	defer cleanup()
 	o := j.o
-	o.goKeep = w.dir
+	o.goKeep, o.yield = w.dir, &j.testing
 	run, err := runTests(ctx, o, fork, j.runCmd, nil, j.plan)
 	switch {
 	case err != nil:
