@@ -14,6 +14,10 @@ type Kube struct {
 	Namespace, RuntimeClass, Image, Context string
 	SandboxCRD                              string // auto, always or never
 	WarmPods                                string // auto or a number
+	// Pinned is Image by its digest, once an agent CLI was found in it
+	// (kube.FindAgent): the forks' pods run it, so that the CLI they run
+	// is the one found and the canary's result is for its version.
+	Pinned string
 }
 
 // Kubernetes is the kubernetes backend: one pod per fork, the pid 1 and the

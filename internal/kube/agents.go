@@ -35,8 +35,10 @@ exec "$p" --version </dev/null`
 // (/usr/local/bin:/usr/bin:/bin). It costs one pod's start, unless
 // o.AgentCache holds the answer for the image's content (see the agent
 // cache): a tag whose digest the nodes do not list is looked for anew
-// each time.
-func FindAgent(ctx context.Context, o ProbeOptions, name, given string) (bin, version string, err error) {
+// each time. image is the reference the answer holds for: the image by
+// its digest where that is known (the forks' pods should run it, so that
+// the CLI they run is the one found), else o.Image.
+func FindAgent(ctx context.Context, o ProbeOptions, name, given string) (bin, version, image string, err error) {
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	}
@@ -46,19 +48,20 @@ func FindAgent(ctx context.Context, o ProbeOptions, name, given string) (bin, ve
 	podBin := o.PodBin
 	if podBin == "" {
 		if podBin, err = os.Executable(); err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
 	}
 	dyn, err := dynamic.NewForConfig(o.Config)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	key := ""
-	if o.AgentCache != "" {
-		if content := nodeImageContent(ctx, dyn, o.Image); content != "" {
-			key = agentKey(content, o.RuntimeClass, name, given)
+	if pinned := nodeImageContent(ctx, dyn, o.Image); pinned != "" {
+		o.Image = pinned
+		if o.AgentCache != "" {
+			key = agentKey(pinned, o.RuntimeClass, name, given)
 			if a := cachedAgent(o.AgentCache, key); a != nil {
-				return a.Bin, a.Version, nil
+				return a.Bin, a.Version, o.Image, nil
 			}
 		}
 	}
@@ -97,13 +100,13 @@ func FindAgent(ctx context.Context, o ProbeOptions, name, given string) (bin, ve
 		return nil
 	})
 	if err != nil {
-		return "", "", fmt.Errorf("the %s CLI in the forks' image: %w", name, err)
+		return "", "", "", fmt.Errorf("the %s CLI in the forks' image: %w", name, err)
 	}
 	if key != "" {
 		// a cache that cannot be written costs the next run a pod's start
 		_ = keepAgent(o.AgentCache, key, &agentFound{Bin: bin, Version: version, Found: time.Now().UTC()})
 	}
-	return bin, version, nil
+	return bin, version, o.Image, nil
 }
 
 func truncate(s string, n int) string {

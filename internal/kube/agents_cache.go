@@ -2,6 +2,8 @@ package kube
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -17,10 +19,12 @@ import (
 // The agent cache (ProbeOptions.AgentCache, $FORKBOMB_HOME/kube-agents.json)
 // keeps what FindAgent found in an image, by the image's content: its
 // digest, given in the reference (name@sha256:…) or read from the nodes'
-// status (the digests the kubelet lists beside the tag). A tag whose
-// content the nodes do not name by digest, or name differently, is not
-// cached: a tag can be moved to other content, and the version found is
-// what the canary's result is kept for.
+// status (the name by digest the kubelet lists beside the tag). The
+// answer is for that digest alone: FindAgent's pod runs the image by it,
+// and so do the forks' pods (FindAgent returns it). A tag whose content
+// the nodes do not name by one digest is not cached: a tag can be moved to
+// other content, and the version found is what the canary's result is kept
+// for.
 
 // agentCacheFile is kube-agents.json's content.
 type agentCacheFile struct {
@@ -40,10 +44,15 @@ const (
 	maxAgentCacheSize = 256 // answers kept; the oldest go first
 )
 
-// agentKey names one answer: the image's content, the runtime class the
-// pod ran under, the CLI's name and the path given for it.
+// agentKey names one answer: the image's content (its digest), the
+// runtime class the pod ran under, the CLI's name and the path given for
+// it, and how it was looked for (findScript).
 func agentKey(content, runtimeClass, name, given string) string {
-	return strings.Join([]string{content, runtimeClass, name, given}, "\x00")
+	if r, ok := parseImageRef(content); ok && r.digest != "" {
+		content = r.digest
+	}
+	script := sha256.Sum256([]byte(findScript))
+	return strings.Join([]string{content, runtimeClass, name, given, hex.EncodeToString(script[:8])}, "\x00")
 }
 
 // imageRef is an image reference taken apart as the container runtime
@@ -84,18 +93,21 @@ func parseImageRef(ref string) (r imageRef, ok bool) {
 	return r, true
 }
 
-// imageContent names what image ref holds, by digest: its own where it
-// has one, else the digests every node holding the tag lists for it
-// (nodes is the cluster's node list as served, JSON). "" where that is
-// not known: no node names the tag's content by digest, or two nodes
-// hold different content under it.
+// imageContent names what image ref holds, by digest, as a reference
+// that pins it (repo@sha256:…): ref itself where it has a digest, else the
+// one name by digest every node holding the tag lists beside it (nodes is
+// the cluster's node list as served, JSON). "" where that is not known: no
+// node names the tag's content by one digest, or two nodes hold different
+// content under it. A node whose status does not list the tag (the
+// kubelet lists only the largest images) is not seen: the pinned
+// reference is what keeps a pod from running other content there.
 func imageContent(ref string, nodes []byte) string {
 	r, ok := parseImageRef(ref)
 	if !ok {
 		return ""
 	}
 	if r.digest != "" {
-		return r.digest
+		return ref
 	}
 	var list struct {
 		Items []struct {
@@ -110,7 +122,7 @@ func imageContent(ref string, nodes []byte) string {
 		return ""
 	}
 	tagged := r.repo + ":" + r.tag
-	content := ""
+	pinned := ""
 	for _, n := range list.Items {
 		for _, img := range n.Status.Images {
 			if !slices.ContainsFunc(img.Names, func(s string) bool {
@@ -119,28 +131,28 @@ func imageContent(ref string, nodes []byte) string {
 			}) {
 				continue
 			}
-			var digests []string
+			var digested []string
 			for _, s := range img.Names {
-				if o, ok := parseImageRef(s); ok && o.digest != "" {
-					digests = append(digests, o.digest)
+				if o, ok := parseImageRef(s); ok && o.digest != "" && o.repo == r.repo {
+					digested = append(digested, o.repo+"@"+o.digest)
 				}
 			}
-			slices.Sort(digests)
-			c := strings.Join(slices.Compact(digests), ",")
-			if c == "" || content != "" && c != content {
+			slices.Sort(digested)
+			digested = slices.Compact(digested)
+			if len(digested) != 1 || pinned != "" && digested[0] != pinned {
 				return ""
 			}
-			content = c
+			pinned = digested[0]
 		}
 	}
-	return content
+	return pinned
 }
 
 // nodeImageContent is imageContent with the cluster's nodes listed now;
 // "" where they cannot be.
 func nodeImageContent(ctx context.Context, dyn dynamic.Interface, ref string) string {
 	if r, ok := parseImageRef(ref); ok && r.digest != "" {
-		return r.digest
+		return ref
 	}
 	list, err := dyn.Resource(podGVR.GroupVersion().WithResource("nodes")).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -168,7 +180,9 @@ func cachedAgent(path, key string) *agentFound {
 }
 
 // keepAgent adds an answer to the cache at path, dropping the oldest past
-// maxAgentCacheSize; an unreadable cache is replaced.
+// maxAgentCacheSize; a cache that is not JSON of this format is replaced
+// (one that cannot be read at all, a link or a folder at its path, is an
+// error, and every run looks in a pod again).
 func keepAgent(path, key string, a *agentFound) error {
 	err := atomicfile.Update(path, maxAgentCache, func(old []byte) ([]byte, error) {
 		c := agentCacheFile{Version: 1}

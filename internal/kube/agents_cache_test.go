@@ -38,9 +38,10 @@ func TestParseImageRef(t *testing.T) {
 	}
 }
 
-// TestImageContent: an image's content is its own digest, else the one
-// every node holding its tag lists beside it; unknown where a node lists
-// none, where two nodes disagree, or where no node holds the tag.
+// TestImageContent: an image is pinned by its own digest, else by the one
+// name by digest of its repository every node holding its tag lists
+// beside it; unknown where a node lists none, or two, where two nodes
+// disagree, or where no node holds the tag.
 func TestImageContent(t *testing.T) {
 	t.Parallel()
 	d1, d2 := "sha256:"+strings.Repeat("1", 64), "sha256:"+strings.Repeat("2", 64)
@@ -64,11 +65,13 @@ func TestImageContent(t *testing.T) {
 		nodes     []byte
 		want      string
 	}{
-		{"a digested reference needs no node", "forkbomb.local/agents@" + d2, nil, d2},
-		{"one node lists the digest", "forkbomb.local/agents:v2", nodes(node([]string{"other:1"}, tagged)), d1},
-		{"the default registry's names", "busybox", nodes(node([]string{"docker.io/library/busybox@" + d2, "docker.io/library/busybox:latest"})), d2},
-		{"two nodes agree", "forkbomb.local/agents:v2", nodes(node(tagged), node(tagged)), d1},
+		{"a digested reference needs no node", "forkbomb.local/agents@" + d2, nil, "forkbomb.local/agents@" + d2},
+		{"one node lists the digest", "forkbomb.local/agents:v2", nodes(node([]string{"other:1"}, tagged)), "forkbomb.local/agents@" + d1},
+		{"the default registry's names", "busybox", nodes(node([]string{"docker.io/library/busybox@" + d2, "docker.io/library/busybox:latest"})), "docker.io/library/busybox@" + d2},
+		{"two nodes agree", "forkbomb.local/agents:v2", nodes(node(tagged), node(tagged)), "forkbomb.local/agents@" + d1},
 		{"two nodes differ", "forkbomb.local/agents:v2", nodes(node(tagged), node([]string{"forkbomb.local/agents@" + d2, "forkbomb.local/agents:v2"})), ""},
+		{"two digests of one image", "forkbomb.local/agents:v2", nodes(node(append([]string{"forkbomb.local/agents@" + d2}, tagged...))), ""},
+		{"a digest of another repository only", "forkbomb.local/agents:v2", nodes(node([]string{"import-2026@" + d1, "forkbomb.local/agents:v2"})), ""},
 		{"no digest listed (an imported image)", "forkbomb.local/agents:v2", nodes(node([]string{"forkbomb.local/agents:v2"})), ""},
 		{"one node lists none", "forkbomb.local/agents:v2", nodes(node(tagged), node([]string{"forkbomb.local/agents:v2"})), ""},
 		{"another tag of the repository", "forkbomb.local/agents:v3", nodes(node(tagged)), ""},

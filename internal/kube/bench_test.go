@@ -86,7 +86,8 @@ func BenchmarkBackendsClaudeCode(b *testing.B) {
 		b.Fatal(err)
 	}
 	find := func(ctx context.Context, name, given string) (string, string, error) {
-		return FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
+		bin, version, _, err := FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
+		return bin, version, err
 	}
 	inPods, err := engine.New(context.Background(), "claude-code", engine.Settings{Proxy: p, Find: find})
 	if err != nil {

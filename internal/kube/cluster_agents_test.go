@@ -254,7 +254,8 @@ func podAgent(t *testing.T, cfg *rest.Config, ns, img, eng string, steps map[str
 	}
 	t.Cleanup(func() { p.Close() })
 	find := func(ctx context.Context, name, given string) (string, string, error) {
-		return FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
+		bin, version, _, err := FindAgent(ctx, ProbeOptions{Config: cfg, Namespace: ns, Image: img}, name, given)
+		return bin, version, err
 	}
 	agent, err := engine.New(context.Background(), eng, engine.Settings{Proxy: p, Find: find})
 	if err != nil {
@@ -322,10 +323,11 @@ func TestClusterCodex(t *testing.T) {
 	})
 }
 
-// TestClusterFindAgentCache: with a cache, FindAgent keeps what it found
-// by the image's digest (the test cluster's images carry one, as a
-// registry's pull gives), and the next call answers from it without a
-// pod: the kept answer is altered by hand and comes back altered, which
+// TestClusterFindAgentCache: FindAgent names the image by the digest the
+// nodes list for its tag (the test cluster's images carry one, as a
+// registry's pull gives) — what the forks' pods then run; with a cache, it
+// keeps what it found by that digest, and the next call answers from it
+// without a pod: the kept answer is altered by hand and comes back altered, which
 // no pod could have found. The control: another path for the CLI is
 // another key, looked for in a pod again.
 func TestClusterFindAgentCache(t *testing.T) {
@@ -337,15 +339,21 @@ func TestClusterFindAgentCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nodeImageContent(ctx, dyn, img) == "" {
-		t.Fatalf("the nodes list no digest for %s: scripts/k8s-cluster imports each image with one, as a registry's pull gives", img)
+	// the kubelet lists a node's images every so often: a cluster just up
+	// may not show them yet
+	pinned := ""
+	for deadline := time.Now().Add(90 * time.Second); pinned == "" && time.Now().Before(deadline); time.Sleep(time.Second) {
+		pinned = nodeImageContent(ctx, dyn, img)
+	}
+	if r, ok := parseImageRef(pinned); !ok || r.digest == "" {
+		t.Fatalf("the nodes list no digest for %s (%q): scripts/k8s-cluster imports each image with one, as a registry's pull gives", img, pinned)
 	}
 	cache := filepath.Join(t.TempDir(), "kube-agents.json")
 	o := ProbeOptions{Config: cfg, Namespace: ns, Image: img, AgentCache: cache}
 	t0 := time.Now()
-	bin, version, err := FindAgent(ctx, o, "claude", "")
-	if err != nil || !strings.HasPrefix(bin, "/opt/") || version == "" {
-		t.Fatalf("found %q %q, %v", bin, version, err)
+	bin, version, image, err := FindAgent(ctx, o, "claude", "")
+	if err != nil || !strings.HasPrefix(bin, "/opt/") || version == "" || image != pinned {
+		t.Fatalf("found %q %q in %q, %v; want it in %s", bin, version, image, err, pinned)
 	}
 	inPod := time.Since(t0)
 	data, err := os.ReadFile(cache)
@@ -369,11 +377,11 @@ func TestClusterFindAgentCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 = time.Now()
-	if b, v, err := FindAgent(ctx, o, "claude", ""); err != nil || b != "/kept/by-hand" || v != "kept by hand" {
-		t.Errorf("the second call: %q %q, %v; want the kept answer", b, v, err)
+	if b, v, i, err := FindAgent(ctx, o, "claude", ""); err != nil || b != "/kept/by-hand" || v != "kept by hand" || i != pinned {
+		t.Errorf("the second call: %q %q in %q, %v; want the kept answer in %s", b, v, i, err, pinned)
 	}
 	t.Logf("found in a pod in %v; kept, in %v", inPod.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
-	if b, v, err := FindAgent(ctx, o, "claude", bin); err != nil || b != bin || v != version {
+	if b, v, _, err := FindAgent(ctx, o, "claude", bin); err != nil || b != bin || v != version {
 		t.Errorf("the control, the CLI's path given: %q %q, %v; want %q %q from a pod", b, v, err, bin, version)
 	}
 }

@@ -45,7 +45,11 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 	// the warm pods hold the limits each fork's commands will ask for
 	var limits sandbox.Policy
 	run.ForkLimits(*o).Apply(&limits)
-	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: f.Namespace, Image: f.Image,
+	image := f.Image
+	if f.Pinned != "" {
+		image = f.Pinned
+	}
+	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: f.Namespace, Image: image,
 		RuntimeClass: f.RuntimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: f.SandboxCRD,
 		PodBin: podBeside(), Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs})
 	if err != nil {
@@ -115,10 +119,13 @@ func (c cluster) FindAgent(ctx context.Context, name, given string) (string, str
 	if l, err := home.Default(); err == nil {
 		cache = l.KubeAgents()
 	}
-	bin, version, err := kube.FindAgent(ctx, kube.ProbeOptions{Config: cfg, Namespace: c.f.Namespace,
+	bin, version, image, err := kube.FindAgent(ctx, kube.ProbeOptions{Config: cfg, Namespace: c.f.Namespace,
 		RuntimeClass: c.f.RuntimeClass, Image: c.f.Image, PodBin: podBeside(), AgentCache: cache}, name, given)
 	if errors.Is(err, kube.ErrAgentNotInImage) {
 		return "", "", fmt.Errorf("%w: %w", engine.ErrAgentNotInstalled, err)
+	}
+	if err == nil && image != c.f.Image {
+		c.f.Pinned = image
 	}
 	return bin, version, err
 }
