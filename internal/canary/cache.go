@@ -61,10 +61,13 @@ func Save(path string, res *Result) error {
 // an error naming the file (never silently a pass).
 func load(path string) (*cacheFile, error) {
 	data, err := atomicfile.Read(path, maxCache)
-	if err != nil {
-		return nil, fmt.Errorf("canary cache: %w", err)
+	if err == nil {
+		var c *cacheFile
+		if c, err = parse(path, data); err == nil {
+			return c, nil
+		}
 	}
-	return parse(path, data)
+	return nil, fmt.Errorf("canary cache: %w", err)
 }
 
 // parse reads the cache's content (nil: none yet).
@@ -74,7 +77,7 @@ func parse(path string, data []byte) (*cacheFile, error) {
 		return c, nil
 	}
 	if err := json.Unmarshal(data, c); err != nil {
-		return nil, fmt.Errorf("canary cache %s: %w (remove it and run forkbomb canary again)", path, err)
+		return nil, fmt.Errorf("%s: %w (remove it and run forkbomb canary again)", path, err)
 	}
 	if c.Results == nil {
 		c.Results = map[string]*Result{}

@@ -43,8 +43,8 @@ func TestWait(t *testing.T) {
 // runs, gives way to them: read from outside, its group (its cgroup's
 // weight, else its session's group) is at the judge's priority while
 // nothing is judged, ten steps down while a patch's run is running, and
-// back once it is done. The verdict passes: the judged run is not
-// lowered with it.
+// back once it is done. The judged run's own group stays at the judge's
+// priority, and its verdict passes.
 func TestJudgeWarmYields(t *testing.T) {
 	t.Parallel()
 	testutil.Need(t, "go")
@@ -112,13 +112,25 @@ func TestJudgeWarmYields(t *testing.T) {
 		}
 		done <- result{v: vs[0]}
 	}()
-	lowered := -1
+	lowered, judged := -1, -1 // the most steps down: the warming run's, the judged run's
+	var r result
+	finished := false
 	for deadline := time.Now().Add(3 * time.Minute); lowered != 10 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if len(testutil.ProcsWith(mark+"-judge")) > 0 {
-			lowered = max(lowered, steps(warm))
+		select {
+		case r = <-done:
+			finished = true
+		default:
+		}
+		if finished {
+			break
+		}
+		if p := testutil.ProcsWith(mark + "-judge"); len(p) > 0 {
+			lowered, judged = max(lowered, steps(warm)), max(judged, steps(p[0]))
 		}
 	}
-	r := <-done
+	if !finished {
+		r = <-done
+	}
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -127,6 +139,9 @@ func TestJudgeWarmYields(t *testing.T) {
 	}
 	if lowered != 10 {
 		t.Errorf("while a patch was judged, the warming run's group was at most %d steps down; want 10", lowered)
+	}
+	if judged != 0 {
+		t.Errorf("the judged run's own group was at most %d steps down; want 0", judged)
 	}
 	if n := until(warm, 0); n != 0 {
 		t.Errorf("after the verdict, the warming run's group is %d steps down; want 0", n)
