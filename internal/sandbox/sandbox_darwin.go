@@ -195,12 +195,15 @@ func runSeatbelt(ctx context.Context, r *resolved, stdio Stdio, probe *probeChec
 	var p atomic.Pointer[os.Process]
 	var stopOnce sync.Once
 	// stop asks the init to end the sandbox, then ends it from outside.
+	// Before the start there is nothing to stop, and the call is no stop.
 	stop := func() {
+		proc := p.Load()
+		if proc == nil {
+			return
+		}
 		stopOnce.Do(func() {
-			if proc := p.Load(); proc != nil {
-				_ = proc.Signal(syscall.SIGTERM)
-				time.AfterFunc(seatbeltGrace, func() { _ = proc.Kill() })
-			}
+			_ = proc.Signal(syscall.SIGTERM)
+			time.AfterFunc(seatbeltGrace, func() { _ = proc.Kill() })
 		})
 	}
 	limiter := &outputLimit{max: r.MaxOutput, onExceed: stop}
@@ -243,6 +246,9 @@ func runSeatbelt(ctx context.Context, r *resolved, stdio Stdio, probe *probeChec
 		return nil, fmt.Errorf("%w: %s: %v", ErrSetup, sandboxExec, err)
 	}
 	p.Store(cmd.Process)
+	if limiter.exceeded() { // passed before the start was stored
+		stop()
+	}
 	if r.Nice > 0 && r.Yield == nil {
 		// Policy.Nice: macOS's priority is the process's, and what it
 		// starts afterwards inherits it. It is set just after the start,

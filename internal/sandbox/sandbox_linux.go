@@ -93,6 +93,12 @@ func runOnce(ctx context.Context, r *resolved, a attempt, stdio Stdio, probe boo
 		return nil, err
 	}
 	proc.Store(p)
+	// The cap may have been passed before the init was stored, its kill
+	// then finding nothing to kill (a fast writer on a loaded machine):
+	// kill it now.
+	if limiter.exceeded() {
+		p.kill()
+	}
 	defer func() {
 		p.close()
 		tr.mark("parent.cleaned-up")
