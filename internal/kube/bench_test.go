@@ -197,15 +197,19 @@ func measure(b *testing.B, o run.Options) (float64, float64) {
 
 // BenchmarkForkStart measures a kubernetes fork's start — from the fork
 // to the end of its first command (`true`): its pod made and running, the
-// tree and forkbomb's binary sent, the probe, the command — on a tiny
-// repository and on Go's src tree (copied into a git repository, one
-// commit), without and with a warm pod, and reports the milliseconds and
-// how they grow with the repository (gosrc/tiny: 1 would be a start that
-// does not depend on its size).
+// tree and forkbomb's binary sent (or, with a registry, pulled as the
+// run's tree image), the probe, the command — on a tiny repository and on
+// Go's src tree (copied into a git repository, one commit): without and
+// with a warm pod, and with a tree image (a registry on loopback: "reg"
+// is a later run of the commit, whose image the node holds; "regnew" the
+// first, which pushes it — "push-ms", the run's New — and pulls it). It
+// reports the milliseconds and how they grow with the repository
+// (gosrc/tiny: 1 would be a start that does not depend on its size).
 //
 //	go test -run '^$' -bench ForkStart -benchtime 3x ./internal/kube
 func BenchmarkForkStart(b *testing.B) {
 	cfg, ns := cluster(b)
+	reg, image := testRegistry(b)
 	gosrc := filepath.Join(b.TempDir(), "gosrc")
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
@@ -222,14 +226,27 @@ func BenchmarkForkStart(b *testing.B) {
 	}
 	repos := map[string]string{"tiny": fixture(b), "gosrc": gosrc}
 	ms := map[string]float64{}
+	type mode struct {
+		key      string
+		warm     int
+		registry bool
+	}
 	for i := 0; i < b.N; i++ {
-		for _, warm := range []int{0, 1} {
+		modes := []mode{{"warm0", 0, false}, {"warm1", 1, false}, {"reg", 0, true}}
+		if i == 0 { // the commits' images are pushed once, then held
+			modes = []mode{{"warm0", 0, false}, {"warm1", 1, false}, {"regnew", 0, true}, {"reg", 0, true}}
+		}
+		for _, m := range modes {
 			for _, name := range []string{"tiny", "gosrc"} {
 				local, err := workspace.Open(filepath.Join(b.TempDir(), "state"))
 				if err != nil {
 					b.Fatal(err)
 				}
-				ks, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"), Warm: warm})
+				o := Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"), Warm: m.warm}
+				if m.registry {
+					o.Image, o.Registry = image, reg
+				}
+				ks, err := Open(context.Background(), o)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -238,11 +255,15 @@ func BenchmarkForkStart(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				run := fmt.Sprintf("fs%d%s%d", i, name, warm)
+				run := fmt.Sprintf("fs%d%s%s", i, name, m.key)
+				t0 := time.Now()
 				if _, err := ks.New(ctx, run, workspace.NewOptions{Repo: top, Rev: base}); err != nil {
 					b.Fatal(err)
 				}
-				t0 := time.Now()
+				if m.key == "regnew" {
+					ms[name+"-push"] += float64(time.Since(t0).Milliseconds()) * float64(b.N) // once
+				}
+				t0 = time.Now()
 				if _, err := ks.Fork(ctx, run, run+"-f0"); err != nil {
 					b.Fatal(err)
 				}
@@ -250,15 +271,21 @@ func BenchmarkForkStart(b *testing.B) {
 				if err != nil || res.ExitCode != 0 {
 					b.Fatalf("%s: %v %+v", name, err, res)
 				}
-				ms[fmt.Sprintf("%s-warm%d", name, warm)] += float64(time.Since(t0).Milliseconds())
+				k := name + "-" + m.key
+				if m.key == "regnew" {
+					ms[k] += float64(time.Since(t0).Milliseconds()) * float64(b.N) // once
+				} else {
+					ms[k] += float64(time.Since(t0).Milliseconds())
+				}
 				ks.Close()
 			}
 		}
+	}
+	for _, k := range []string{"warm0", "warm1", "regnew", "reg"} {
+		b.ReportMetric(ms["gosrc-"+k]/ms["tiny-"+k], "gosrc/tiny-"+k)
 	}
 	n := float64(b.N)
 	for k, v := range ms {
 		b.ReportMetric(v/n, k+"-ms")
 	}
-	b.ReportMetric(ms["gosrc-warm0"]/ms["tiny-warm0"], "gosrc/tiny")
-	b.ReportMetric(ms["gosrc-warm1"]/ms["tiny-warm1"], "gosrc/tiny-warm")
 }

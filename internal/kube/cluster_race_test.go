@@ -15,6 +15,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
@@ -40,10 +41,35 @@ func raceOptions(t testing.TB, s *Store, repo, agent string, forks int) run.Opti
 // value, one crashes, one would work for five minutes — has the honest
 // fork win, its patch (made in its pod, sent back as text, judged here)
 // applies to the repository, and nothing of the run is left in the
-// cluster afterwards.
+// cluster afterwards — with the tree sent into each pod, and with the
+// run's tree image (Options.Registry).
 func TestClusterRace(t *testing.T) {
-	cfg, ns := cluster(t)
-	s := openStore(t, cfg, Options{Namespace: ns})
+	inEachTreeMode(t, clusterRace)
+}
+
+// inEachTreeMode runs a cluster test's body in parallel subtests, each in
+// a namespace of its own: the pid 1's tree sent into each pod at its
+// start, and a tree image pushed to a registry on loopback.
+func inEachTreeMode(t *testing.T, body func(t *testing.T, cfg *rest.Config, ns string, o Options)) {
+	for _, image := range []bool{false, true} {
+		name := "tree sent"
+		if image {
+			name = "tree image"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, ns := cluster(t)
+			o := Options{Namespace: ns}
+			if image {
+				o.Registry, o.Image = testRegistry(t)
+			}
+			body(t, cfg, ns, o)
+		})
+	}
+}
+
+func clusterRace(t *testing.T, cfg *rest.Config, ns string, o Options) {
+	s := openStore(t, cfg, o)
 	repo := fixture(t)
 	agent := `case $FORKBOMB_FORK in
 0) echo 2 > value; echo "fixed in $(hostname)" ;;
@@ -82,10 +108,15 @@ esac`
 // filesystem, read a service-account token and take more memory than the
 // race allows; forkbomb checks each from its own side — a fresh exec in
 // the pod, the API's stored pod, the runtime's exit status — and each has
-// a control that proves the check sees the thing when it is there.
+// a control that proves the check sees the thing when it is there. With a
+// tree image the pod's root is not read-only: forkbomb's sandbox in the
+// pod still keeps the agent's writes in its tree.
 func TestClusterAttack(t *testing.T) {
-	cfg, ns := cluster(t)
-	s := openStore(t, cfg, Options{Namespace: ns})
+	inEachTreeMode(t, clusterAttack)
+}
+
+func clusterAttack(t *testing.T, cfg *rest.Config, ns string, o Options) {
+	s := openStore(t, cfg, o)
 	fork := newRun(t, s, "run-attack")
 	ctx := context.Background()
 	attack := `echo pwned >> /etc/passwd; echo pwned > /bin/escaped; touch /escaped /var/tmp/escaped
@@ -111,13 +142,21 @@ id -u`
 		if _, got := check("cat /etc/passwd"); strings.Contains(got, "pwned") {
 			t.Errorf("/etc/passwd was written: %s", got)
 		}
-		// /var/tmp is world-writable in the image: only the read-only
-		// root filesystem keeps the agent's file out of it
+		// /var/tmp is world-writable in the image: the read-only root
+		// filesystem keeps the agent's file out of it, and forkbomb's
+		// sandbox in the pod (with a tree image, it alone)
 		if _, got := check("for f in /bin/escaped /escaped /var/tmp/escaped; do test -e $f && echo $f; done; true"); got != "" {
 			t.Errorf("files made on the root filesystem: %s", got)
 		}
 		if _, got := check("cat /work/tree/control-write"); strings.TrimSpace(got) != "written" {
 			t.Errorf("control: the tree's write is not seen (%q)", got)
+		}
+		if o.Registry != "" {
+			// control: the pod's user, outside forkbomb's sandbox, can
+			// write there — the sandbox is what held
+			if _, got := check("touch /var/tmp/control && echo made"); strings.TrimSpace(got) != "made" {
+				t.Errorf("control: /var/tmp is not writable outside the sandbox with a tree image (%q): the check proves nothing", got)
+			}
 		}
 	})
 	t.Run("memory", func(t *testing.T) {

@@ -120,6 +120,9 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	if p.CPUs > 0 {
 		po.CPUs = p.CPUs
 	}
+	if fs.image != "" {
+		po.Image, po.TreeInImage = fs.image, true
+	}
 	var err error
 	if s.crd {
 		_, err = s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Create(ctx, sandboxObject(po), metav1.CreateOptions{})
@@ -168,10 +171,16 @@ const (
 // startScript unpacks the tree and forkbomb's binary (stdin: writeTar's
 // stream), checks the binary's SHA-256 ($1) and, with probe, runs its
 // probe, whose report is the output (Store.outputWith): one exec for all.
-func startScript(probe bool) (string, error) {
+// With inImage the pod's image holds both (a tree image): they are
+// checked, not sent.
+func startScript(probe, inImage bool) (string, error) {
 	script := `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
 [ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
 chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
+	if inImage {
+		script = `[ -d ` + podRoot + `/.git ] || exit ` + strconv.Itoa(stTarFailed) + `
+[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum)
+	}
 	if probe {
 		line, err := probeLine()
 		if err != nil {
@@ -201,7 +210,8 @@ type nodeProbe struct {
 }
 
 // sendTree sends the pid 1's tree and forkbomb's binary into the fork's
-// pod in one exec and learns which backend of forkbomb's sandbox confines
+// pod in one exec (or, in a pod of a tree image, checks they are there)
+// and learns which backend of forkbomb's sandbox confines
 // there (sandbox.Probe, run by the pod's runner, once per node):
 // namespaces where the pod's runtime lets its user make them, else
 // Landlock and seccomp alone.
@@ -240,14 +250,26 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 			}
 		}()
 	}
-	script, err := startScript(first)
+	script, err := startScript(first, fs.image != "")
 	if err != nil {
 		return "", false, err
 	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeTar(ctx, pw, tree, bin)) }()
-	out, code, err := s.outputWith(ctx, fs.obj, script, []string{sum}, pr, 1<<20)
-	pr.Close()
+	var out []byte
+	var code int
+	if fs.image != "" {
+		out, code, err = s.outputWith(ctx, fs.obj, script, []string{sum}, nil, 1<<20)
+		switch code {
+		case stBadSum:
+			return "", false, fmt.Errorf("forkbomb's binary in the pod's image %s is not the one pushed", fs.image)
+		case stTarFailed:
+			return "", false, fmt.Errorf("the pod's image %s holds no tree at %s", fs.image, podRoot)
+		}
+	} else {
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(writeTar(ctx, pw, tree, bin)) }()
+		out, code, err = s.outputWith(ctx, fs.obj, script, []string{sum}, pr, 1<<20)
+		pr.Close()
+	}
 	if code == stBadSum {
 		// the binary's bytes were not those sent: again, alone
 		if err := s.sendFile(ctx, fs.obj, bin, podBin); err != nil {

@@ -48,10 +48,19 @@ func (s *Store) startPool(ctx context.Context, run string, rs *runState, tree ch
 	}
 }
 
-// warm creates one warm pod, offers it, and loads it.
+// warm creates one warm pod, offers it, and loads it. A pod of a tree
+// image is created once the image is pushed (it names it).
 func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod) {
 	po := PodOptions{Name: wp.obj, Run: run, Image: s.o.Image, RuntimeClass: s.o.RuntimeClass,
 		DeadlineSeconds: int64(s.o.Deadline / time.Second), Memory: wp.memory, CPUs: wp.cpus, Owner: rs.anchor}
+	if s.o.Registry != "" {
+		select {
+		case <-wp.snapshotWait:
+		case <-ctx.Done():
+			return
+		}
+		po.Image, po.TreeInImage = rs.image.Ref, true
+	}
 	if _, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{}); err != nil {
 		return // no pod: nothing offered, a fork starts its own
 	}
@@ -68,7 +77,7 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 		wp.err = ctx.Err()
 		return
 	}
-	wp.mode, wp.scoped, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.obj}, node)
+	wp.mode, wp.scoped, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.obj, image: rs.image.Ref}, node)
 }
 
 // claim takes a warm pod of the fork's run holding the limits the fork's

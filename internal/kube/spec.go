@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,13 +42,29 @@ type PodOptions struct {
 	Memory          int64   // bytes; 0: none
 	CPUs            float64 // cores; 0: none
 	Owner           *unstructured.Unstructured
+	// TreeInImage: Image is a tree image (treeimage.go), which holds the
+	// tree and forkbomb's binary in /work: the pod's root is then its
+	// writable copy of them (the runtime's overlay, an upper layer of the
+	// pod's own), not read-only, and /work is not a volume.
+	TreeInImage bool
+}
+
+// pullPolicy is IfNotPresent for an image named by its digest, whose
+// content a pull cannot change, else Never: a tag is run only as the node
+// holds it.
+func pullPolicy(image string) string {
+	if strings.Contains(image, "@sha256:") {
+		return "IfNotPresent"
+	}
+	return "Never"
 }
 
 // podSpec is the confinement of every fork, in one place: no service
 // account token, no host namespaces, a non-root user with no capabilities
 // and no way to gain any, the runtime's default seccomp profile, a
 // read-only root filesystem with two emptyDirs (the tree and /tmp), and
-// the race's limits as requests and limits. The pod's own process only
+// the race's limits as requests and limits (with a tree image, the root
+// is the pod's writable copy of the image instead: PodOptions.TreeInImage). The pod's own process only
 // sleeps; the agent arrives over exec.
 func podSpec(o PodOptions) map[string]any {
 	resources := map[string]any{}
@@ -83,7 +101,7 @@ func podSpec(o PodOptions) map[string]any {
 		"containers": []any{map[string]any{
 			"name":            container,
 			"image":           o.Image,
-			"imagePullPolicy": "Never",
+			"imagePullPolicy": pullPolicy(o.Image),
 			// The pod's init only waits; its deadline ends it.
 			"command":    []any{"/bin/sleep", "2147483647"},
 			"workingDir": "/work",
@@ -108,6 +126,12 @@ func podSpec(o PodOptions) map[string]any {
 			map[string]any{"name": "work", "emptyDir": map[string]any{}},
 			map[string]any{"name": "tmp", "emptyDir": map[string]any{}},
 		},
+	}
+	if o.TreeInImage {
+		ctr := spec["containers"].([]any)[0].(map[string]any)
+		ctr["securityContext"].(map[string]any)["readOnlyRootFilesystem"] = false
+		ctr["volumeMounts"] = ctr["volumeMounts"].([]any)[1:]
+		spec["volumes"] = spec["volumes"].([]any)[1:]
 	}
 	if o.RuntimeClass != "" {
 		spec["runtimeClassName"] = o.RuntimeClass

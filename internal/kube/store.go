@@ -61,6 +61,12 @@ type Options struct {
 	Warm       int
 	WarmMemory int64
 	WarmCPUs   float64
+	// Registry, when set, is a repository prefix (host[:port]/path) the
+	// nodes pull from and forkbomb pushes to: each run's pid 1 goes there
+	// once as a tree image (treeimage.go) over Image, which must then be
+	// in a registry too, and each fork's pod starts from it with the tree
+	// in place instead of being sent it. "": each pod is sent the tree.
+	Registry string
 }
 
 // DefaultImage is the image scripts/k8s-cluster imports (busybox and git).
@@ -95,11 +101,15 @@ type runState struct {
 	stop   context.CancelFunc
 	pool   chan *warmPod   // the run's warm pods not yet claimed (pool.go)
 	ctx    context.Context // ended with the run (stop)
+	// image is the run's tree image by its digest (Options.Registry),
+	// set before the pid 1 is returned; "": the tree is sent to each pod
+	image TreeImage
 }
 
 type forkState struct {
 	pid1   string
 	obj    string // the pod's name
+	image  string // the run's tree image; "": the tree is sent at the pod's start
 	anchor *unstructured.Unstructured
 	ready  sync.Once
 	err    error
@@ -181,7 +191,8 @@ func (s *Store) Snapshot(ctx context.Context, name string) (string, error) {
 }
 
 // New makes the run's anchor, renewed until Remove, starts the run's
-// warm pods (Options.Warm), and makes the pid 1 locally meanwhile.
+// warm pods (Options.Warm), and makes the pid 1 locally meanwhile — then,
+// with Options.Registry, its tree image (found or pushed).
 func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error) {
 	rs, err := s.anchor(ctx, name)
 	if err != nil {
@@ -192,6 +203,11 @@ func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*
 		s.startPool(rs.ctx, name, rs, tree)
 	}
 	m, err := s.o.Local.New(ctx, name, o)
+	if err == nil && s.o.Registry != "" {
+		if rs.image, err = s.treeImage(ctx, name); err != nil {
+			s.o.Local.Remove(context.WithoutCancel(ctx), name)
+		}
+	}
 	if err != nil {
 		s.mu.Lock()
 		delete(s.runs, name)
@@ -260,7 +276,7 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*workspace.Meta, err
 		return nil, err
 	}
 	s.mu.Lock()
-	s.forks[dst] = &forkState{pid1: src, obj: objectName("fb-", dst), anchor: rs.anchor}
+	s.forks[dst] = &forkState{pid1: src, obj: objectName("fb-", dst), anchor: rs.anchor, image: rs.image.Ref}
 	s.mu.Unlock()
 	return m, nil
 }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +28,41 @@ import (
 // regular file it was when listed. bin, when set, follows as podBinName
 // (forkbomb's binary for the pod), so one exec brings both.
 func writeTar(ctx context.Context, w io.Writer, root, bin string) error {
+	return writeTree(ctx, w, root, bin, streamLayout)
+}
+
+// tarLayout is where a tree's stream puts what it holds, and whose it is.
+type tarLayout struct {
+	dir    string // before every name: "" (unpacked in the pod's /work) or "work/" (an image's root)
+	owned  bool   // owners set: the tree the pod's user's, the rest root's; else the unpacker's
+	binDir int64  // the mode of podBinName's folder
+	// index, when set, is sent as the tree's .git/index in place of its
+	// own: one with no stat data, so the same commit makes the same bytes
+	index string
+}
+
+var (
+	streamLayout = tarLayout{binDir: 0o700}
+	// imageLayout is the layer of a tree image (treeimage.go): /work and
+	// forkbomb's binary root's, read-only to the pod's user; the tree its.
+	imageLayout = tarLayout{dir: "work/", owned: true, binDir: 0o755}
+)
+
+func writeTree(ctx context.Context, w io.Writer, root, bin string, l tarLayout) error {
 	tw := tar.NewWriter(w)
+	hdr := func(h *tar.Header, tree bool) error {
+		h.Name = l.dir + h.Name
+		h.ModTime = time.Unix(0, 0)
+		if l.owned && tree {
+			h.Uid, h.Gid = agentUID, agentUID
+		}
+		return tw.WriteHeader(h)
+	}
+	if l.dir != "" {
+		if err := hdr(&tar.Header{Typeflag: tar.TypeDir, Name: "", Mode: 0o755}, false); err != nil {
+			return err
+		}
+	}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -46,15 +81,21 @@ func writeTar(ctx context.Context, w io.Writer, root, bin string) error {
 		}
 		switch {
 		case d.IsDir():
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755})
+			return hdr(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755}, true)
 		case d.Type()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target, Mode: 0o777})
+			return hdr(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target, Mode: 0o777}, true)
+		case d.Type().IsRegular() && l.index != "" && rel == filepath.Join(".git", "index"):
+			st, err := os.Lstat(l.index)
+			if err != nil {
+				return err
+			}
+			return copyFile(tw, l.index, name, st, func(h *tar.Header) error { return hdr(h, true) })
 		case d.Type().IsRegular():
-			return copyFile(tw, p, name, info)
+			return copyFile(tw, p, name, info, func(h *tar.Header) error { return hdr(h, true) })
 		}
 		return nil
 	})
@@ -66,17 +107,17 @@ func writeTar(ctx context.Context, w io.Writer, root, bin string) error {
 		if err != nil {
 			return fmt.Errorf("send %s: %w", bin, err)
 		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: filepath.Dir(podBinName) + "/", Mode: 0o700}); err != nil {
+		if err := hdr(&tar.Header{Typeflag: tar.TypeDir, Name: filepath.Dir(podBinName) + "/", Mode: l.binDir}, false); err != nil {
 			return err
 		}
-		if err := copyFile(tw, bin, podBinName, info); err != nil {
+		if err := copyFile(tw, bin, podBinName, info, func(h *tar.Header) error { return hdr(h, false) }); err != nil {
 			return fmt.Errorf("send %s: %w", bin, err)
 		}
 	}
 	return tw.Close()
 }
 
-func copyFile(tw *tar.Writer, p, name string, info fs.FileInfo) error {
+func copyFile(tw *tar.Writer, p, name string, info fs.FileInfo, hdr func(*tar.Header) error) error {
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", p, err)
@@ -94,7 +135,7 @@ func copyFile(tw *tar.Writer, p, name string, info fs.FileInfo) error {
 	if st.Mode()&0o111 != 0 {
 		mode = 0o755
 	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: st.Size(), Mode: mode}); err != nil {
+	if err := hdr(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: st.Size(), Mode: mode}); err != nil {
 		return err
 	}
 	_, err = io.CopyN(tw, f, st.Size())

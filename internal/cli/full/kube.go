@@ -51,7 +51,7 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 	}
 	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: f.Namespace, Image: image,
 		RuntimeClass: f.RuntimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: f.SandboxCRD,
-		PodBin: podBeside(), Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs})
+		PodBin: podBeside(), Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Registry: f.Registry})
 	if err != nil {
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
 	}
@@ -119,8 +119,14 @@ func (c cluster) FindAgent(ctx context.Context, name, given string) (string, str
 	if l, err := home.Default(); err == nil {
 		cache = l.KubeAgents()
 	}
+	image := c.f.Image
+	if c.f.Registry != "" { // the image is the registry's: its content there now
+		if image, err = kube.PinImage(ctx, image); err != nil {
+			return "", "", fmt.Errorf("--backend kubernetes: %w", err)
+		}
+	}
 	bin, version, image, err := kube.FindAgent(ctx, kube.ProbeOptions{Config: cfg, Namespace: c.f.Namespace,
-		RuntimeClass: c.f.RuntimeClass, Image: c.f.Image, PodBin: podBeside(), AgentCache: cache}, name, given)
+		RuntimeClass: c.f.RuntimeClass, Image: image, PodBin: podBeside(), AgentCache: cache}, name, given)
 	if errors.Is(err, kube.ErrAgentNotInImage) {
 		return "", "", fmt.Errorf("%w: %w", engine.ErrAgentNotInstalled, err)
 	}

@@ -1,0 +1,173 @@
+package kube
+
+// A tree image (Options.Registry): the pid 1's tree and forkbomb's binary
+// as one more layer over the forks' image, pushed to a registry the nodes
+// pull from. A container's root is already an overlay — the image's
+// layers below, an upper layer of the container's own — so each fork's
+// pod of that image starts with the tree in place and its writes apart:
+// an O(1) fork, at the cost of a pod's start, once the node holds the
+// layer. The layer's bytes are the same for the same commit (no time, no
+// owner but the pod's user and root, an index with no stat data), so a
+// later run of the same base finds the image already pushed and the nodes
+// already holding it.
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// treeRepo is the repository of tree images under Options.Registry.
+const treeRepo = "forkbomb-tree"
+
+// TreeImage is what treeImage made or found.
+type TreeImage struct {
+	Ref    string // repository@digest: what the pods run
+	Pushed bool   // false: the registry held it already
+}
+
+// treeImage makes the tree image of a pid 1 and pushes it, unless the
+// registry holds it already (the same base image and the same layer);
+// it returns the image by its digest.
+func (s *Store) treeImage(ctx context.Context, pid1 string) (TreeImage, error) {
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	baseRef, err := name.ParseReference(s.o.Image)
+	if err != nil {
+		return TreeImage{}, fmt.Errorf("--image %s: %w", s.o.Image, err)
+	}
+	base, err := remote.Image(baseRef, opts...)
+	if err != nil {
+		return TreeImage{}, fmt.Errorf("the forks' image %s from its registry (a tree image is made over it): %w", s.o.Image, err)
+	}
+	baseDigest, err := base.Digest()
+	if err != nil {
+		return TreeImage{}, err
+	}
+	baseIDs, err := diffIDs(base)
+	if err != nil {
+		return TreeImage{}, fmt.Errorf("the forks' image %s: %w", s.o.Image, err)
+	}
+	repo, err := name.NewRepository(strings.TrimSuffix(s.o.Registry, "/") + "/" + treeRepo)
+	if err != nil {
+		return TreeImage{}, fmt.Errorf("--registry %s: %w", s.o.Registry, err)
+	}
+	bin, _, err := s.podBinFile()
+	if err != nil {
+		return TreeImage{}, err
+	}
+	tree, err := s.o.Local.Snapshot(ctx, pid1)
+	if err != nil {
+		return TreeImage{}, err
+	}
+	tmp, err := os.MkdirTemp(s.o.Local.Root, ".tree-image-")
+	if err != nil {
+		return TreeImage{}, err
+	}
+	defer os.RemoveAll(tmp)
+	layerPath := filepath.Join(tmp, "layer.tar")
+	diffID, err := writeLayer(ctx, layerPath, tree, bin, tmp)
+	if err != nil {
+		return TreeImage{}, err
+	}
+	key := sha256.Sum256([]byte("forkbomb tree image 1\n" + baseDigest.String() + "\n" + diffID.String() + "\n"))
+	tag := repo.Tag(hex.EncodeToString(key[:]))
+	want := append(slices.Clone(baseIDs), diffID)
+	if d, err := remote.Get(tag, opts...); err == nil {
+		if img, err := d.Image(); err == nil {
+			if ids, err := diffIDs(img); err == nil && slices.Equal(ids, want) {
+				return TreeImage{Ref: repo.Digest(d.Digest.String()).String()}, nil
+			}
+		}
+	}
+	layer, err := tarball.LayerFromFile(layerPath, tarball.WithCompressionLevel(gzip.BestSpeed))
+	if err != nil {
+		return TreeImage{}, err
+	}
+	img, err := mutate.AppendLayers(base, layer)
+	if err != nil {
+		return TreeImage{}, err
+	}
+	if err := remote.Write(tag, img, opts...); err != nil {
+		return TreeImage{}, fmt.Errorf("push the tree image to %s: %w", repo, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return TreeImage{}, err
+	}
+	return TreeImage{Ref: repo.Digest(d.String()).String(), Pushed: true}, nil
+}
+
+func diffIDs(img v1.Image) ([]v1.Hash, error) {
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	return cfg.RootFS.DiffIDs, nil
+}
+
+// writeLayer writes the tree image's layer (imageLayout) to path and
+// returns its digest (the layer's diff ID: of its uncompressed bytes).
+// The tree's .git/index goes without its stat data — made anew by git
+// read-tree from HEAD, as the pid 1's checkout left it — which is all that
+// differs between two pid 1s of one commit; in the pod every file's times
+// differ from the index's anyway, so git looks at them afresh either way.
+func writeLayer(ctx context.Context, path, tree, bin, tmp string) (v1.Hash, error) {
+	l := imageLayout
+	if st, err := os.Lstat(filepath.Join(tree, ".git", "index")); err == nil && st.Mode().IsRegular() {
+		l.index = filepath.Join(tmp, "index")
+		cmd := exec.CommandContext(ctx, "git", "read-tree", "HEAD")
+		cmd.Dir = tree
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+l.index, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return v1.Hash{}, fmt.Errorf("the tree's index: git read-tree: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	h := sha256.New()
+	if err := writeTree(ctx, io.MultiWriter(f, h), tree, bin, l); err != nil {
+		f.Close()
+		return v1.Hash{}, err
+	}
+	if err := f.Close(); err != nil {
+		return v1.Hash{}, err
+	}
+	return v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// PinImage names image by the digest its registry gives it now
+// (repository@sha256:…): with a registry (Options.Registry), the pod that
+// finds an agent CLI in the forks' image and the forks' tree image are
+// then of the same content whatever the tag does meanwhile, and a node
+// that lacks it pulls it (pullPolicy).
+func PinImage(ctx context.Context, image string) (string, error) {
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		return "", fmt.Errorf("--image %s: %w", image, err)
+	}
+	if d, ok := ref.(name.Digest); ok {
+		return d.String(), nil
+	}
+	desc, err := remote.Head(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		return "", fmt.Errorf("the forks' image %s in its registry: %w", image, err)
+	}
+	return ref.Context().Digest(desc.Digest.String()).String(), nil
+}
