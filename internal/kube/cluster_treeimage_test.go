@@ -103,6 +103,14 @@ func TestClusterTreeImage(t *testing.T) {
 	if !first.Pushed || !strings.HasPrefix(first.Ref, reg+"/"+treeRepo+"@sha256:") {
 		t.Fatalf("the run's tree image: %+v", first)
 	}
+	// the warm pod is offered before it is made: a fork's first command
+	// that comes before it runs waits for it, never starts a pod beside it
+	s.mu.Lock()
+	offered := len(s.runs["tree1"].pool)
+	s.mu.Unlock()
+	if offered != 1 {
+		t.Errorf("%d warm pods offered when New returned; want 1", offered)
+	}
 	forks := []string{"tree1-a", "tree1-b"} // a claims the warm pod, b starts its own
 	for i, f := range forks {
 		if _, err := s.Fork(ctx, "tree1", f); err != nil {

@@ -7,7 +7,9 @@ package kube
 // a fork that finds none free (or none with its limits) starts its own,
 // as without a pool. A warm pod never served another fork: each is
 // claimed once, by one fork, and deleted with it. Those left unclaimed
-// are deleted with the run (their anchor).
+// are deleted with the run (their anchor). With a tree image
+// (Options.Registry) a warm pod is made once the image is pushed: it
+// holds the tree from its start, and is sent nothing.
 
 import (
 	"context"
@@ -33,13 +35,16 @@ type warmPod struct {
 
 // startPool starts the run's warm pods; each waits for tree (closed once
 // the pid 1 exists) before it is sent its tree. The pods are offered on
-// the run's pool as soon as they are created.
+// the run's pool at once, before any is made: a fork's first command
+// that comes before its pod runs waits for it (claim) rather than missing
+// it — and starting one more pod, for memory the warm ones hold.
 func (s *Store) startPool(ctx context.Context, run string, rs *runState, tree chan struct{}) {
 	n := s.o.Warm
 	rs.pool = make(chan *warmPod, n)
 	for i := 0; i < n; i++ {
 		wp := &warmPod{obj: objectName("fb-", fmt.Sprintf("%s-w%d", run, i)), memory: s.o.WarmMemory, cpus: s.o.WarmCPUs,
 			done: make(chan struct{}), snapshotWait: tree}
+		rs.pool <- wp
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -48,24 +53,25 @@ func (s *Store) startPool(ctx context.Context, run string, rs *runState, tree ch
 	}
 }
 
-// warm creates one warm pod, offers it, and loads it. A pod of a tree
-// image is created once the image is pushed (it names it).
+// warm creates one warm pod and loads it. A pod of a tree image is
+// created once the image is pushed (it names it).
 func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod) {
+	defer close(wp.done)
 	po := PodOptions{Name: wp.obj, Run: run, Image: s.o.Image, RuntimeClass: s.o.RuntimeClass,
 		DeadlineSeconds: int64(s.o.Deadline / time.Second), Memory: wp.memory, CPUs: wp.cpus, Owner: rs.anchor}
 	if s.o.Registry != "" {
 		select {
 		case <-wp.snapshotWait:
 		case <-ctx.Done():
+			wp.err = ctx.Err()
 			return
 		}
 		po.Image, po.TreeInImage = rs.image.Ref, true
 	}
 	if _, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{}); err != nil {
-		return // no pod: nothing offered, a fork starts its own
+		wp.err = err // the fork that claims it starts its own
+		return
 	}
-	rs.pool <- wp
-	defer close(wp.done)
 	node, err := s.waitRunning(ctx, wp.obj)
 	if err != nil {
 		wp.err = err
