@@ -25,7 +25,9 @@ import (
 // agent fixing it at once, judged here — on the local backend and on the
 // test cluster, and reports for each forks per second (forks / time until
 // the last fork's agent ended) and the time from the run's start to its
-// first verdict, and the ratios kubernetes/local.
+// first verdict, and the ratios kubernetes/local. FORKBOMB_BENCH_REGISTRY=1
+// runs the pods of a tree image (Options.Registry; a registry on
+// loopback): the first race of the fixture's commit pushes it.
 //
 //	go test -run '^$' -bench Backends -benchtime 3x ./internal/kube
 func BenchmarkBackends(b *testing.B) {
@@ -128,8 +130,15 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 		}
 		var limits sandbox.Policy
 		run.ForkLimits(o).Apply(&limits)
-		ks, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"),
-			Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Image: image})
+		ko := Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"),
+			Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Image: image}
+		if os.Getenv("FORKBOMB_BENCH_REGISTRY") == "1" { // a tree image, in a registry on loopback
+			if image != "" {
+				b.Fatal("FORKBOMB_BENCH_REGISTRY serves the default image only")
+			}
+			ko.Registry, ko.Image = testRegistry(b)
+		}
+		ks, err := Open(context.Background(), ko)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -89,7 +92,13 @@ func TestClusterTreeImage(t *testing.T) {
 	reg, image := testRegistry(t)
 	s := openStore(t, cfg, Options{Namespace: ns, Image: image, Registry: reg, Warm: 1})
 	ctx := t.Context()
-	top, base, err := workspace.ResolveBase(ctx, fixture(t), "HEAD")
+	// a commit of its own: another test's fixture made in the same second
+	// is the same commit, whose image this process's registry may hold
+	repo := fixture(t)
+	must(t, os.WriteFile(filepath.Join(repo, "nonce"), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o644))
+	testutil.Git(t, repo, "add", "nonce")
+	testutil.Git(t, repo, "commit", "-qm", "nonce")
+	top, base, err := workspace.ResolveBase(ctx, repo, "HEAD")
 	must(t, err)
 	newRun := func(run string) TreeImage {
 		t.Helper()

@@ -30,6 +30,8 @@ type ProbeReport struct {
 	// measured it (a pod behind a deny-all policy reached, or not, a
 	// listener), "unknown" when it was not measured.
 	NetworkPolicy string `json:"network_policy"`
+	// Registry is where the runs' tree images go (ProbeOptions.Registry).
+	Registry string `json:"registry,omitempty"`
 	// PodSecurity is the namespace's Pod Security Admission level
 	// (enforce label), "" when none.
 	PodSecurity string `json:"pod_security,omitempty"`
@@ -63,6 +65,9 @@ type ProbeOptions struct {
 	// AgentCache is a file where FindAgent keeps what it found by the
 	// image's content, and looks first; "" keeps nothing.
 	AgentCache string
+	// Registry is the run's (Options.Registry): the report then says
+	// what a tree image changes of a pod's walls.
+	Registry string
 }
 
 // Probe asks the cluster what it enforces.
@@ -74,7 +79,7 @@ func Probe(ctx context.Context, o ProbeOptions) (*ProbeReport, error) {
 	if o.Image == "" {
 		o.Image = DefaultImage
 	}
-	r := &ProbeReport{Server: cfg.Host, Namespace: namespace, RuntimeClass: runtimeClass, NetworkPolicy: "unknown", Walls: "unknown"}
+	r := &ProbeReport{Server: cfg.Host, Namespace: namespace, RuntimeClass: runtimeClass, NetworkPolicy: "unknown", Walls: "unknown", Registry: o.Registry}
 	var v struct {
 		GitVersion string `json:"gitVersion"`
 	}
@@ -185,7 +190,14 @@ func (r *ProbeReport) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %s %-22s %s\n", mark, l.Name, l.Detail)
 	}
-	fmt.Fprintf(w, "per pod, requested of the kubelet: no service-account token, non-root, no capabilities, no privilege escalation, seccomp RuntimeDefault, read-only root filesystem, memory and CPU limits, activeDeadlineSeconds\n")
+	root := "read-only root filesystem"
+	if r.Registry != "" {
+		root = "a root filesystem that is the pod's own writable copy of the tree image (not read-only; the pod's user owns only the tree in it)"
+	}
+	fmt.Fprintf(w, "per pod, requested of the kubelet: no service-account token, non-root, no capabilities, no privilege escalation, seccomp RuntimeDefault, %s, memory and CPU limits, activeDeadlineSeconds\n", root)
+	if r.Registry != "" {
+		fmt.Fprintf(w, "note: --registry %s: each run's tree (its files and history to the base commit) is stored there, readable by whoever can pull from it; forkbomb deletes nothing there\n", r.Registry)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

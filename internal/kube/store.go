@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,9 @@ type Options struct {
 	// in a registry too, and each fork's pod starts from it with the tree
 	// in place instead of being sent it. "": each pod is sent the tree.
 	Registry string
+	// Progress, when set, is told what a run's start does that takes a
+	// while (a tree image made and pushed, or found).
+	Progress io.Writer
 }
 
 // DefaultImage is the image scripts/k8s-cluster imports (busybox and git).
@@ -204,8 +208,18 @@ func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*
 	}
 	m, err := s.o.Local.New(ctx, name, o)
 	if err == nil && s.o.Registry != "" {
+		t0 := time.Now()
+		if s.o.Progress != nil {
+			fmt.Fprintf(s.o.Progress, "forkbomb: the forks' tree image: looking for it in %s, else making it there…\n", s.o.Registry)
+		}
 		if rs.image, err = s.treeImage(ctx, name); err != nil {
 			s.o.Local.Remove(context.WithoutCancel(ctx), name)
+		} else if s.o.Progress != nil {
+			how := "found in the registry"
+			if rs.image.Pushed {
+				how = fmt.Sprintf("made and pushed in %.1fs", time.Since(t0).Seconds())
+			}
+			fmt.Fprintf(s.o.Progress, "forkbomb: the forks' tree image %s: %s\n", rs.image.Ref, how)
 		}
 	}
 	if err != nil {

@@ -227,3 +227,23 @@ func TestTreeImagePodSpec(t *testing.T) {
 		t.Errorf("the specs differ in more:\n%s\n%s", a, b)
 	}
 }
+
+// TestProbeTextTreeImage: the probe's report says what a tree image
+// changes: a root that is not read-only, and the tree in the registry.
+func TestProbeTextTreeImage(t *testing.T) {
+	t.Parallel()
+	var plain, tree bytes.Buffer
+	(&ProbeReport{}).WriteText(&plain)
+	(&ProbeReport{Registry: "registry.example/team"}).WriteText(&tree)
+	if !strings.Contains(plain.String(), "read-only root filesystem") || strings.Contains(plain.String(), "registry") {
+		t.Errorf("without a registry:\n%s", plain.String())
+	}
+	for _, want := range []string{"not read-only", "--registry registry.example/team", "readable by whoever can pull from it"} {
+		if !strings.Contains(tree.String(), want) {
+			t.Errorf("with a registry, no %q:\n%s", want, tree.String())
+		}
+	}
+	if strings.Contains(tree.String(), "read-only root filesystem") {
+		t.Errorf("with a registry, the root is said read-only:\n%s", tree.String())
+	}
+}

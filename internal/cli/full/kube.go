@@ -51,7 +51,7 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 	}
 	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: f.Namespace, Image: image,
 		RuntimeClass: f.RuntimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: f.SandboxCRD,
-		PodBin: podBeside(), Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Registry: f.Registry})
+		PodBin: podBeside(), Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Registry: f.Registry, Progress: os.Stderr})
 	if err != nil {
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
 	}
@@ -100,7 +100,13 @@ func (c cluster) Probe(ctx context.Context, out io.Writer, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	rep, err := kube.Probe(ctx, kube.ProbeOptions{Config: cfg, Namespace: f.Namespace, RuntimeClass: f.RuntimeClass, Image: f.Image, Measure: true, PodBin: podBeside()})
+	image := f.Image
+	if f.Registry != "" { // the image is the registry's: its content there now
+		if image, err = kube.PinImage(ctx, image); err != nil {
+			return err
+		}
+	}
+	rep, err := kube.Probe(ctx, kube.ProbeOptions{Config: cfg, Namespace: f.Namespace, RuntimeClass: f.RuntimeClass, Image: image, Measure: true, PodBin: podBeside(), Registry: f.Registry})
 	if err != nil {
 		return err
 	}
