@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"k8s.io/client-go/rest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,11 +68,16 @@ func apiScripts() map[string][]engine.Step {
 // a pod's process can read of its environment (dumped into the fork's
 // patch, which holds the command's HOME: the control that the dump
 // worked; its HOME forkbomb's sandbox's, not the pod's), and in no file of the record; each fork's model calls are in
-// events.jsonl as on the local backend.
+// events.jsonl as on the local backend. With the tree sent, and with a
+// tree image (the editor's writes then go through the image's scratch
+// folder).
 func TestClusterAPIRace(t *testing.T) {
-	t.Parallel() // a namespace of its own; its waits are the cluster's
-	cfg, ns := cluster(t)
-	s := openStore(t, cfg, Options{Namespace: ns})
+	t.Parallel() // namespaces of their own; their waits are the cluster's
+	inEachTreeMode(t, clusterAPIRace)
+}
+
+func clusterAPIRace(t *testing.T, cfg *rest.Config, ns string, ko Options) {
+	s := openStore(t, cfg, ko)
 	key := "sk-kube-scripted-" + strings.Repeat("k", 24)
 	srv, err := engine.StartScripted(key, apiScripts())
 	if err != nil {
@@ -153,6 +159,10 @@ func TestClusterAPIRace(t *testing.T) {
 	if !strings.Contains(string(patch0), "+2") {
 		t.Errorf("fork 0's patch (the editor's alone, its pod never started) lacks the fix:\n%s", patch0)
 	}
+	podImage := DefaultImage
+	if ko.Registry != "" {
+		podImage = ko.Registry + "/" + treeRepo + "@sha256:"
+	}
 	mu.Lock()
 	if _, ok := seen[objectName("fb-", "run-"+r.ID+"-f1")]; !ok {
 		t.Errorf("control: fork 1's pod was never read back from the API (seen %d pods)", len(seen))
@@ -161,7 +171,7 @@ func TestClusterAPIRace(t *testing.T) {
 		if strings.Contains(obj, key) {
 			t.Errorf("LEAK: the key is in pod %s as the API holds it", name)
 		}
-		if !strings.Contains(obj, DefaultImage) {
+		if !strings.Contains(obj, podImage) {
 			t.Errorf("control: pod %s read back without its spec: %.200s", name, obj)
 		}
 	}

@@ -98,7 +98,7 @@ f=$p/$1; mode=$2; sum=$3
 [ -L "$f" ] && exit 11
 [ -d "$f" ] && exit 14
 if [ -f "$f" ] && [ "$(stat -c %h "$f")" -gt 1 ]; then exit 12; fi
-t=/work/.forkbomb-write.$$
+t=` + podScratch + `/write.$$
 rm -f "$t"; cat >"$t" || { rm -f "$t"; exit 1; }
 [ "$(sha256sum <"$t" | cut -d' ' -f1)" = "$sum" ] || { rm -f "$t"; exit 15; }
 chmod "$mode" "$t" && mv -f "$t" "$f"`

@@ -13,7 +13,9 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +33,9 @@ type warmPod struct {
 	scoped       bool
 	err          error
 	snapshotWait chan struct{} // the pid 1's tree exists
+	// abandoned: the fork that claimed it gave up waiting (claim): the
+	// pod is deleted, whichever of claim and warm comes second
+	abandoned atomic.Bool
 }
 
 // startPool starts the run's warm pods; each waits for tree (closed once
@@ -66,10 +71,17 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 			wp.err = ctx.Err()
 			return
 		}
-		po.Image, po.TreeInImage = rs.image.Ref, true
+		if rs.image.Ref != "" { // else the tree could not be a layer: sent, as without a registry
+			po.Image, po.TreeInImage = rs.image.Ref, true
+		}
 	}
 	if _, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{}); err != nil {
 		wp.err = err // the fork that claims it starts its own
+		return
+	}
+	if wp.abandoned.Load() { // its fork gave up on it before it was made (claim)
+		s.deleteFork(context.WithoutCancel(ctx), wp.obj)
+		wp.err = errors.New("abandoned")
 		return
 	}
 	node, err := s.waitRunning(ctx, wp.obj)
@@ -111,6 +123,8 @@ func (s *Store) claim(ctx context.Context, fs *forkState, p sandbox.Policy) *war
 		select {
 		case <-wp.done:
 		case <-ctx.Done():
+			// given up while it is made: deleted now, or by warm once made
+			wp.abandoned.Store(true)
 			s.deleteFork(context.WithoutCancel(ctx), wp.obj)
 			return nil
 		}

@@ -212,7 +212,13 @@ func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*
 		if s.o.Progress != nil {
 			fmt.Fprintf(s.o.Progress, "forkbomb: the forks' tree image: looking for it in %s, else making it there…\n", s.o.Registry)
 		}
-		if rs.image, err = s.treeImage(ctx, name); err != nil {
+		rs.image, err = s.treeImage(ctx, name)
+		if errors.Is(err, errWhiteoutName) { // the tree cannot be a layer: sent to each pod, as without a registry
+			if s.o.Progress != nil {
+				fmt.Fprintf(s.o.Progress, "forkbomb: no tree image: %v; the tree is sent to each pod\n", err)
+			}
+			rs.image, err = TreeImage{}, nil
+		} else if err != nil {
 			s.o.Local.Remove(context.WithoutCancel(ctx), name)
 		} else if s.o.Progress != nil {
 			how := "found in the registry"

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -41,6 +42,15 @@ type tarLayout struct {
 	index string
 }
 
+// An image layer's names that begin with whiteoutPrefix are deletions
+// of the layers below, not files: a tree holding one cannot go as a layer.
+const (
+	whiteoutPrefix = ".wh."
+	whiteoutOpaque = whiteoutPrefix + whiteoutPrefix + ".opq"
+)
+
+var errWhiteoutName = errors.New("a name an image layer reads as a deletion (.wh.…)")
+
 var (
 	streamLayout = tarLayout{binDir: 0o700}
 	// imageLayout is the layer of a tree image (treeimage.go): /work and
@@ -62,6 +72,15 @@ func writeTree(ctx context.Context, w io.Writer, root, bin string, l tarLayout) 
 		if err := hdr(&tar.Header{Typeflag: tar.TypeDir, Name: "", Mode: 0o755}, false); err != nil {
 			return err
 		}
+		// opaque: nothing of the base image's /work shows through
+		if err := hdr(&tar.Header{Typeflag: tar.TypeReg, Name: whiteoutOpaque, Mode: 0o644}, false); err != nil {
+			return err
+		}
+	}
+	// forkbomb's own scratch space in the pod (the editor's writes are
+	// made there first), the pod's user's, beside the tree
+	if err := hdr(&tar.Header{Typeflag: tar.TypeDir, Name: podScratchName + "/", Mode: 0o700}, true); err != nil {
+		return err
 	}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -75,6 +94,9 @@ func writeTree(ctx context.Context, w io.Writer, root, bin string, l tarLayout) 
 			return err
 		}
 		name := filepath.ToSlash(filepath.Join("tree", rel))
+		if l.owned && strings.HasPrefix(d.Name(), whiteoutPrefix) {
+			return fmt.Errorf("%w: %s", errWhiteoutName, rel)
+		}
 		info, err := d.Info()
 		if err != nil {
 			return err

@@ -21,8 +21,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"runtime"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -50,17 +51,14 @@ func (s *Store) treeImage(ctx context.Context, pid1 string) (TreeImage, error) {
 	if err != nil {
 		return TreeImage{}, fmt.Errorf("--image %s: %w", s.o.Image, err)
 	}
-	base, err := remote.Image(baseRef, opts...)
+	// one platform: the nodes' is taken to be this machine's
+	base, err := remote.Image(baseRef, append(opts, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: runtime.GOARCH}))...)
 	if err != nil {
 		return TreeImage{}, fmt.Errorf("the forks' image %s from its registry (a tree image is made over it): %w", s.o.Image, err)
 	}
 	baseDigest, err := base.Digest()
 	if err != nil {
 		return TreeImage{}, err
-	}
-	baseIDs, err := diffIDs(base)
-	if err != nil {
-		return TreeImage{}, fmt.Errorf("the forks' image %s: %w", s.o.Image, err)
 	}
 	repo, err := name.NewRepository(strings.TrimSuffix(s.o.Registry, "/") + "/" + treeRepo)
 	if err != nil {
@@ -74,7 +72,8 @@ func (s *Store) treeImage(ctx context.Context, pid1 string) (TreeImage, error) {
 	if err != nil {
 		return TreeImage{}, err
 	}
-	tmp, err := os.MkdirTemp(s.o.Local.Root, ".tree-image-")
+	sweepTreeTemps(s.o.Local.Root)
+	tmp, err := os.MkdirTemp(s.o.Local.Root, treeTempPrefix)
 	if err != nil {
 		return TreeImage{}, err
 	}
@@ -84,16 +83,8 @@ func (s *Store) treeImage(ctx context.Context, pid1 string) (TreeImage, error) {
 	if err != nil {
 		return TreeImage{}, err
 	}
-	key := sha256.Sum256([]byte("forkbomb tree image 1\n" + baseDigest.String() + "\n" + diffID.String() + "\n"))
+	key := sha256.Sum256([]byte("forkbomb tree image 2\n" + baseDigest.String() + "\n" + diffID.String() + "\n"))
 	tag := repo.Tag(hex.EncodeToString(key[:]))
-	want := append(slices.Clone(baseIDs), diffID)
-	if d, err := remote.Get(tag, opts...); err == nil {
-		if img, err := d.Image(); err == nil {
-			if ids, err := diffIDs(img); err == nil && slices.Equal(ids, want) {
-				return TreeImage{Ref: repo.Digest(d.Digest.String()).String()}, nil
-			}
-		}
-	}
 	layer, err := tarball.LayerFromFile(layerPath, tarball.WithCompressionLevel(gzip.BestSpeed))
 	if err != nil {
 		return TreeImage{}, err
@@ -101,6 +92,18 @@ func (s *Store) treeImage(ctx context.Context, pid1 string) (TreeImage, error) {
 	img, err := mutate.AppendLayers(base, layer)
 	if err != nil {
 		return TreeImage{}, err
+	}
+	// what is found at the tag is run only if it is this image: one
+	// manifest (not an index, whose other platforms nobody checked) whose
+	// config — the layers' IDs, the environment, the user — is this one's
+	if wantConfig, err := img.ConfigName(); err == nil {
+		if d, err := remote.Get(tag, opts...); err == nil && d.MediaType.IsImage() {
+			if found, err := d.Image(); err == nil {
+				if cfg, err := found.ConfigName(); err == nil && cfg == wantConfig {
+					return TreeImage{Ref: repo.Digest(d.Digest.String()).String()}, nil
+				}
+			}
+		}
 	}
 	if err := remote.Write(tag, img, opts...); err != nil {
 		return TreeImage{}, fmt.Errorf("push the tree image to %s: %w", repo, err)
@@ -112,12 +115,34 @@ func (s *Store) treeImage(ctx context.Context, pid1 string) (TreeImage, error) {
 	return TreeImage{Ref: repo.Digest(d.String()).String(), Pushed: true}, nil
 }
 
-func diffIDs(img v1.Image) ([]v1.Hash, error) {
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
+// treeTempPrefix names the folders treeImage makes its layer in, in the
+// state home; one a killed forkbomb left is removed by a later run's
+// (sweepTreeTemps) once it is an hour old.
+const treeTempPrefix = ".tree-image-"
+
+func sweepTreeTemps(root string) {
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), treeTempPrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+			os.RemoveAll(filepath.Join(root, e.Name()))
+		}
 	}
-	return cfg.RootFS.DiffIDs, nil
+}
+
+// gitEnv is this process's environment without git's own variables
+// (GIT_DIR, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, …): a forkbomb started
+// from a git hook must not point git at another repository.
+func gitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // writeLayer writes the tree image's layer (imageLayout) to path and
@@ -132,7 +157,7 @@ func writeLayer(ctx context.Context, path, tree, bin, tmp string) (v1.Hash, erro
 		l.index = filepath.Join(tmp, "index")
 		cmd := exec.CommandContext(ctx, "git", "read-tree", "HEAD")
 		cmd.Dir = tree
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+l.index, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		cmd.Env = append(gitEnv(), "GIT_INDEX_FILE="+l.index, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return v1.Hash{}, fmt.Errorf("the tree's index: git read-tree: %v: %s", err, strings.TrimSpace(string(out)))
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -17,8 +18,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -92,6 +95,8 @@ func TestTreeImage(t *testing.T) {
 		{"work/tree/.git/index", agentUID, 0o644, ""},
 		{"work/.forkbomb/", 0, 0o755, ""},
 		{"work/.forkbomb/forkbomb", 0, 0o755, "#!/bin/sh\necho pod binary\n"},
+		{"work/.wh..wh..opq", 0, 0o644, ""},
+		{"work/.scratch/", agentUID, 0o700, ""},
 	} {
 		e, ok := entries[c.name]
 		if !ok {
@@ -139,7 +144,12 @@ func TestTreeImage(t *testing.T) {
 		got, err := remote.Get(r)
 		must(t, err)
 		if strings.HasSuffix(first.Ref, got.Digest.String()) {
-			must(t, remote.Write(r, base)) // the tag moved to other content
+			// the tag moved to other content of as many layers
+			other, err := random.Layer(256, types.DockerLayer)
+			must(t, err)
+			moved, err := mutate.AppendLayers(base, other)
+			must(t, err)
+			must(t, remote.Write(r, moved))
 		}
 	}
 	newPid1("d", "HEAD~1")
@@ -147,6 +157,15 @@ func TestTreeImage(t *testing.T) {
 	must(t, err)
 	if !moved.Pushed || moved.Ref != first.Ref {
 		t.Errorf("a moved tag: %+v; want %s pushed again", moved, first.Ref)
+	}
+
+	// a name an image layer reads as a deletion: no tree image
+	must(t, os.WriteFile(filepath.Join(repo, ".wh.value"), []byte("x\n"), 0o644))
+	testutil.Git(t, repo, "add", ".wh.value")
+	testutil.Git(t, repo, "commit", "-qm", "whiteout")
+	newPid1("e", "HEAD")
+	if _, err := s.treeImage(ctx, "e"); !errors.Is(err, errWhiteoutName) {
+		t.Errorf("a tree holding .wh.value: %v; want errWhiteoutName", err)
 	}
 }
 

@@ -35,6 +35,10 @@ import (
 const (
 	podBinName = ".forkbomb/forkbomb" // in the tar stream, under /work
 	podBin     = "/work/" + podBinName
+	// podScratchName is forkbomb's scratch folder in the pod, the pod
+	// user's, outside the tree and hidden from every command (podHide)
+	podScratchName = ".scratch"
+	podScratch     = "/work/" + podScratchName
 )
 
 // Bounds of a tunnel's start and end.
