@@ -455,6 +455,11 @@ func podRunning(u *unstructured.Unstructured) (bool, error) {
 	case "Failed", "Succeeded":
 		return true, fmt.Errorf("pod %s ended before its agent started (%s)", u.GetName(), phase)
 	}
+	// a wait that cannot end: the image is not on the node and may not be
+	// pulled (a tag), or its name is not one
+	if why := waitingReason(u); strings.HasPrefix(why, "ErrImageNeverPull") || strings.HasPrefix(why, "InvalidImageName") {
+		return true, fmt.Errorf("pod %s cannot start: %s", u.GetName(), why)
+	}
 	return false, nil
 }
 

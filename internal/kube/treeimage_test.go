@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -264,5 +265,30 @@ func TestProbeTextTreeImage(t *testing.T) {
 	}
 	if strings.Contains(tree.String(), "read-only root filesystem") {
 		t.Errorf("with a registry, the root is said read-only:\n%s", tree.String())
+	}
+}
+
+// TestPodRunningGivesUp: a pod whose image the node lacks and may not
+// pull, or whose image name is not one, fails at once; a pull under way
+// (or backing off: it may still come) is waited for.
+func TestPodRunningGivesUp(t *testing.T) {
+	t.Parallel()
+	waiting := func(reason string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "fb-x"},
+			"status": map[string]any{"phase": "Pending", "containerStatuses": []any{map[string]any{
+				"state": map[string]any{"waiting": map[string]any{"reason": reason, "message": "details"}}}}}}}
+	}
+	for reason, fails := range map[string]bool{
+		"ErrImageNeverPull": true, "InvalidImageName": true,
+		"ContainerCreating": false, "ErrImagePull": false, "ImagePullBackOff": false,
+	} {
+		done, err := podRunning(waiting(reason))
+		if done != fails || (err != nil) != fails {
+			t.Errorf("%s: done %v, err %v; want done and an error: %v", reason, done, err, fails)
+		}
+		if fails && !strings.Contains(fmt.Sprint(err), reason) {
+			t.Errorf("%s: the error does not say why: %v", reason, err)
+		}
 	}
 }
