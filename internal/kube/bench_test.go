@@ -18,6 +18,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/record"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -234,6 +235,13 @@ func BenchmarkForkStart(b *testing.B) {
 		}
 	}
 	repos := map[string]string{"tiny": fixture(b), "gosrc": gosrc}
+	// commits of this call's own: a fixture made in the same second as
+	// an earlier call's is the same commit, whose image is already pushed
+	for _, repo := range repos {
+		must(b, os.WriteFile(filepath.Join(repo, "nonce"), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o644))
+		testutil.Git(b, repo, "add", "nonce")
+		testutil.Git(b, repo, "commit", "-qm", "nonce")
+	}
 	ms := map[string]float64{}
 	type mode struct {
 		key      string
@@ -271,6 +279,14 @@ func BenchmarkForkStart(b *testing.B) {
 				}
 				if m.key == "regnew" {
 					ms[name+"-push"] += float64(time.Since(t0).Milliseconds()) * float64(b.N) // once
+				}
+				if m.registry { // what the row says it measures
+					ks.mu.Lock()
+					pushed := ks.runs[run].image.Pushed
+					ks.mu.Unlock()
+					if pushed != (m.key == "regnew") {
+						b.Fatalf("%s %s: the tree image pushed %v", name, m.key, pushed)
+					}
 				}
 				t0 = time.Now()
 				if _, err := ks.Fork(ctx, run, run+"-f0"); err != nil {
