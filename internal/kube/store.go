@@ -212,7 +212,9 @@ func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*
 		if s.o.Progress != nil {
 			fmt.Fprintf(s.o.Progress, "forkbomb: the forks' tree image: looking for it in %s, else making it there…\n", s.o.Registry)
 		}
-		rs.image, err = s.treeImage(ctx, name)
+		ictx, cancel := context.WithTimeout(ctx, treeImageTimeout) // a registry that stalls must not hold the run
+		rs.image, err = s.treeImage(ictx, name)
+		cancel()
 		if errors.Is(err, errWhiteoutName) { // the tree cannot be a layer: sent to each pod, as without a registry
 			if s.o.Progress != nil {
 				fmt.Fprintf(s.o.Progress, "forkbomb: no tree image: %v; the tree is sent to each pod\n", err)

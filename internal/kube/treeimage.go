@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -35,6 +34,9 @@ import (
 
 // treeRepo is the repository of tree images under Options.Registry.
 const treeRepo = "forkbomb-tree"
+
+// treeImageTimeout bounds a tree image's making, lookup and push.
+const treeImageTimeout = 15 * time.Minute
 
 // TreeImage is what treeImage made or found.
 type TreeImage struct {
@@ -79,7 +81,14 @@ func (s *Store) treeImage(ctx context.Context, pid1 string) (TreeImage, error) {
 	}
 	defer os.RemoveAll(tmp)
 	layerPath := filepath.Join(tmp, "layer.tar")
-	diffID, err := writeLayer(ctx, layerPath, tree, bin, tmp)
+	index := "" // the tree's .git/index, without its stat data
+	if st, err := os.Lstat(filepath.Join(tree, ".git", "index")); err == nil && st.Mode().IsRegular() {
+		index = filepath.Join(tmp, "index")
+		if err := s.o.Local.IndexWithoutStat(ctx, pid1, index); err != nil {
+			return TreeImage{}, fmt.Errorf("the tree's index: %w", err)
+		}
+	}
+	diffID, err := writeLayer(ctx, layerPath, tree, bin, index)
 	if err != nil {
 		return TreeImage{}, err
 	}
@@ -132,36 +141,15 @@ func sweepTreeTemps(root string) {
 	}
 }
 
-// gitEnv is this process's environment without git's own variables
-// (GIT_DIR, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, …): a forkbomb started
-// from a git hook must not point git at another repository.
-func gitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // writeLayer writes the tree image's layer (imageLayout) to path and
 // returns its digest (the layer's diff ID: of its uncompressed bytes).
-// The tree's .git/index goes without its stat data — made anew by git
-// read-tree from HEAD, as the pid 1's checkout left it — which is all that
-// differs between two pid 1s of one commit; in the pod every file's times
-// differ from the index's anyway, so git looks at them afresh either way.
-func writeLayer(ctx context.Context, path, tree, bin, tmp string) (v1.Hash, error) {
+// index, when set, goes as the tree's .git/index (Store.IndexWithoutStat:
+// all that differs between two pid 1s of one commit; in the pod every
+// file's times differ from the index's anyway, so git looks at them
+// afresh either way).
+func writeLayer(ctx context.Context, path, tree, bin, index string) (v1.Hash, error) {
 	l := imageLayout
-	if st, err := os.Lstat(filepath.Join(tree, ".git", "index")); err == nil && st.Mode().IsRegular() {
-		l.index = filepath.Join(tmp, "index")
-		cmd := exec.CommandContext(ctx, "git", "read-tree", "HEAD")
-		cmd.Dir = tree
-		cmd.Env = append(gitEnv(), "GIT_INDEX_FILE="+l.index, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return v1.Hash{}, fmt.Errorf("the tree's index: git read-tree: %v: %s", err, strings.TrimSpace(string(out)))
-		}
-	}
+	l.index = index
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return v1.Hash{}, err

@@ -52,6 +52,14 @@ func TestTreeImage(t *testing.T) {
 	must(t, err)
 	s := &Store{o: Options{Local: local, Image: baseRef, Registry: host + "/forkbomb", PodBin: bin}}
 	repo := fixture(t)
+	// links (a pid 1 holds only those that stay in it) go as links, never
+	// as what they point at
+	must(t, os.MkdirAll(filepath.Join(repo, "sub"), 0o755))
+	must(t, os.WriteFile(filepath.Join(repo, "sub", "f"), []byte("f\n"), 0o644))
+	must(t, os.Symlink("value", filepath.Join(repo, "link")))
+	must(t, os.Symlink("sub", filepath.Join(repo, "dirlink")))
+	testutil.Git(t, repo, "add", "sub", "link", "dirlink")
+	testutil.Git(t, repo, "commit", "-qm", "links")
 	ctx := context.Background()
 	newPid1 := func(name, rev string) {
 		t.Helper()
@@ -109,6 +117,16 @@ func TestTreeImage(t *testing.T) {
 		}
 		if c.body != "" && e.body != c.body {
 			t.Errorf("%s: %q; want %q", c.name, e.body, c.body)
+		}
+	}
+	for name, target := range map[string]string{"work/tree/link": "value", "work/tree/dirlink": "sub"} {
+		if e := entries[name]; e.h == nil || e.h.Typeflag != tar.TypeSymlink || e.h.Linkname != target || e.body != "" {
+			t.Errorf("%s: %+v; want a link to %s and nothing else", name, e.h, target)
+		}
+	}
+	for n := range entries {
+		if strings.HasPrefix(n, "work/tree/dirlink/") {
+			t.Errorf("%s: the layer went through the link", n)
 		}
 	}
 	for n, e := range entries {

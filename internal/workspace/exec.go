@@ -220,3 +220,15 @@ func (s *Store) Snapshot(_ context.Context, name string) (string, error) {
 	}
 	return s.tree(name), nil
 }
+
+// IndexWithoutStat writes to dst the index of pid 1 name's HEAD as git
+// read-tree makes it: its entries with no stat data, which is what two
+// checkouts of one commit agree on (their own indexes differ in it).
+func (s *Store) IndexWithoutStat(ctx context.Context, name, dst string) error {
+	tree, err := s.Snapshot(ctx, name)
+	if err != nil {
+		return err
+	}
+	_, err = gitCmd{dir: tree, env: []string{"GIT_INDEX_FILE=" + dst}}.run(ctx, nil, "read-tree", "HEAD")
+	return err
+}

@@ -93,6 +93,16 @@ func podBeside() string {
 	return ""
 }
 
+// image is the forks' image as a pod that is not a fork's runs it: with
+// --registry, the registry's, by the digest it gives now (a node that
+// lacks it pulls it); else --image as given.
+func (c cluster) image(ctx context.Context) (string, error) {
+	if c.f.Registry == "" {
+		return c.f.Image, nil
+	}
+	return kube.PinImage(ctx, c.f.Image)
+}
+
 // Probe reports what the cluster enforces.
 func (c cluster) Probe(ctx context.Context, out io.Writer, asJSON bool) error {
 	f := c.f
@@ -100,11 +110,9 @@ func (c cluster) Probe(ctx context.Context, out io.Writer, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	image := f.Image
-	if f.Registry != "" { // the image is the registry's: its content there now
-		if image, err = kube.PinImage(ctx, image); err != nil {
-			return err
-		}
+	image, err := c.image(ctx)
+	if err != nil {
+		return err
 	}
 	rep, err := kube.Probe(ctx, kube.ProbeOptions{Config: cfg, Namespace: f.Namespace, RuntimeClass: f.RuntimeClass, Image: image, Measure: true, PodBin: podBeside(), Registry: f.Registry})
 	if err != nil {
@@ -125,11 +133,9 @@ func (c cluster) FindAgent(ctx context.Context, name, given string) (string, str
 	if l, err := home.Default(); err == nil {
 		cache = l.KubeAgents()
 	}
-	image := c.f.Image
-	if c.f.Registry != "" { // the image is the registry's: its content there now
-		if image, err = kube.PinImage(ctx, image); err != nil {
-			return "", "", fmt.Errorf("--backend kubernetes: %w", err)
-		}
+	image, err := c.image(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("--backend kubernetes: %w", err)
 	}
 	bin, version, image, err := kube.FindAgent(ctx, kube.ProbeOptions{Config: cfg, Namespace: c.f.Namespace,
 		RuntimeClass: c.f.RuntimeClass, Image: image, PodBin: podBeside(), AgentCache: cache}, name, given)
