@@ -68,6 +68,7 @@ func writeTree(ctx context.Context, w io.Writer, root, bin string, l tarLayout) 
 		}
 		return tw.WriteHeader(h)
 	}
+	treeHdr := func(h *tar.Header) error { return hdr(h, true) }
 	if l.dir != "" {
 		if err := hdr(&tar.Header{Typeflag: tar.TypeDir, Name: "", Mode: 0o755}, false); err != nil {
 			return err
@@ -115,9 +116,9 @@ func writeTree(ctx context.Context, w io.Writer, root, bin string, l tarLayout) 
 			if err != nil {
 				return err
 			}
-			return copyFile(tw, l.index, name, st, func(h *tar.Header) error { return hdr(h, true) })
+			return copyFile(tw, l.index, name, st, treeHdr)
 		case d.Type().IsRegular():
-			return copyFile(tw, p, name, info, func(h *tar.Header) error { return hdr(h, true) })
+			return copyFile(tw, p, name, info, treeHdr)
 		}
 		return nil
 	})
