@@ -99,11 +99,11 @@ func (s *Store) ready(ctx context.Context, name string, fs *forkState, p sandbox
 func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox.Policy) error {
 	if wp := s.claim(ctx, fs, p); wp != nil {
 		s.mu.Lock()
-		fs.obj = wp.obj // Remove reads it under s.mu
+		fs.obj = wp.name() // Remove reads it under s.mu
 		s.mu.Unlock()
 		fs.mode, fs.scoped = wp.mode, wp.scoped
 		if !s.owned(name, fs) { // removed while it claimed: the pod goes too
-			s.deleteFork(context.WithoutCancel(ctx), wp.obj)
+			s.deleteFork(context.WithoutCancel(ctx), fs.obj)
 			return fmt.Errorf("fork %s was removed", name)
 		}
 		return s.started(ctx, name, fs)
@@ -166,15 +166,19 @@ var ErrNoWalls = errors.New("forkbomb's sandbox cannot confine commands in this 
 // Exit statuses of startScript besides the probe's.
 const (
 	stTarFailed = 20
+	stNotEmpty  = 21 // /work held something before its tree
 )
 
-// startScript unpacks the tree and forkbomb's binary (stdin: writeTar's
-// stream), checks the binary's SHA-256 ($1) and, with probe, runs its
+// startScript checks that /work is empty, unpacks the tree and
+// forkbomb's binary there (stdin: writeTar's stream), checks the binary's SHA-256 ($1) and, with probe, runs its
 // probe, whose report is the output (Store.outputWith): one exec for all.
 // With inImage the pod's image holds both (a tree image): they are
 // checked, not sent.
 func startScript(probe, inImage bool) (string, error) {
-	script := `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
+	// /work is an emptyDir: anything in it before the tree was put there
+	// by someone else than forkbomb (a kept pod waits for its run: kept.go)
+	script := `for f in /work/* /work/.[!.]* /work/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then exit ` + strconv.Itoa(stNotEmpty) + `; fi; done
+tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
 [ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
 chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
 	if inImage {
@@ -282,6 +286,8 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 		}
 	}
 	switch {
+	case code == stNotEmpty:
+		return "", false, errors.New("the pod's /work was not empty before its tree: something else wrote to it")
 	case code == stTarFailed:
 		return "", false, fmt.Errorf("send the tree: %v", err)
 	case code < 0 && err != nil: // the exec itself failed: no word from the pod

@@ -7,7 +7,9 @@ package kube
 // a fork that finds none free (or none with its limits) starts its own,
 // as without a pool. A warm pod never served another fork: each is
 // claimed once, by one fork, and deleted with it. Those left unclaimed
-// are deleted with the run (their anchor). With a tree image
+// are deleted with the run (their anchor) — or, with Options.KeepWarm,
+// the run's end leaves pods for the next run, which its warm pods claim
+// before making their own (kept.go). With a tree image
 // (Options.Registry) a warm pod is made once the image is pushed: it
 // holds the tree from its start, and is sent nothing.
 
@@ -15,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +28,8 @@ import (
 
 // warmPod is one pod of a run's pool.
 type warmPod struct {
-	obj          string
+	mu           sync.Mutex
+	obj          string // name (its pod's name may change once: warm)
 	memory       int64
 	cpus         float64
 	done         chan struct{} // closed when mode or err is set
@@ -58,12 +62,11 @@ func (s *Store) startPool(ctx context.Context, run string, rs *runState, tree ch
 	}
 }
 
-// warm creates one warm pod and loads it. A pod of a tree image is
-// created once the image is pushed (it names it).
+// warm claims a kept pod of the run's kind (Options.KeepWarm, kept.go)
+// or creates one warm pod, and loads it. A pod of a tree image is claimed
+// or created once the image is pushed (it names it).
 func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod) {
 	defer close(wp.done)
-	po := PodOptions{Name: wp.obj, Run: run, Image: s.o.Image, RuntimeClass: s.o.RuntimeClass,
-		DeadlineSeconds: int64(s.o.Deadline / time.Second), Memory: wp.memory, CPUs: wp.cpus, Owner: rs.anchor}
 	if s.o.Registry != "" {
 		select {
 		case <-wp.snapshotWait:
@@ -71,20 +74,24 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 			wp.err = ctx.Err()
 			return
 		}
-		if rs.image.Ref != "" { // else the tree could not be a layer: sent, as without a registry
-			po.Image, po.TreeInImage = rs.image.Ref, true
-		}
 	}
-	if _, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{}); err != nil {
+	po := s.warmOptions(rs)
+	po.Name, po.Run, po.Owner = wp.name(), run, rs.anchor
+	po.DeadlineSeconds = int64(s.o.Deadline / time.Second)
+	if kept := s.claimKeptIf(ctx, run, rs, po); kept != "" {
+		wp.setName(kept)
+	} else if _, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{}); err != nil {
 		wp.err = err // the fork that claims it starts its own
 		return
 	}
-	if wp.abandoned.Load() { // its fork gave up on it before it was made (claim)
-		s.deleteFork(context.WithoutCancel(ctx), wp.obj)
+	// its fork gave up on it before it was made (claim); the name claim
+	// read is this one, or claim's delete came first and this sees it
+	if wp.abandoned.Load() {
+		s.deleteFork(context.WithoutCancel(ctx), wp.name())
 		wp.err = errors.New("abandoned")
 		return
 	}
-	node, err := s.waitRunning(ctx, wp.obj)
+	node, err := s.waitRunning(ctx, wp.name())
 	if err != nil {
 		wp.err = err
 		return
@@ -95,7 +102,29 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 		wp.err = ctx.Err()
 		return
 	}
-	wp.mode, wp.scoped, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.obj, image: rs.image.Ref}, node)
+	wp.mode, wp.scoped, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.name(), image: rs.image.Ref}, node)
+}
+
+// claimKeptIf is claimKept when kept pods are asked for.
+func (s *Store) claimKeptIf(ctx context.Context, run string, rs *runState, po PodOptions) string {
+	if s.o.KeepWarm <= 0 {
+		return ""
+	}
+	return s.claimKept(ctx, run, rs, po)
+}
+
+// name is the warm pod's name: the run's own, or a kept pod's once
+// claimed (warm).
+func (wp *warmPod) name() string {
+	wp.mu.Lock()
+	defer wp.mu.Unlock()
+	return wp.obj
+}
+
+func (wp *warmPod) setName(obj string) {
+	wp.mu.Lock()
+	wp.obj = obj
+	wp.mu.Unlock()
 }
 
 // claim takes a warm pod of the fork's run holding the limits the fork's
@@ -125,12 +154,12 @@ func (s *Store) claim(ctx context.Context, fs *forkState, p sandbox.Policy) *war
 		case <-ctx.Done():
 			// given up while it is made: deleted now, or by warm once made
 			wp.abandoned.Store(true)
-			s.deleteFork(context.WithoutCancel(ctx), wp.obj)
+			s.deleteFork(context.WithoutCancel(ctx), wp.name())
 			return nil
 		}
 		if wp.err == nil {
 			return wp
 		}
-		s.deleteFork(context.WithoutCancel(ctx), wp.obj)
+		s.deleteFork(context.WithoutCancel(ctx), wp.name())
 	}
 }

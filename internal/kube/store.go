@@ -62,6 +62,12 @@ type Options struct {
 	Warm       int
 	WarmMemory int64
 	WarmCPUs   float64
+	// KeepWarm, when set, keeps Warm started pods of the run's kind
+	// (image, limits) for the next run, for that long: a run's end leaves
+	// them, a later run's warm pods claim them before making their own,
+	// and a forkbomb that opens after that long deletes those unclaimed
+	// (kept.go). They hold their limits' requests on the nodes meanwhile.
+	KeepWarm time.Duration
 	// Registry, when set, is a repository prefix (host[:port]/path) the
 	// nodes pull from and forkbomb pushes to: each run's pid 1 goes there
 	// once as a tree image (treeimage.go) over Image, which must then be
@@ -329,6 +335,11 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	}
 	if rs != nil {
 		rs.stop()
+		if s.o.KeepWarm > 0 && s.o.Warm > 0 && !s.crd && ctx.Err() == nil {
+			if err := s.keep(ctx, rs); err != nil {
+				fmt.Fprintf(os.Stderr, "forkbomb: no warm pods kept for the next run: %v\n", err)
+			}
+		}
 		s.deleteAnchor(ctx, rs.anchor.GetName())
 	}
 	return s.o.Local.Remove(ctx, name)

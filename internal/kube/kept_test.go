@@ -1,0 +1,317 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// TestKeptKind: a pool is one kind of pod — the same options give the
+// same kind, and a change of image, limits, tree image or namespace
+// another; a pod's name, run, owner and deadline are not its kind.
+func TestKeptKind(t *testing.T) {
+	s := &Store{o: Options{Namespace: "a"}}
+	base := PodOptions{Image: "img", Memory: 1 << 30, CPUs: 1}
+	same := base
+	same.Name, same.Run, same.DeadlineSeconds = "fb-x", "run-x", 99
+	if s.keptKind(base) != s.keptKind(same) {
+		t.Error("a pod's name, run or deadline changed its kind")
+	}
+	kinds := map[string]string{"base": s.keptKind(base)}
+	for name, po := range map[string]PodOptions{
+		"image":      {Image: "other", Memory: 1 << 30, CPUs: 1},
+		"memory":     {Image: "img", Memory: 2 << 30, CPUs: 1},
+		"cpus":       {Image: "img", Memory: 1 << 30, CPUs: 2},
+		"tree image": {Image: "img", Memory: 1 << 30, CPUs: 1, TreeInImage: true},
+		"runtime":    {Image: "img", Memory: 1 << 30, CPUs: 1, RuntimeClass: "gvisor"},
+	} {
+		kinds[name] = s.keptKind(po)
+	}
+	kinds["namespace"] = (&Store{o: Options{Namespace: "b"}}).keptKind(base)
+	seen := map[string]string{}
+	for name, k := range kinds {
+		if other, ok := seen[k]; ok {
+			t.Errorf("%s and %s are one kind (%s)", name, other, k)
+		}
+		seen[k] = name
+	}
+}
+
+// TestKeptPods, against the real API server (no kubelet: pods stay
+// Pending): a run's end leaves Warm pods of its kind in a pool with an
+// anchor and a deny-all policy of its own; a later run claims them —
+// labels, owner and deadline changed in one patch that names the pod's
+// resourceVersion, so that of two runs patching one pod one gets it and
+// the other a conflict; many claims at once take each pod once; the pool
+// is topped up at the next run's end; a lapsed pool is reaped.
+func TestKeptPods(t *testing.T) {
+	cfg := apiServer(t)
+	bg := context.Background()
+	o := Options{Namespace: "default", Warm: 3, WarmMemory: 256 << 20, WarmCPUs: 0.5, KeepWarm: time.Minute, Deadline: time.Hour}
+	a := openStore(t, cfg, o)
+	if err := a.Remove(bg, newRun(t, a, "run-a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Remove(bg, "run-a"); err != nil {
+		t.Fatal(err)
+	}
+	kind := a.keptKind(a.warmOptions(&runState{}))
+	pods := a.dyn.Resource(podGVR).Namespace("default")
+	list, err := pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 3 {
+		t.Fatalf("%d pods kept, want 3", len(list.Items))
+	}
+	pool, err := a.dyn.Resource(leaseGVR).Namespace("default").Get(bg, "forkbomb-pool-"+kind, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := str(t, pool, "spec", "leaseDurationSeconds"); got != "60" {
+		t.Errorf("the pool's lease lasts %s s, want 60 (KeepWarm)", got)
+	}
+	nps, err := a.dyn.Resource(netpolGVR).Namespace("default").List(bg, metav1.ListOptions{LabelSelector: LabelRun + "=" + poolRun(kind)})
+	if err != nil || len(nps.Items) != 1 {
+		t.Fatalf("the pool's network policies: %v %v", nps, err)
+	}
+	if got := str(t, &nps.Items[0], "spec", "egress"); got != "[]" && got != "<none>" {
+		t.Errorf("the pool's policy lets out %s", got)
+	}
+	for _, p := range list.Items {
+		if refs := p.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != pool.GetUID() {
+			t.Errorf("kept pod %s owned by %+v, want the pool's lease", p.GetName(), refs)
+		}
+		if got := str(t, &p, "spec", "activeDeadlineSeconds"); got != "3660" {
+			t.Errorf("kept pod %s: deadline %s, want KeepWarm + Deadline = 3660", p.GetName(), got)
+		}
+		if p.GetLabels()[LabelRun] != poolRun(kind) {
+			t.Errorf("kept pod %s: labels %v", p.GetName(), p.GetLabels())
+		}
+		cs := str(t, &p, "spec", "containers")
+		for _, want := range []string{`"readOnlyRootFilesystem":true`, `"memory":"256Mi"`, `"cpu":"500m"`} {
+			if !strings.Contains(cs, want) {
+				t.Errorf("kept pod %s lacks %s: %s", p.GetName(), want, cs)
+			}
+		}
+	}
+
+	// two runs patch one pod from the same version: one gets it
+	b := openStore(t, cfg, o)
+	c := openStore(t, cfg, o)
+	rb, err := b.anchor(bg, "run-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := c.anchor(bg, "run-c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := list.Items[0]
+	pb, ok := b.claimPatch(&stale, "run-b", rb)
+	pc, ok2 := c.claimPatch(&stale, "run-c", rc)
+	if !ok || !ok2 {
+		t.Fatal("no claim patch for a fresh kept pod")
+	}
+	if _, err := pods.Patch(bg, stale.GetName(), types.MergePatchType, pb, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Patch(bg, stale.GetName(), types.MergePatchType, pc, metav1.PatchOptions{}); !apierrors.IsConflict(err) {
+		t.Fatalf("a second claim of one version: %v, want a conflict", err)
+	}
+	got, err := pods.Get(bg, stale.GetName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetLabels()[LabelRun] != "run-b" || got.GetLabels()[LabelPool] != "" {
+		t.Errorf("claimed pod's labels %v, want run-b's and no pool", got.GetLabels())
+	}
+	if refs := got.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != rb.anchor.GetUID() {
+		t.Errorf("claimed pod owned by %+v, want run-b's anchor", refs)
+	}
+	if d := str(t, got, "spec", "activeDeadlineSeconds"); d != "3601" {
+		t.Errorf("claimed pod's deadline %s, want the run's from now (3601)", d)
+	}
+
+	// the two left, claimed by six at once from two runs: each once
+	po := b.warmOptions(rb)
+	var mu sync.Mutex
+	claimed := map[string]int{}
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		s, rs, run := b, rb, "run-b"
+		if i%2 == 1 {
+			s, rs, run = c, rc, "run-c"
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if name := s.claimKept(bg, run, rs, po); name != "" {
+				mu.Lock()
+				claimed[name]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(claimed) != 2 {
+		t.Errorf("claimed %v, want the two pods left", claimed)
+	}
+	for name, n := range claimed {
+		if n != 1 || name == stale.GetName() {
+			t.Errorf("pod %s claimed %d times", name, n)
+		}
+	}
+	if name := b.claimKept(bg, "run-b", rb, po); name != "" {
+		t.Errorf("claimed %s from an empty pool", name)
+	}
+	// another kind's run finds none
+	other := po
+	other.Memory = 512 << 20
+	if name := b.claimKept(bg, "run-b", rb, other); name != "" {
+		t.Errorf("a run of another kind claimed %s", name)
+	}
+
+	// the next run's end tops the pool up again
+	if err := b.keep(bg, rb); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind}); len(list.Items) != 3 {
+		t.Errorf("%d pods in the pool after a top-up, want 3", len(list.Items))
+	}
+
+	// a pool no run renews is reaped
+	short := o
+	short.KeepWarm = time.Second
+	d := openStore(t, cfg, short)
+	rd, err := d.anchor(bg, "run-d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.keep(bg, rd); err != nil { // renews the pool for 1 s
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	reaped, err := b.Reap(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contains(reaped, "forkbomb-pool-"+kind) {
+		t.Errorf("reaped %v, want the lapsed pool", reaped)
+	}
+}
+
+// TestClusterKeptPods, on the real cluster: a run's end keeps a warm pod
+// that starts after it; the next run (another store: another forkbomb)
+// claims it and its fork runs there — the tree sent then, the fork's
+// writes its own, its patch made — and the pod is the run's (labels,
+// owner); a kept pod someone wrote to before its claim is refused (its
+// /work not empty) and the fork starts its own; nothing is left once the
+// pool is deleted.
+func TestClusterKeptPods(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
+	cfg, ns := cluster(t)
+	ctx := t.Context()
+	o := Options{Namespace: ns, Warm: 1, KeepWarm: 10 * time.Minute}
+	repo := fixture(t)
+	top, base, err := workspace.ResolveBase(ctx, repo, "HEAD")
+	must(t, err)
+	// race runs one fork of a run on s and returns its pod's name
+	race := func(s *Store, run, script, want string) string {
+		t.Helper()
+		_, err := s.New(ctx, run, workspace.NewOptions{Repo: top, Rev: base})
+		must(t, err)
+		f := run + "-f"
+		_, err = s.Fork(ctx, run, f)
+		must(t, err)
+		var out bytes.Buffer
+		res, err := s.Exec(ctx, f, sandbox.Policy{Command: []string{"/bin/sh", "-c", script}, Timeout: time.Minute},
+			sandbox.Stdio{Stdout: &out, Stderr: &out})
+		if err != nil || res.ExitCode != 0 || out.String() != want {
+			t.Fatalf("%s: %v %+v: %q, want %q", f, err, res, out.String(), want)
+		}
+		d, err := s.Diff(ctx, f, false)
+		must(t, err)
+		if !strings.Contains(string(d.Patch), "-1\n+"+run+"\n") {
+			t.Errorf("%s: patch:\n%s", f, d.Patch)
+		}
+		s.mu.Lock()
+		obj := s.forks[f].obj
+		s.mu.Unlock()
+		p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(ctx, obj, metav1.GetOptions{})
+		must(t, err)
+		s.mu.Lock()
+		anchor := s.runs[run].anchor
+		s.mu.Unlock()
+		if p.GetLabels()[LabelRun] != run || p.GetLabels()[LabelPool] != "" {
+			t.Errorf("%s's pod %s: labels %v", f, obj, p.GetLabels())
+		}
+		if refs := p.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != anchor.GetUID() {
+			t.Errorf("%s's pod %s: owners %+v, want the run's anchor", f, obj, refs)
+		}
+		must(t, s.Remove(ctx, f))
+		must(t, s.Remove(ctx, run))
+		return obj
+	}
+	// keptRunning waits for the pool's one pod to run and returns it
+	keptRunning := func(s *Store) string {
+		t.Helper()
+		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			l, err := s.dyn.Resource(podGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
+			must(t, err)
+			if len(l.Items) == 1 {
+				if ok, err := podRunning(&l.Items[0]); ok && err == nil {
+					return l.Items[0].GetName()
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the kept pod does not run: %d in the pool", len(l.Items))
+			}
+		}
+	}
+	script := func(run string) string { return `cat value && echo ` + run + ` > value` }
+
+	a := openStore(t, cfg, o)
+	if obj := race(a, "kept1", script("kept1"), "1\n"); strings.HasPrefix(obj, "fb-pool-") {
+		t.Fatalf("the first run claimed %s from an empty pool", obj)
+	}
+	kept := keptRunning(a)
+	b := openStore(t, cfg, o)
+	if obj := race(b, "kept2", script("kept2"), "1\n"); obj != kept {
+		t.Errorf("the second run's fork ran in %s, want the kept pod %s", obj, kept)
+	}
+	// someone with exec in the namespace writes to the next kept pod
+	planted := keptRunning(b)
+	var serr bytes.Buffer
+	if code, err := b.stream(ctx, planted, []string{"touch", "/work/.planted"}, nil, io.Discard, &serr); err != nil || code != 0 {
+		t.Fatalf("plant a file in %s: %d %v %s", planted, code, err, serr.String())
+	}
+	c := openStore(t, cfg, o)
+	if obj := race(c, "kept3", script("kept3"), "1\n"); obj == planted {
+		t.Errorf("the third run's fork ran in %s, whose /work held a file before its tree", planted)
+	}
+	if _, err := c.dyn.Resource(podGVR).Namespace(ns).Get(ctx, planted, metav1.GetOptions{}); err == nil {
+		// deleted once refused, or being deleted
+		p, _ := c.dyn.Resource(podGVR).Namespace(ns).Get(ctx, planted, metav1.GetOptions{})
+		if p != nil && p.GetDeletionTimestamp() == nil {
+			t.Errorf("the refused kept pod %s is still there", planted)
+		}
+	}
+	a.Close()
+	b.Close()
+	c.Close()
+	bg := metav1.DeletePropagationBackground
+	must(t, c.dyn.Resource(leaseGVR).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed}))
+	waitNothingLeft(t, cfg, ns, 2*time.Minute)
+}
