@@ -157,7 +157,6 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.LeaseDuration <= 0 {
 		o.LeaseDuration = 60 * time.Second
 	}
-	quietKlog()
 	cfg := rest.CopyConfig(o.Config)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second // every API call is bounded; exec streams are not API calls
@@ -182,11 +181,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
-// quietKlog stops client-go's klog lines ("Copying stdout failed" when a
+// init stops client-go's klog lines ("Copying stdout failed" when a
 // loser's pod is deleted under its exec) reaching forkbomb's terminal:
 // forkbomb reports what matters itself, and klog would print the fork's
-// words unredacted. klog is client-go's alone in this process.
-var quietKlog = sync.OnceFunc(func() { klog.SetLogger(logr.Discard()) })
+// words unredacted. klog is client-go's alone in this process. Set
+// before any client exists: klog's logger is read unlocked by every
+// request, so setting it later races with a client already in use.
+func init() { klog.SetLogger(logr.Discard()) }
 
 // UsesSandboxCRD reports whether forks are agent-sandbox Sandboxes.
 func (s *Store) UsesSandboxCRD() bool { return s.crd }

@@ -42,6 +42,13 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 	if err != nil {
 		return nil, err
 	}
+	keep, err := keepWarm(f.KeepWarm)
+	if err != nil {
+		return nil, err
+	}
+	if keep > 0 && warm == 0 {
+		return nil, errors.New("--keep-warm keeps --warm-pods' pods: give --warm-pods auto or a number above 0")
+	}
 	// the warm pods hold the limits each fork's commands will ask for
 	var limits sandbox.Policy
 	run.ForkLimits(*o).Apply(&limits)
@@ -51,7 +58,7 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 	}
 	ks, err := kube.Open(ctx, kube.Options{Local: local, Config: cfg, Namespace: f.Namespace, Image: image,
 		RuntimeClass: f.RuntimeClass, Deadline: timeout + 15*time.Minute, UseSandboxCRD: f.SandboxCRD,
-		PodBin: podBeside(), Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Registry: f.Registry, Progress: os.Stderr})
+		PodBin: podBeside(), Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Registry: f.Registry, Progress: os.Stderr, KeepWarm: keep})
 	if err != nil {
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
 	}
@@ -72,6 +79,18 @@ func warmPods(v string, o *run.Options) (int, error) {
 		return 0, fmt.Errorf("--warm-pods %q: want auto or a number from 0 to 256", v)
 	}
 	return n, nil
+}
+
+// keepWarm reads --keep-warm: a duration, 0 for none.
+func keepWarm(v string) (time.Duration, error) {
+	if v == "" || v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Minute || d > 24*time.Hour {
+		return 0, fmt.Errorf("--keep-warm %q: want 0 or a duration from 1m to 24h (10m, 1h)", v)
+	}
+	return d, nil
 }
 
 // podBeside is the binary sent into each fork's pod: forkbomb-pod beside
