@@ -156,8 +156,12 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 		o.Store, o.JudgeStore, o.RunsDir = ks, local, filepath.Join(b.TempDir(), "runs")
 		if keep && i == 0 {
 			measure(b, o)
+			must(b, ks.Keep(context.Background()))
 		}
 		f, v = measure(b, o)
+		if keep {
+			must(b, ks.Keep(context.Background()))
+		}
 		kf, kv = kf+f, kv+v
 		ks.Close()
 	}

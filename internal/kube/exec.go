@@ -166,19 +166,17 @@ var ErrNoWalls = errors.New("forkbomb's sandbox cannot confine commands in this 
 // Exit statuses of startScript besides the probe's.
 const (
 	stTarFailed = 20
-	stNotEmpty  = 21 // /work held something before its tree
+	stNotEmpty  = 21 // /work or /tmp held something before the tree
+	stNotAlone  = 22 // another process ran in the pod before the tree
 )
 
-// startScript checks that /work is empty, unpacks the tree and
-// forkbomb's binary there (stdin: writeTar's stream), checks the binary's SHA-256 ($1) and, with probe, runs its
-// probe, whose report is the output (Store.outputWith): one exec for all.
-// With inImage the pod's image holds both (a tree image): they are
-// checked, not sent.
+// startScript unpacks the tree and forkbomb's binary in /work (stdin:
+// writeTar's stream), checks the binary's SHA-256 ($1) and, with probe,
+// runs its probe, whose report is the output (Store.outputWith): one exec
+// for all. With inImage the pod's image holds both (a tree image): they
+// are checked, not sent. freshCheck runs before it.
 func startScript(probe, inImage bool) (string, error) {
-	// /work is an emptyDir: anything in it before the tree was put there
-	// by someone else than forkbomb (a kept pod waits for its run: kept.go)
-	script := `for f in /work/* /work/.[!.]* /work/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then exit ` + strconv.Itoa(stNotEmpty) + `; fi; done
-tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
+	script := `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
 [ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
 chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
 	if inImage {
@@ -193,6 +191,23 @@ chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
 		script += "\n" + line
 	}
 	return script, nil
+}
+
+// freshCheck is shell text run first by a pod's start exec, in that
+// exec's own shell (no process of its own): the pod must be as the
+// runtime made it — no process but its sleeping pid 1 and this shell, its
+// /tmp empty, and /work empty unless the image holds the tree (inImage).
+// Anything else was put there by someone other than forkbomb: a kept pod
+// waits for its run (kept.go), and whoever may exec into the namespace's
+// pods could have written to it meanwhile.
+func freshCheck(inImage bool) string {
+	dirs := "/tmp"
+	if !inImage {
+		dirs = "/tmp /work"
+	}
+	return `for p in /proc/[0-9]*; do p=${p#/proc/}; if [ "$p" != 1 ] && [ "$p" != "$$" ]; then exit ` + strconv.Itoa(stNotAlone) + `; fi; done
+for d in ` + dirs + `; do for f in "$d"/* "$d"/.[!.]* "$d"/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then exit ` + strconv.Itoa(stNotEmpty) + `; fi; done; done
+`
 }
 
 func probeLine() (string, error) {
@@ -261,7 +276,7 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	var out []byte
 	var code int
 	if fs.image != "" {
-		out, code, err = s.outputWith(ctx, fs.obj, script, []string{sum}, nil, 1<<20)
+		out, code, err = s.outputFrom(ctx, fs.obj, freshCheck(true), script, []string{sum}, nil, 1<<20)
 		switch code {
 		case stBadSum:
 			return "", false, fmt.Errorf("forkbomb's binary in the pod's image %s is not the one pushed", fs.image)
@@ -271,7 +286,7 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	} else {
 		pr, pw := io.Pipe()
 		go func() { pw.CloseWithError(writeTar(ctx, pw, tree, bin)) }()
-		out, code, err = s.outputWith(ctx, fs.obj, script, []string{sum}, pr, 1<<20)
+		out, code, err = s.outputFrom(ctx, fs.obj, freshCheck(false), script, []string{sum}, pr, 1<<20)
 		pr.Close()
 	}
 	if code == stBadSum {
@@ -287,7 +302,9 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	}
 	switch {
 	case code == stNotEmpty:
-		return "", false, errors.New("the pod's /work was not empty before its tree: something else wrote to it")
+		return "", false, errors.New("the pod's /work or /tmp was not empty before its tree: something other than forkbomb wrote to it")
+	case code == stNotAlone:
+		return "", false, errors.New("a process other than the pod's own ran in it before its tree: something other than forkbomb started it")
 	case code == stTarFailed:
 		return "", false, fmt.Errorf("send the tree: %v", err)
 	case code < 0 && err != nil: // the exec itself failed: no word from the pod

@@ -26,6 +26,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -70,9 +71,16 @@ func poolRun(kind string) string { return "pool-" + kind }
 
 // claimKept claims one kept pod of po's kind for the run (see the file's
 // doc) and returns its name; "" when there is none to claim. A pod still
-// starting is claimed too: the run waits for it as for its own.
+// starting is claimed too: the run waits for it as for its own. Only a
+// pod forkbomb would have made is claimed: owned by the pool's Lease
+// alone, its spec forkbomb's for the kind (keptSpec) — its label says
+// nothing, since whoever may make pods in the namespace could set it.
 func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodOptions) string {
 	kind := s.keptKind(po)
+	pool, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Get(ctx, "forkbomb-pool-"+kind, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
 	pods := s.dyn.Resource(podGVR).Namespace(s.o.Namespace)
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind})
 	if err != nil {
@@ -81,8 +89,8 @@ func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodO
 	// running ones first, then the oldest
 	cand := []unstructured.Unstructured{}
 	for _, u := range list.Items {
-		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-		if u.GetDeletionTimestamp() == nil && (phase == "Running" || phase == "Pending") {
+		refs := u.GetOwnerReferences()
+		if s.claimable(&u) && len(refs) == 1 && refs[0].UID == pool.GetUID() && s.keptSpec(&u, po, kind) == nil {
 			cand = append(cand, u)
 		}
 	}
@@ -96,8 +104,8 @@ func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodO
 		return ti.Before(&tj)
 	})
 	for _, u := range cand {
-		patch, ok := s.claimPatch(&u, run, rs)
-		if !ok {
+		patch, err := s.claimPatch(&u, run, rs)
+		if err != nil {
 			continue
 		}
 		if _, err := pods.Patch(ctx, u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
@@ -110,12 +118,10 @@ func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodO
 	return ""
 }
 
-// claimPatch is the patch that makes kept pod u the run's, conditional on
-// u's resourceVersion; !ok when u cannot serve the run for its deadline.
-func (s *Store) claimPatch(u *unstructured.Unstructured, run string, rs *runState) ([]byte, bool) {
-	// activeDeadlineSeconds counts from the pod's start and may only be
-	// lowered: the run's deadline from now on, if the pod has that long
-	// left
+// claimDeadline is the deadline a claim gives kept pod u: the run's from
+// now on (activeDeadlineSeconds counts from the pod's start); !ok when u
+// has not that long left (the deadline may only be lowered).
+func (s *Store) claimDeadline(u *unstructured.Unstructured) (int64, bool) {
 	have, _, _ := unstructured.NestedInt64(u.Object, "spec", "activeDeadlineSeconds")
 	age := 0.0
 	if st, ok, _ := unstructured.NestedString(u.Object, "status", "startTime"); ok {
@@ -124,28 +130,176 @@ func (s *Store) claimPatch(u *unstructured.Unstructured, run string, rs *runStat
 		}
 	}
 	want := int64(math.Ceil(age)) + 1 + int64(s.o.Deadline/time.Second)
-	if have > 0 && want > have {
-		return nil, false
+	return want, have <= 0 || want <= have
+}
+
+// claimable: kept pod u is neither going nor gone, and has the run's
+// deadline left.
+func (s *Store) claimable(u *unstructured.Unstructured) bool {
+	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+	_, ok := s.claimDeadline(u)
+	return u.GetDeletionTimestamp() == nil && (phase == "Running" || phase == "Pending") && ok
+}
+
+// claimPatch is the patch that makes kept pod u the run's, conditional on
+// u's resourceVersion.
+func (s *Store) claimPatch(u *unstructured.Unstructured, run string, rs *runState) ([]byte, error) {
+	want, ok := s.claimDeadline(u)
+	if !ok {
+		return nil, fmt.Errorf("kept pod %s has less than the run's deadline left", u.GetName())
 	}
-	patch := map[string]any{
+	return json.Marshal(map[string]any{
 		"metadata": map[string]any{
 			"resourceVersion": u.GetResourceVersion(),
 			"labels":          map[string]any{LabelRun: run, LabelPool: nil},
 			"ownerReferences": objectMeta("", run, "", rs.anchor)["ownerReferences"],
 		},
 		"spec": map[string]any{"activeDeadlineSeconds": want},
-	}
-	b, err := json.Marshal(patch)
-	return b, err == nil
+	})
 }
 
-// keep tops the pool of the run's warm pods' kind up to Options.Warm pods
-// for the next run, renewing (or making) its anchor and its deny-all
-// NetworkPolicy. The pods are only asked for: the node starts them after
-// forkbomb has gone. It says what it left on Options.Progress.
-func (s *Store) keep(ctx context.Context, rs *runState) error {
-	po := s.warmOptions(rs)
-	kind := s.keptKind(po)
+// podDefaults are the fields of a stored pod spec that forkbomb does not
+// set and that may differ from nothing: what the API server and the
+// scheduler fill in. Any other field forkbomb did not set — a second
+// container, an init or ephemeral container, a probe or a lifecycle hook,
+// another volume, a shared process namespace, a host path — is not a
+// kept pod's.
+var podDefaults = map[string]bool{
+	"spec.dnsPolicy": true, "spec.schedulerName": true, "spec.serviceAccountName": true, "spec.serviceAccount": true,
+	"spec.nodeName": true, "spec.tolerations": true, "spec.priority": true, "spec.preemptionPolicy": true,
+	"spec.containers[].terminationMessagePath": true, "spec.containers[].terminationMessagePolicy": true,
+}
+
+// keptSpec checks that kept pod u's spec is the one forkbomb makes for
+// po's kind: every field forkbomb sets has its value, and any other is
+// one the cluster fills in (podDefaults).
+func (s *Store) keptSpec(u *unstructured.Unstructured, po PodOptions, kind string) error {
+	po.Name, po.Run, po.Owner = "", poolRun(kind), nil
+	want := podSpec(po)
+	have, _, _ := unstructured.NestedMap(u.Object, "spec")
+	if have == nil {
+		return fmt.Errorf("kept pod %s has no spec", u.GetName())
+	}
+	want["activeDeadlineSeconds"] = have["activeDeadlineSeconds"] // lowered by design
+	var w, h any
+	if err := roundTrip(want, &w); err != nil {
+		return err
+	}
+	if err := roundTrip(have, &h); err != nil {
+		return err
+	}
+	if err := sameFields("spec", w, h); err != nil {
+		return fmt.Errorf("kept pod %s: %w", u.GetName(), err)
+	}
+	return nil
+}
+
+// roundTrip gives v's JSON form (numbers as float64), so that forkbomb's
+// values and the API server's compare alike.
+func roundTrip(v any, out *any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case float64:
+		return x == 0
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}
+
+// sameFields compares want (forkbomb's) with have (stored) at path.
+func sameFields(path string, want, have any) error {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s is not an object", path)
+		}
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok && isZero(wv) {
+				continue // the API server leaves out false, 0 and empty
+			}
+			if !ok {
+				return fmt.Errorf("%s.%s is missing", path, k)
+			}
+			if err := sameFields(path+"."+k, wv, hv); err != nil {
+				return err
+			}
+		}
+		for k := range h {
+			if _, ok := w[k]; !ok && !podDefaults[path+"."+k] {
+				return fmt.Errorf("%s.%s is not forkbomb's", path, k)
+			}
+		}
+		return nil
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return fmt.Errorf("%s differs", path)
+		}
+		for i := range w {
+			if err := sameFields(path+"[]", w[i], h[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		if want != have {
+			return fmt.Errorf("%s is %v, not %v", path, have, want)
+		}
+		return nil
+	}
+}
+
+// Keep tops up the pools of the runs this store ended (Options.KeepWarm),
+// each to Options.Warm pods for the next run, renewing (or making) the
+// pool's anchor and its deny-all NetworkPolicy; kept pods that can no
+// longer serve a run (ended, or short of its deadline) are deleted. The
+// pods are only asked for: the node starts them after forkbomb has gone.
+// Call it after runs that ended as they should — not after an interrupt,
+// which asked for nothing to be left — before Close. It says what it left
+// on Options.Progress.
+func (s *Store) Keep(ctx context.Context) error {
+	s.mu.Lock()
+	kinds := s.toKeep
+	s.toKeep = nil
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, keepTimeout)
+	defer cancel()
+	seen := map[string]bool{}
+	var errs []error
+	for _, po := range kinds {
+		if kind := s.keptKind(po); !seen[kind] {
+			seen[kind] = true
+			if err := s.keep(ctx, po, kind); err != nil {
+				errs = append(errs, fmt.Errorf("keep warm pods: %w", err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// keepTimeout bounds Keep: a cluster that stalls must not hold forkbomb's
+// exit.
+const keepTimeout = 20 * time.Second
+
+func (s *Store) keep(ctx context.Context, po PodOptions, kind string) error {
 	anchor, err := s.poolAnchor(ctx, kind)
 	if err != nil {
 		return err
@@ -157,9 +311,12 @@ func (s *Store) keep(ctx context.Context, rs *runState) error {
 	}
 	have := 0
 	for _, u := range list.Items {
-		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-		if u.GetDeletionTimestamp() == nil && (phase == "Running" || phase == "Pending") {
+		switch {
+		case u.GetDeletionTimestamp() != nil:
+		case s.claimable(&u):
 			have++
+		default:
+			s.deleteFork(ctx, u.GetName())
 		}
 	}
 	made := 0
@@ -173,7 +330,7 @@ func (s *Store) keep(ctx context.Context, rs *runState) error {
 		labels[LabelPool] = kind
 		u.SetLabels(labels)
 		if _, err := pods.Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("keep a warm pod: %w", err)
+			return fmt.Errorf("make a kept pod: %w", err)
 		}
 	}
 	if s.o.Progress != nil {

@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -66,6 +68,9 @@ func TestKeptPods(t *testing.T) {
 	if err := a.Remove(bg, "run-a"); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.Keep(bg); err != nil {
+		t.Fatal(err)
+	}
 	kind := a.keptKind(a.warmOptions(&runState{}))
 	pods := a.dyn.Resource(podGVR).Namespace("default")
 	list, err := pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind})
@@ -90,6 +95,9 @@ func TestKeptPods(t *testing.T) {
 		t.Errorf("the pool's policy lets out %s", got)
 	}
 	for _, p := range list.Items {
+		if err := a.keptSpec(&p, a.warmOptions(&runState{}), kind); err != nil {
+			t.Errorf("forkbomb's own kept pod as stored: %v", err)
+		}
 		if refs := p.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != pool.GetUID() {
 			t.Errorf("kept pod %s owned by %+v, want the pool's lease", p.GetName(), refs)
 		}
@@ -119,11 +127,10 @@ func TestKeptPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := list.Items[0]
-	pb, ok := b.claimPatch(&stale, "run-b", rb)
-	pc, ok2 := c.claimPatch(&stale, "run-c", rc)
-	if !ok || !ok2 {
-		t.Fatal("no claim patch for a fresh kept pod")
-	}
+	pb, err := b.claimPatch(&stale, "run-b", rb)
+	must(t, err)
+	pc, err := c.claimPatch(&stale, "run-c", rc)
+	must(t, err)
 	if _, err := pods.Patch(bg, stale.GetName(), types.MergePatchType, pb, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +150,51 @@ func TestKeptPods(t *testing.T) {
 	if d := str(t, got, "spec", "activeDeadlineSeconds"); d != "3601" {
 		t.Errorf("claimed pod's deadline %s, want the run's from now (3601)", d)
 	}
-
-	// the two left, claimed by six at once from two runs: each once
 	po := b.warmOptions(rb)
+	// another kind's run finds none, with two of this kind there
+	other := po
+	other.Memory = 512 << 20
+	if name := b.claimKept(bg, "run-b", rb, other); name != "" {
+		t.Errorf("a run of another kind claimed %s", name)
+	}
+	// pods that carry the pool's label but are not forkbomb's kept pods:
+	// owned by another, or with a field forkbomb does not set
+	spoof := func(name string, owner *unstructured.Unstructured, change func(spec map[string]any)) {
+		p := po
+		p.Name, p.Run, p.Owner, p.DeadlineSeconds = name, poolRun(kind), owner, 3660
+		u := pod(p)
+		labels := u.GetLabels()
+		labels[LabelPool] = kind
+		u.SetLabels(labels)
+		if change != nil {
+			change(u.Object["spec"].(map[string]any))
+		}
+		if _, err := pods.Create(bg, u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctr := func(spec map[string]any) map[string]any { return spec["containers"].([]any)[0].(map[string]any) }
+	spoof("spoof-owner", rb.anchor, nil)
+	spoof("spoof-unowned", nil, nil)
+	spoof("spoof-probe", pool, func(spec map[string]any) {
+		ctr(spec)["livenessProbe"] = map[string]any{"exec": map[string]any{"command": []any{"/bin/sh", "-c", "echo x > /work/x"}}}
+	})
+	spoof("spoof-sidecar", pool, func(spec map[string]any) {
+		side := map[string]any{}
+		for k, v := range ctr(spec) {
+			side[k] = v
+		}
+		side["name"] = "side"
+		spec["containers"] = append(spec["containers"].([]any), side)
+	})
+	spoof("spoof-hostpath", pool, func(spec map[string]any) {
+		spec["volumes"].([]any)[0] = map[string]any{"name": "work", "hostPath": map[string]any{"path": "/srv"}}
+	})
+	spoof("spoof-shared-pids", pool, func(spec map[string]any) { spec["shareProcessNamespace"] = true })
+	spoof("spoof-image", pool, func(spec map[string]any) { ctr(spec)["image"] = "evil:v1" })
+
+	// the two left, claimed by six at once from two runs: each once —
+	// and none of the pods that are not forkbomb's
 	var mu sync.Mutex
 	claimed := map[string]int{}
 	var wg sync.WaitGroup
@@ -174,22 +223,55 @@ func TestKeptPods(t *testing.T) {
 		}
 	}
 	if name := b.claimKept(bg, "run-b", rb, po); name != "" {
-		t.Errorf("claimed %s from an empty pool", name)
+		t.Errorf("claimed %s from a pool of none of forkbomb's", name)
 	}
-	// another kind's run finds none
-	other := po
-	other.Memory = 512 << 20
-	if name := b.claimKept(bg, "run-b", rb, other); name != "" {
-		t.Errorf("a run of another kind claimed %s", name)
+	for _, name := range []string{"spoof-owner", "spoof-unowned", "spoof-probe", "spoof-sidecar", "spoof-hostpath", "spoof-shared-pids", "spoof-image"} {
+		must(t, pods.Delete(bg, name, metav1.DeleteOptions{}))
 	}
 
-	// the next run's end tops the pool up again
-	if err := b.keep(bg, rb); err != nil {
+	// the next run's end tops the pool up again, and deletes a kept pod
+	// that ended (its status as a kubelet would write it)
+	b.mu.Lock()
+	b.toKeep = []PodOptions{po}
+	b.mu.Unlock()
+	must(t, b.Keep(bg))
+	list, err = pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind})
+	must(t, err)
+	if len(list.Items) != 3 {
+		t.Fatalf("%d pods in the pool after a top-up, want 3", len(list.Items))
+	}
+	ended := list.Items[0].GetName()
+	if _, err := pods.Patch(bg, ended, types.MergePatchType, []byte(`{"status":{"phase":"Failed"}}`), metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatal(err)
 	}
-	if list, _ := pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind}); len(list.Items) != 3 {
-		t.Errorf("%d pods in the pool after a top-up, want 3", len(list.Items))
+	b.mu.Lock()
+	b.toKeep = []PodOptions{po}
+	b.mu.Unlock()
+	must(t, b.Keep(bg))
+	list, err = pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind})
+	must(t, err)
+	n := 0
+	for _, p := range list.Items {
+		if p.GetName() == ended && p.GetDeletionTimestamp() == nil {
+			t.Errorf("the ended kept pod %s is still in the pool", ended)
+		}
+		if p.GetName() != ended {
+			n++
+		}
 	}
+	if n != 3 {
+		t.Errorf("%d live pods in the pool after an ended one, want 3", n)
+	}
+	// a run of a tree image keeps nothing: its /work is the image's
+	rt, err := b.anchor(bg, "run-tree")
+	must(t, err)
+	rt.image.Ref = "registry.test/forkbomb-tree@sha256:" + strings.Repeat("a", 64)
+	b.Remove(bg, "run-tree")
+	b.mu.Lock()
+	if len(b.toKeep) != 0 {
+		t.Errorf("a tree image's run asked to keep %+v", b.toKeep)
+	}
+	b.mu.Unlock()
 
 	// a pool no run renews is reaped
 	short := o
@@ -199,7 +281,7 @@ func TestKeptPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.keep(bg, rd); err != nil { // renews the pool for 1 s
+	if err := d.keep(bg, d.warmOptions(rd), kind); err != nil { // renews the pool for 1 s
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)
@@ -212,13 +294,44 @@ func TestKeptPods(t *testing.T) {
 	}
 }
 
+// TestClaimDeadline: a claim gives a kept pod the run's deadline from
+// now — counted from the pod's start — and no claim where the pod has
+// not that long left.
+func TestClaimDeadline(t *testing.T) {
+	s := &Store{o: Options{Deadline: time.Hour}}
+	started := time.Now().Add(-100 * time.Second).UTC().Format(time.RFC3339)
+	for _, c := range []struct {
+		have  int64
+		start string
+		want  int64
+		ok    bool
+	}{
+		{3800, started, 3701, true}, // 100 s old: 100 + 1 + 3600
+		{3700, started, 3701, false},
+		{3700, "", 3601, true}, // not started: its deadline has not begun
+		{0, started, 3701, true},
+	} {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+		if c.have > 0 {
+			u.Object["spec"].(map[string]any)["activeDeadlineSeconds"] = c.have
+		}
+		if c.start != "" {
+			u.Object["status"] = map[string]any{"startTime": c.start}
+		}
+		got, ok := s.claimDeadline(u)
+		if ok != c.ok || (got != c.want && got != c.want+1) { // a second may pass
+			t.Errorf("deadline %d, started %q: %d %v, want %d %v", c.have, c.start, got, ok, c.want, c.ok)
+		}
+	}
+}
+
 // TestClusterKeptPods, on the real cluster: a run's end keeps a warm pod
 // that starts after it; the next run (another store: another forkbomb)
 // claims it and its fork runs there — the tree sent then, the fork's
 // writes its own, its patch made — and the pod is the run's (labels,
-// owner); a kept pod someone wrote to before its claim is refused (its
-// /work not empty) and the fork starts its own; nothing is left once the
-// pool is deleted.
+// owner); a kept pod someone was in before its claim — a file in /work
+// or /tmp, a process — is refused and the fork starts its own; nothing is
+// left once the pool is deleted.
 func TestClusterKeptPods(t *testing.T) {
 	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
@@ -262,6 +375,7 @@ func TestClusterKeptPods(t *testing.T) {
 		}
 		must(t, s.Remove(ctx, f))
 		must(t, s.Remove(ctx, run))
+		must(t, s.Keep(ctx))
 		return obj
 	}
 	// keptRunning waits for the pool's one pod to run and returns it
@@ -291,23 +405,23 @@ func TestClusterKeptPods(t *testing.T) {
 	if obj := race(b, "kept2", script("kept2"), "1\n"); obj != kept {
 		t.Errorf("the second run's fork ran in %s, want the kept pod %s", obj, kept)
 	}
-	// someone with exec in the namespace writes to the next kept pod
-	planted := keptRunning(b)
-	var serr bytes.Buffer
-	if code, err := b.stream(ctx, planted, []string{"touch", "/work/.planted"}, nil, io.Discard, &serr); err != nil || code != 0 {
-		t.Fatalf("plant a file in %s: %d %v %s", planted, code, err, serr.String())
-	}
-	c := openStore(t, cfg, o)
-	if obj := race(c, "kept3", script("kept3"), "1\n"); obj == planted {
-		t.Errorf("the third run's fork ran in %s, whose /work held a file before its tree", planted)
-	}
-	if _, err := c.dyn.Resource(podGVR).Namespace(ns).Get(ctx, planted, metav1.GetOptions{}); err == nil {
-		// deleted once refused, or being deleted
-		p, _ := c.dyn.Resource(podGVR).Namespace(ns).Get(ctx, planted, metav1.GetOptions{})
-		if p != nil && p.GetDeletionTimestamp() == nil {
-			t.Errorf("the refused kept pod %s is still there", planted)
+	// someone with exec in the namespace leaves something in the next
+	// kept pods: a file in /work, a file in /tmp, a process
+	for i, plant := range []string{"echo x > /work/planted", "mkdir /tmp/home", "nohup sleep 600 >/dev/null 2>&1 &"} {
+		planted := keptRunning(b)
+		var serr bytes.Buffer
+		if code, err := b.stream(ctx, planted, []string{"/bin/sh", "-c", plant}, nil, io.Discard, &serr); err != nil || code != 0 {
+			t.Fatalf("plant in %s: %d %v %s", planted, code, err, serr.String())
+		}
+		run := fmt.Sprintf("kept%d", 3+i)
+		if obj := race(b, run, script(run), "1\n"); obj == planted {
+			t.Errorf("%q: the fork ran in %s, where someone else had been first", plant, planted)
+		}
+		if p, err := b.dyn.Resource(podGVR).Namespace(ns).Get(ctx, planted, metav1.GetOptions{}); err == nil && p.GetDeletionTimestamp() == nil {
+			t.Errorf("%q: the refused kept pod %s is still there", plant, planted)
 		}
 	}
+	c := openStore(t, cfg, o)
 	a.Close()
 	b.Close()
 	c.Close()

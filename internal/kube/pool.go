@@ -105,9 +105,10 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 	wp.mode, wp.scoped, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.name(), image: rs.image.Ref}, node)
 }
 
-// claimKeptIf is claimKept when kept pods are asked for.
+// claimKeptIf is claimKept when kept pods are asked for (never of a tree
+// image: Store.Remove).
 func (s *Store) claimKeptIf(ctx context.Context, run string, rs *runState, po PodOptions) string {
-	if s.o.KeepWarm <= 0 {
+	if s.o.KeepWarm <= 0 || po.TreeInImage {
 		return ""
 	}
 	return s.claimKept(ctx, run, rs, po)

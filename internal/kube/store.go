@@ -63,10 +63,11 @@ type Options struct {
 	WarmMemory int64
 	WarmCPUs   float64
 	// KeepWarm, when set, keeps Warm started pods of the run's kind
-	// (image, limits) for the next run, for that long: a run's end leaves
-	// them, a later run's warm pods claim them before making their own,
-	// and a forkbomb that opens after that long deletes those unclaimed
-	// (kept.go). They hold their limits' requests on the nodes meanwhile.
+	// (image, limits) for the next run, for that long: Keep, after a run,
+	// leaves them, a later run's warm pods claim them before making their
+	// own, and a forkbomb that opens after that long deletes those
+	// unclaimed (kept.go). They hold their limits' requests on the nodes
+	// meanwhile. Not with a tree image (Registry).
 	KeepWarm time.Duration
 	// Registry, when set, is a repository prefix (host[:port]/path) the
 	// nodes pull from and forkbomb pushes to: each run's pid 1 goes there
@@ -104,6 +105,8 @@ type Store struct {
 	// loosen, when set, changes every command's spec in its pod: a test's
 	// control that weakens the walls to see a check catch it
 	loosen func(*podrun.Spec)
+	// toKeep are the kinds of the runs ended, whose pools Keep tops up
+	toKeep []PodOptions
 }
 
 type runState struct {
@@ -336,10 +339,13 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	}
 	if rs != nil {
 		rs.stop()
-		if s.o.KeepWarm > 0 && s.o.Warm > 0 && !s.crd && ctx.Err() == nil {
-			if err := s.keep(ctx, rs); err != nil {
-				fmt.Fprintf(os.Stderr, "forkbomb: no warm pods kept for the next run: %v\n", err)
-			}
+		// kept pods of the run's kind, made by Keep (not with a tree
+		// image: its /work is the image's, writable by the pod's user, and
+		// what someone wrote there while the pod waited is not seen)
+		if po := s.warmOptions(rs); s.o.KeepWarm > 0 && s.o.Warm > 0 && !s.crd && !po.TreeInImage {
+			s.mu.Lock()
+			s.toKeep = append(s.toKeep, po)
+			s.mu.Unlock()
 		}
 		s.deleteAnchor(ctx, rs.anchor.GetName())
 	}
@@ -401,8 +407,19 @@ func (s *Store) Reap(ctx context.Context) ([]string, error) {
 		if err == nil && time.Since(t) < time.Duration(secs)*time.Second {
 			continue
 		}
-		s.deleteAnchor(ctx, l.GetName())
-		out = append(out, l.GetName())
+		// only the version read lapsed: one renewed since (a pool a run
+		// is keeping) is not deleted
+		rv := l.GetResourceVersion()
+		bg := metav1.DeletePropagationBackground
+		err = s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Delete(ctx, l.GetName(),
+			metav1.DeleteOptions{PropagationPolicy: &bg, Preconditions: &metav1.Preconditions{ResourceVersion: &rv}})
+		switch {
+		case err == nil:
+			out = append(out, l.GetName())
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		default:
+			fmt.Fprintf(os.Stderr, "forkbomb: delete %s: %v\n", l.GetName(), err)
+		}
 	}
 	return out, nil
 }

@@ -209,7 +209,13 @@ func (s *Store) output(ctx context.Context, pod, script string, args []string, m
 // outputWith is output with stdin given to the script's run (not to a
 // resend).
 func (s *Store) outputWith(ctx context.Context, pod, script string, args []string, stdin io.Reader, max int) ([]byte, int, error) {
-	run := append([]string{"/bin/sh", "-c", outputRun(script), "sh"}, args...)
+	return s.outputFrom(ctx, pod, "", script, args, stdin, max)
+}
+
+// outputFrom is outputWith with shell text pre run first, in the exec's
+// own shell, before anything of the output's (its file, its subshell).
+func (s *Store) outputFrom(ctx context.Context, pod, pre, script string, args []string, stdin io.Reader, max int) ([]byte, int, error) {
+	run := append([]string{"/bin/sh", "-c", pre + outputRun(script), "sh"}, args...)
 	for try := 0; try <= outputTries; try++ {
 		var out, errb limitedBuffer
 		out.max, errb.max = max+256, 4<<10

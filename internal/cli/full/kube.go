@@ -63,7 +63,16 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 		return nil, fmt.Errorf("--backend kubernetes: %w", err)
 	}
 	o.Store, o.JudgeStore = ks, local
-	return func() { ks.Close() }, nil
+	return func() {
+		// kept pods (--keep-warm) only after a run that was not
+		// interrupted: a Ctrl-C asks for nothing to be left
+		if keep > 0 && ctx.Err() == nil {
+			if err := ks.Keep(context.WithoutCancel(ctx)); err != nil {
+				fmt.Fprintf(os.Stderr, "forkbomb: %v\n", err)
+			}
+		}
+		ks.Close()
+	}, nil
 }
 
 // warmPods reads --warm-pods: auto is one per fork running at once.
