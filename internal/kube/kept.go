@@ -1,8 +1,9 @@
 package kube
 
-// Kept warm pods (Options.KeepWarm): a run's end leaves Options.Warm
-// started pods of its kind for the next run, so that run's forks find pods
-// already running instead of waiting for theirs to start.
+// Kept warm pods (Options.KeepWarm): after a run that was not
+// interrupted, Store.Keep leaves Options.Warm started pods of its kind for
+// the next run, so that run's forks find pods already running instead of
+// waiting for theirs to start. Not for a tree image's runs (Remove).
 //
 // A pool is one kind of pod — everything of the pod's spec but its name,
 // its run and its deadline (keptKind) — in one namespace. It is anchored
@@ -18,7 +19,8 @@ package kube
 // its deadline the run's. Two runs that patch one pod: the API server
 // applies one, and the other gets a conflict and tries the next pod. A
 // claimed pod is then the fork's, deleted with it, never returned to the
-// pool: a pod serves one fork of one run, as without a pool.
+// pool: a pod serves one fork of one run, as without a pool. Its start
+// then checks that nobody was in it first (freshCheck, exec.go).
 
 import (
 	"context"
@@ -57,10 +59,9 @@ func (s *Store) warmOptions(rs *runState) PodOptions {
 // limits, runtime class or of forkbomb's pod spec itself is another pool.
 func (s *Store) keptKind(po PodOptions) string {
 	po.Name, po.Run, po.Owner, po.DeadlineSeconds = "", "", nil, 0
-	b, err := json.Marshal(podSpec(po)) // maps: keys in order
-	if err != nil {
-		panic(err) // only strings, numbers, maps and lists
-	}
+	// maps marshal with their keys in order; of strings, numbers, maps
+	// and lists it cannot fail (and a claim checks the spec itself anyway)
+	b, _ := json.Marshal(podSpec(po))
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00", s.o.Namespace)
 	h.Write(b)
@@ -86,11 +87,15 @@ func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodO
 	if err != nil {
 		return ""
 	}
+	// still in the pool, and forkbomb's
+	ours := func(u *unstructured.Unstructured) bool {
+		refs := u.GetOwnerReferences()
+		return u.GetLabels()[LabelPool] == kind && s.claimable(u) && len(refs) == 1 && refs[0].UID == pool.GetUID() && s.keptSpec(u, po, kind) == nil
+	}
 	// running ones first, then the oldest
 	cand := []unstructured.Unstructured{}
 	for _, u := range list.Items {
-		refs := u.GetOwnerReferences()
-		if s.claimable(&u) && len(refs) == 1 && refs[0].UID == pool.GetUID() && s.keptSpec(&u, po, kind) == nil {
+		if ours(&u) {
 			cand = append(cand, u)
 		}
 	}
@@ -103,17 +108,30 @@ func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodO
 		ti, tj := cand[i].GetCreationTimestamp(), cand[j].GetCreationTimestamp()
 		return ti.Before(&tj)
 	})
-	for _, u := range cand {
-		patch, err := s.claimPatch(&u, run, rs)
-		if err != nil {
-			continue
+	for i := range cand {
+		u := &cand[i]
+		// A conflict is another claim, or the pod's own changes while it
+		// starts (scheduled, its status written): read again, and claimed
+		// only if still in the pool and forkbomb's.
+		for try := 0; try < 5; try++ {
+			patch, err := s.claimPatch(u, run, rs)
+			if err != nil {
+				break
+			}
+			_, err = pods.Patch(ctx, u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+			if err == nil {
+				return u.GetName()
+			}
+			if !apierrors.IsConflict(err) {
+				if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
+					break // gone, or past its deadline: the next
+				}
+				return "" // the API server refuses: the run makes its own
+			}
+			if u, err = pods.Get(ctx, u.GetName(), metav1.GetOptions{}); err != nil || !ours(u) {
+				break
+			}
 		}
-		if _, err := pods.Patch(ctx, u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
-			return u.GetName()
-		} else if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) {
-			return "" // the API server refuses: the run makes its own
-		}
-		// another run's, gone, or past its deadline: the next
 	}
 	return ""
 }
