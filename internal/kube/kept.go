@@ -358,6 +358,28 @@ func (s *Store) keep(ctx context.Context, po PodOptions, kind string) error {
 	return nil
 }
 
+// dropOtherPools deletes the namespace's kept pods of kinds other than
+// kind ("": every kind), not yet claimed: a pool is a cache of started
+// pods, and its requests would hold the memory a run of another kind
+// needs for its own pods, which would wait for the pool to lapse. Each is
+// deleted only as it was listed (its resourceVersion): one a run claimed
+// meanwhile is that run's.
+func (s *Store) dropOtherPools(ctx context.Context, kind string) {
+	pods := s.dyn.Resource(podGVR).Namespace(s.o.Namespace)
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
+	if err != nil {
+		return
+	}
+	zero := int64(0)
+	for _, u := range list.Items {
+		if k := u.GetLabels()[LabelPool]; k == kind || u.GetDeletionTimestamp() != nil {
+			continue
+		}
+		rv := u.GetResourceVersion()
+		pods.Delete(ctx, u.GetName(), metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{ResourceVersion: &rv}})
+	}
+}
+
 // poolAnchor makes the pool's Lease, or renews it for KeepWarm from now,
 // and its deny-all NetworkPolicy.
 func (s *Store) poolAnchor(ctx context.Context, kind string) (*unstructured.Unstructured, error) {

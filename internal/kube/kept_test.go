@@ -273,6 +273,22 @@ func TestKeptPods(t *testing.T) {
 	}
 	b.mu.Unlock()
 
+	// a run of another kind drops the pool's pods: they would hold the
+	// memory its own pods need
+	e := openStore(t, cfg, Options{Namespace: "default", WarmMemory: 512 << 20, WarmCPUs: 0.5})
+	newRun(t, e, "run-e")
+	list, err = pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind})
+	must(t, err)
+	for _, p := range list.Items {
+		if p.GetDeletionTimestamp() == nil {
+			t.Errorf("kept pod %s of another kind outlived a run's start", p.GetName())
+		}
+	}
+	b.mu.Lock()
+	b.toKeep = []PodOptions{po}
+	b.mu.Unlock()
+	must(t, b.Keep(bg))
+
 	// a pool no run renews is reaped
 	short := o
 	short.KeepWarm = time.Second

@@ -213,6 +213,13 @@ func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*
 		return nil, err
 	}
 	tree := make(chan struct{})
+	if !s.crd {
+		kind := "" // a tree image's run keeps nothing and claims nothing
+		if s.o.Registry == "" {
+			kind = s.keptKind(s.warmOptions(rs))
+		}
+		s.dropOtherPools(ctx, kind)
+	}
 	if s.o.Warm > 0 && !s.crd {
 		s.startPool(rs.ctx, name, rs, tree)
 	}
