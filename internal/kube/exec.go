@@ -196,14 +196,15 @@ chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
 // freshCheck is shell text run first by a pod's start exec, in that
 // exec's own shell (no process of its own): the pod must be as the
 // runtime made it — no process but its sleeping pid 1 and this shell, its
-// /tmp empty, and /work empty unless the image holds the tree (inImage).
+// /tmp and /dev/shm empty, and /work empty unless the image holds the tree
+// (inImage).
 // Anything else was put there by someone other than forkbomb: a kept pod
 // waits for its run (kept.go), and whoever may exec into the namespace's
 // pods could have written to it meanwhile.
 func freshCheck(inImage bool) string {
-	dirs := "/tmp"
+	dirs := "/tmp /dev/shm"
 	if !inImage {
-		dirs = "/tmp /work"
+		dirs += " /work"
 	}
 	return `for p in /proc/[0-9]*; do p=${p#/proc/}; if [ "$p" != 1 ] && [ "$p" != "$$" ]; then exit ` + strconv.Itoa(stNotAlone) + `; fi; done
 for d in ` + dirs + `; do for f in "$d"/* "$d"/.[!.]* "$d"/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then exit ` + strconv.Itoa(stNotEmpty) + `; fi; done; done

@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"time"
@@ -177,21 +178,67 @@ func (s *Store) claimPatch(u *unstructured.Unstructured, run string, rs *runStat
 }
 
 // podDefaults are the fields of a stored pod spec that forkbomb does not
-// set and that may differ from nothing: what the API server and the
-// scheduler fill in. Any other field forkbomb did not set — a second
-// container, an init or ephemeral container, a probe or a lifecycle hook,
-// another volume, a shared process namespace, a host path — is not a
-// kept pod's.
-var podDefaults = map[string]bool{
-	"spec.dnsPolicy": true, "spec.schedulerName": true, "spec.serviceAccountName": true, "spec.serviceAccount": true,
-	"spec.nodeName": true, "spec.tolerations": true, "spec.priority": true, "spec.preemptionPolicy": true,
-	"spec.containers[].terminationMessagePath": true, "spec.containers[].terminationMessagePolicy": true,
+// set, each with the values the API server's defaults and the scheduler
+// give it. Any other field forkbomb did not set — a second container, an
+// init or ephemeral container, a probe or a lifecycle hook, another volume,
+// a shared process namespace, a host path — or one of these with another
+// value (a termination message file mounted over a binary, another service
+// account, a toleration of the control plane's taints) is not a kept pod's.
+// A cluster whose admission adds anything else (a LimitRange's defaults, a
+// RuntimeClass's overhead, a priority class) gets no kept pods: its runs
+// make their own.
+var podDefaults = map[string]func(v any) bool{
+	"spec.dnsPolicy":                             equals("ClusterFirst"),
+	"spec.schedulerName":                         equals("default-scheduler"),
+	"spec.serviceAccountName":                    equals("default"),
+	"spec.serviceAccount":                        equals("default"),
+	"spec.nodeName":                              func(v any) bool { _, ok := v.(string); return ok },
+	"spec.priority":                              equals(float64(0)),
+	"spec.preemptionPolicy":                      equals("PreemptLowerPriority"),
+	"spec.tolerations":                           defaultTolerations,
+	"spec.containers[].terminationMessagePath":   equals("/dev/termination-log"),
+	"spec.containers[].terminationMessagePolicy": equals("File"),
 }
 
-// keptSpec checks that kept pod u's spec is the one forkbomb makes for
-// po's kind: every field forkbomb sets has its value, and any other is
-// one the cluster fills in (podDefaults).
+func equals(want any) func(any) bool { return func(v any) bool { return v == want } }
+
+// defaultTolerations: those the DefaultTolerationSeconds admission adds
+// to every pod (a node not ready or unreachable, for at most 300 s).
+func defaultTolerations(v any) bool {
+	list, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, t := range list {
+		m, _ := t.(map[string]any)
+		key, _ := m["key"].(string)
+		if len(m) != 4 || (key != "node.kubernetes.io/not-ready" && key != "node.kubernetes.io/unreachable") ||
+			m["operator"] != "Exists" || m["effect"] != "NoExecute" || m["tolerationSeconds"] != float64(300) {
+			return false
+		}
+	}
+	return true
+}
+
+// omittedFalse are the fields forkbomb sets false that the API server
+// leaves out (plain booleans, where a missing field is false). Every other
+// field forkbomb sets must be stored as set: a missing
+// allowPrivilegeEscalation, say, would mean true.
+var omittedFalse = map[string]bool{"spec.hostNetwork": true, "spec.hostPID": true, "spec.hostIPC": true}
+
+// keptSpec checks that kept pod u is one forkbomb makes for po's kind: its
+// labels forkbomb's alone, no annotation and no finalizer (another label
+// could match another NetworkPolicy; an annotation could give the pod a
+// network or runtime option), and its spec forkbomb's — every field
+// forkbomb sets has its value, and any other is a default (podDefaults).
 func (s *Store) keptSpec(u *unstructured.Unstructured, po PodOptions, kind string) error {
+	wantLabels := map[string]string{LabelManaged: Managed, LabelRun: poolRun(kind), LabelFork: u.GetName(), LabelPool: kind}
+	if got := u.GetLabels(); !maps.Equal(got, wantLabels) {
+		return fmt.Errorf("kept pod %s: labels %v are not forkbomb's", u.GetName(), got)
+	}
+	if len(u.GetAnnotations()) > 0 || len(u.GetFinalizers()) > 0 {
+		return fmt.Errorf("kept pod %s has annotations or finalizers", u.GetName())
+	}
 	po.Name, po.Run, po.Owner = "", poolRun(kind), nil
 	want := podSpec(po)
 	have, _, _ := unstructured.NestedMap(u.Object, "spec")
@@ -222,16 +269,9 @@ func roundTrip(v any, out *any) error {
 	return json.Unmarshal(b, out)
 }
 
-func isZero(v any) bool {
+// isEmpty: an empty object or list, which the API server may leave out.
+func isEmpty(v any) bool {
 	switch x := v.(type) {
-	case nil:
-		return true
-	case bool:
-		return !x
-	case float64:
-		return x == 0
-	case string:
-		return x == ""
 	case []any:
 		return len(x) == 0
 	case map[string]any:
@@ -250,8 +290,8 @@ func sameFields(path string, want, have any) error {
 		}
 		for k, wv := range w {
 			hv, ok := h[k]
-			if !ok && isZero(wv) {
-				continue // the API server leaves out false, 0 and empty
+			if !ok && (omittedFalse[path+"."+k] && wv == false || isEmpty(wv)) {
+				continue // left out by the API server, meaning the same
 			}
 			if !ok {
 				return fmt.Errorf("%s.%s is missing", path, k)
@@ -261,8 +301,10 @@ func sameFields(path string, want, have any) error {
 			}
 		}
 		for k := range h {
-			if _, ok := w[k]; !ok && !podDefaults[path+"."+k] {
-				return fmt.Errorf("%s.%s is not forkbomb's", path, k)
+			if _, ok := w[k]; !ok {
+				if def := podDefaults[path+"."+k]; def == nil || !def(h[k]) {
+					return fmt.Errorf("%s.%s is not forkbomb's", path, k)
+				}
 			}
 		}
 		return nil
@@ -334,7 +376,10 @@ func (s *Store) keep(ctx context.Context, po PodOptions, kind string) error {
 		case s.claimable(&u):
 			have++
 		default:
-			s.deleteFork(ctx, u.GetName())
+			// only as listed: one a run claimed meanwhile is that run's
+			rv := u.GetResourceVersion()
+			zero := int64(0)
+			pods.Delete(ctx, u.GetName(), metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{ResourceVersion: &rv}})
 		}
 	}
 	made := 0

@@ -159,7 +159,7 @@ func TestKeptPods(t *testing.T) {
 	}
 	// pods that carry the pool's label but are not forkbomb's kept pods:
 	// owned by another, or with a field forkbomb does not set
-	spoof := func(name string, owner *unstructured.Unstructured, change func(spec map[string]any)) {
+	spoof := func(name string, owner *unstructured.Unstructured, change func(spec map[string]any), meta ...func(u *unstructured.Unstructured)) {
 		p := po
 		p.Name, p.Run, p.Owner, p.DeadlineSeconds = name, poolRun(kind), owner, 3660
 		u := pod(p)
@@ -168,6 +168,9 @@ func TestKeptPods(t *testing.T) {
 		u.SetLabels(labels)
 		if change != nil {
 			change(u.Object["spec"].(map[string]any))
+		}
+		for _, m := range meta {
+			m(u)
 		}
 		if _, err := pods.Create(bg, u, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -192,6 +195,19 @@ func TestKeptPods(t *testing.T) {
 	})
 	spoof("spoof-shared-pids", pool, func(spec map[string]any) { spec["shareProcessNamespace"] = true })
 	spoof("spoof-image", pool, func(spec map[string]any) { ctr(spec)["image"] = "evil:v1" })
+	spoof("spoof-escalation", pool, func(spec map[string]any) { // left out, it means allowed
+		delete(ctr(spec)["securityContext"].(map[string]any), "allowPrivilegeEscalation")
+	})
+	spoof("spoof-termpath", pool, func(spec map[string]any) { ctr(spec)["terminationMessagePath"] = "/bin/sh" })
+	spoof("spoof-account", pool, func(spec map[string]any) { spec["serviceAccountName"] = "builder" })
+	spoof("spoof-label", pool, nil, func(u *unstructured.Unstructured) {
+		l := u.GetLabels()
+		l["egress"] = "open" // another NetworkPolicy may select it
+		u.SetLabels(l)
+	})
+	spoof("spoof-annotation", pool, nil, func(u *unstructured.Unstructured) {
+		u.SetAnnotations(map[string]string{"k8s.v1.cni.cncf.io/networks": "outside"})
+	})
 
 	// the two left, claimed by six at once from two runs: each once —
 	// and none of the pods that are not forkbomb's
@@ -225,7 +241,7 @@ func TestKeptPods(t *testing.T) {
 	if name := b.claimKept(bg, "run-b", rb, po); name != "" {
 		t.Errorf("claimed %s from a pool of none of forkbomb's", name)
 	}
-	for _, name := range []string{"spoof-owner", "spoof-unowned", "spoof-probe", "spoof-sidecar", "spoof-hostpath", "spoof-shared-pids", "spoof-image"} {
+	for _, name := range []string{"spoof-owner", "spoof-unowned", "spoof-probe", "spoof-sidecar", "spoof-hostpath", "spoof-shared-pids", "spoof-image", "spoof-escalation", "spoof-termpath", "spoof-account", "spoof-label", "spoof-annotation"} {
 		must(t, pods.Delete(bg, name, metav1.DeleteOptions{}))
 	}
 
