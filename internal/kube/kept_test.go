@@ -247,12 +247,19 @@ func TestKeptPods(t *testing.T) {
 
 	// the next run's end tops the pool up again, and deletes a kept pod
 	// that ended (its status as a kubelet would write it)
-	b.mu.Lock()
-	b.toKeep = []PodOptions{po}
-	b.mu.Unlock()
-	must(t, b.Keep(bg))
-	list, err = pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind})
-	must(t, err)
+	// keepAgain is another run's end on b: Keep tops the pool up; it
+	// returns the pool's pods then
+	keepAgain := func() []unstructured.Unstructured {
+		t.Helper()
+		b.mu.Lock()
+		b.toKeep = []PodOptions{po}
+		b.mu.Unlock()
+		must(t, b.Keep(bg))
+		l, err := pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind})
+		must(t, err)
+		return l.Items
+	}
+	list.Items = keepAgain()
 	if len(list.Items) != 3 {
 		t.Fatalf("%d pods in the pool after a top-up, want 3", len(list.Items))
 	}
@@ -260,12 +267,7 @@ func TestKeptPods(t *testing.T) {
 	if _, err := pods.Patch(bg, ended, types.MergePatchType, []byte(`{"status":{"phase":"Failed"}}`), metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatal(err)
 	}
-	b.mu.Lock()
-	b.toKeep = []PodOptions{po}
-	b.mu.Unlock()
-	must(t, b.Keep(bg))
-	list, err = pods.List(bg, metav1.ListOptions{LabelSelector: LabelPool + "=" + kind})
-	must(t, err)
+	list.Items = keepAgain()
 	n := 0
 	for _, p := range list.Items {
 		if p.GetName() == ended && p.GetDeletionTimestamp() == nil {
@@ -300,10 +302,7 @@ func TestKeptPods(t *testing.T) {
 			t.Errorf("kept pod %s of another kind outlived a run's start", p.GetName())
 		}
 	}
-	b.mu.Lock()
-	b.toKeep = []PodOptions{po}
-	b.mu.Unlock()
-	must(t, b.Keep(bg))
+	keepAgain()
 
 	// a pool no run renews is reaped
 	short := o
