@@ -124,8 +124,11 @@ func runOnce(ctx context.Context, r *resolved, a attempt, stdio Stdio, probe boo
 	// than wait for it.
 	waitCopies(&copies, readEnds)
 
-	if errors.Is(statusErr, errNoStart) && (timedOut || interrupted || limiter.exceeded()) {
-		statusErr, status = nil, &initStatus{} // we killed it: report why
+	if errors.Is(statusErr, errNoStart) && (timedOut || interrupted || limiter.exceeded() || pidsHit || p.cg.oomKills() > 0) {
+		// we killed it, or its limits did (an init that cannot make a
+		// thread under the pids limit dies too): report why — no fault of
+		// the init's
+		statusErr, status = nil, &initStatus{}
 	}
 	if err := p.refusal(status, statusErr); err != nil {
 		return nil, err

@@ -383,7 +383,7 @@ func (p *initProc) watch(ctx context.Context, timeout time.Duration) (stop func(
 // refusal is why the init did not start, from its first status record
 // (readStatus), or nil.
 func (p *initProc) refusal(st *initStatus, err error) error {
-	if errors.Is(err, errNoStart) && p.b != nil {
+	if errors.Is(err, errNoStart) && p.b != nil && !p.signalled() {
 		return fmt.Errorf("%w: %w", errInitRefused, err) // not our init, or a broken one
 	}
 	if err != nil {
@@ -393,6 +393,29 @@ func (p *initProc) refusal(st *initStatus, err error) error {
 		return st.err()
 	}
 	return nil
+}
+
+// signalled reports whether the init, which ended without a word, was
+// killed by a signal — a watcher's kill, the machine's OOM killer — rather
+// than exiting as an init of another build or a broken one does: no fault
+// of the init binary's, so not held against it (startWithFallback). It
+// waits a little for the init to be reaped.
+func (p *initProc) signalled() bool {
+	if p.exited == nil {
+		return false
+	}
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		return false
+	}
+	if p.cmd == nil || p.cmd.ProcessState == nil {
+		return false
+	}
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
 
 // close waits for the init, which must be ended or ending, and removes
