@@ -1,10 +1,11 @@
 // Command forkbomb-pod is what forkbomb sends into a remote fork's pod (the
 // kubernetes backend): the runner that starts each command there inside
-// forkbomb's sandbox (internal/podrun), that sandbox's init, and the
-// forwarder of the fork's tunnel to forkbomb's model proxy
-// (internal/tunnel) — and nothing else, so that each pod receives a
-// quarter of the core forkbomb's bytes. forkbomb finds it beside itself;
-// without it, forkbomb sends its own binary, which serves as well.
+// forkbomb's sandbox (internal/podrun) and the session that carries them,
+// that sandbox's init, and the forwarder of the fork's tunnel to
+// forkbomb's model proxy (internal/tunnel) — and nothing else, so that
+// each pod receives a quarter of the core forkbomb's bytes. forkbomb finds
+// it beside itself; without it, forkbomb sends its own binary, which serves
+// as well.
 package main
 
 import (
@@ -24,6 +25,8 @@ func main() {
 		sandbox.InitMain() // never returns
 	case podrun.IsRunner():
 		podrun.Main() // never returns
+	case podrun.IsServer():
+		podrun.ServeMain() // never returns
 	case tunnel.IsForwarder():
 		tunnel.ForwarderMain() // never returns
 	}

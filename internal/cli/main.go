@@ -57,6 +57,9 @@ func Main(o Options) int {
 	if podrun.IsRunner() { // in a remote backend's fork: each command inside forkbomb's sandbox
 		podrun.Main() // never returns
 	}
+	if podrun.IsServer() { // in a remote backend's fork: the session carrying its commands
+		podrun.ServeMain() // never returns
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	return runLine(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, build{Options: o, handoff: execFull})

@@ -32,6 +32,8 @@ import (
 // FORKBOMB_BENCH_KEEP=1 keeps warm pods between runs (Options.KeepWarm):
 // an untimed race first leaves the pool, and each timed race claims the
 // pods the one before it left (asked for at its end, started meanwhile).
+// FORKBOMB_BENCH_SESSIONS=0 gives each command, diff and edit in a pod an
+// exec of its own, as before sessions; kube-execs/fork counts them.
 //
 //	go test -run '^$' -bench Backends -benchtime 3x ./internal/kube
 func BenchmarkBackends(b *testing.B) {
@@ -115,7 +117,7 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 	repo := fixture(b)
 	const forks = 4
 	agent := `echo 2 > value`
-	var lf, kf, lv, kv float64
+	var lf, kf, lv, kv, execs float64
 	for i := 0; i < b.N; i++ {
 		local, err := workspace.Open(filepath.Join(b.TempDir(), "state"))
 		if err != nil {
@@ -152,13 +154,18 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 		if err != nil {
 			b.Fatal(err)
 		}
+		// FORKBOMB_BENCH_SESSIONS=0: an exec per command, as before
+		// sessions (session.go)
+		ks.noSessions = os.Getenv("FORKBOMB_BENCH_SESSIONS") == "0"
 		setup(&o, true)
 		o.Store, o.JudgeStore, o.RunsDir = ks, local, filepath.Join(b.TempDir(), "runs")
 		if keep && i == 0 {
 			measure(b, o)
 			must(b, ks.Keep(context.Background()))
 		}
+		e0 := ks.execs.Load()
 		f, v = measure(b, o)
+		execs += float64(ks.execs.Load()-e0) / forks
 		if keep {
 			must(b, ks.Keep(context.Background()))
 		}
@@ -172,6 +179,7 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 	b.ReportMetric(kv/n, "kube-ms-to-verdict")
 	b.ReportMetric((kv/n)/(lv/n), "verdict-time-ratio")
 	b.ReportMetric((lf/n)/(kf/n), "fork-rate-ratio-local/kube")
+	b.ReportMetric(execs/n, "kube-execs/fork")
 }
 
 func benchOptions(b *testing.B, s *workspace.Store, repo, agent string, forks int) run.Options {

@@ -1,8 +1,10 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/podrun"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
@@ -127,7 +130,20 @@ func TestNoWallsNoCommand(t *testing.T) {
 	cfg, ns := cluster(t)
 	fake := filepath.Join(t.TempDir(), "forkbomb")
 	probe := `{"mode":"none","layers":[{"name":"landlock","status":"unavailable","detail":"refused by this test"}]}`
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho '"+probe+"'\n"), 0o755); err != nil {
+	// As the session's server it makes the tree's folder (so that a
+	// command run there would leave its mark) and answers as the real one
+	// would: the tree unpacked, then its probe's report.
+	// (nextRun reads the host's frames up to its next request.)
+	serve := `nextRun() { while :; do set -- $(dd bs=5 count=1 iflag=fullblock status=none | od -An -tu1); [ $# = 5 ] || exit 0
+  n=$(( ($2 << 24) + ($3 << 16) + ($4 << 8) + $5 )); [ "$n" = 0 ] || dd bs="$n" count=1 iflag=fullblock status=none >/dev/null
+  [ "$1" = 114 ] && return; done; }
+mkdir -p ` + podRoot + `
+` + printfFrames(frame{podrun.FrameHello, podrun.SessionVersion}) + `
+nextRun; ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameExit, "0"}) + ` # the tree's tar
+nextRun; ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameStdout, probe + "\n"}, frame{podrun.FrameExit, "0"}) + ` # the probe
+exec cat >/dev/null`
+	script := "#!/bin/sh\nif [ \"$1\" = __forkbomb_pod_serve ]; then\n" + serve + "\nfi\necho '" + probe + "'\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	s := openStore(t, cfg, Options{Namespace: ns, PodBin: fake})
@@ -175,4 +191,28 @@ func TestProgramRulesInPod(t *testing.T) {
 			t.Errorf("deny %v: exit %d, git ran: %v: %s", deny, res.ExitCode, ran, out)
 		}
 	}
+}
+
+type frame struct {
+	kind byte
+	p    string
+}
+
+// printfFrames is a printf command of sh that writes the frames.
+func printfFrames(frames ...frame) string {
+	var b bytes.Buffer
+	for _, f := range frames {
+		podrun.WriteFrame(&b, f.kind, []byte(f.p))
+	}
+	var q strings.Builder
+	q.WriteString("printf '")
+	for _, c := range b.Bytes() {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			q.WriteByte(c)
+		} else {
+			fmt.Fprintf(&q, "\\%03o", c)
+		}
+	}
+	q.WriteString("'")
+	return q.String()
 }

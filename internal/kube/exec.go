@@ -38,6 +38,7 @@ const (
 // stream runs argv in the fork's pod over the API's exec and returns its
 // exit code; a non-nil error means it could not be run or was cut off.
 func (s *Store) stream(ctx context.Context, pod string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	s.execs.Add(1)
 	u, err := url.Parse(s.o.Config.Host)
 	if err != nil {
 		return -1, fmt.Errorf("exec in %s: %w", pod, err)
@@ -151,6 +152,9 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 func (s *Store) started(ctx context.Context, name string, fs *forkState) error {
 	fs.filesMu.Lock()
 	defer fs.filesMu.Unlock()
+	if fs.scoped {
+		s.allowSession(fs.obj)
+	}
 	if err := s.replay(ctx, name, fs); err != nil {
 		return err
 	}
@@ -269,6 +273,9 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 				s.mu.Unlock()
 			}
 		}()
+	}
+	if !s.noSessions {
+		return s.startInSession(ctx, fs, tree, bin, sum, first, np)
 	}
 	script, err := startScript(first, fs.image != "")
 	if err != nil {
@@ -567,7 +574,7 @@ func (s *Store) Exec(ctx context.Context, name string, p sandbox.Policy, stdio s
 	}
 	capw := &capWriter{max: p.MaxOutput, cancel: cancelOut}
 	start := time.Now()
-	code, err := s.stream(cctx, fs.obj, argv, stdio.Stdin, capw.wrap(out), capw.wrap(errw))
+	code, err := s.run(cctx, fs.obj, argv, stdio.Stdin, capw.wrap(out), capw.wrap(errw))
 	if tun != nil {
 		if lost := tun.stop(); lost != nil && ctx.Err() == nil { // a caller's cancel is a kill, below
 			s.killAll(ctx, fs.obj)
@@ -610,12 +617,17 @@ func runnerEnv() []string {
 }
 
 // killAll ends every process of the agent's user in the pod but its
-// sleeping init (kill -1 spares pid 1 and itself). It runs after the
-// caller's cancel too (that cancel is what asked for the kill), so it
-// outlives ctx, bounded.
+// sleeping init (kill -1 spares pid 1 and the caller: the pod's session
+// server, else an exec of its own). It runs after the caller's cancel too
+// (that cancel is what asked for the kill), so it outlives ctx, bounded.
 func (s *Store) killAll(ctx context.Context, pod string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
+	if se := s.session(ctx, pod); se != nil {
+		if code, err, sent := se.kill(ctx); sent && err == nil && code == 0 {
+			return
+		}
+	}
 	s.stream(ctx, pod, []string{"/bin/kill", "-9", "-1"}, nil, nil, nil)
 }
 
@@ -648,15 +660,19 @@ func newGate() *gate { return &gate{sem: make(chan struct{}, 1)} }
 
 func (g *gate) wrap(w io.Writer) io.Writer { return gated{g, w} }
 
-func (g *gate) close() {
+// close reports whether it found no write under way (false: one is
+// stuck in its writer, left to finish on its own).
+func (g *gate) close() bool {
 	t := time.NewTimer(gateWait)
 	defer t.Stop()
 	select {
 	case g.sem <- struct{}{}:
 		g.closed.Store(true)
 		<-g.sem
+		return true
 	case <-t.C:
 		g.closed.Store(true)
+		return false
 	}
 }
 

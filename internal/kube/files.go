@@ -326,7 +326,7 @@ func (s *Store) writePod(ctx context.Context, pod, rel string, data []byte, mode
 	for try := 0; try < writeTries; try++ {
 		var errb limitedBuffer
 		errb.max = 4 << 10
-		code, err := s.stream(ctx, pod, args, bytes.NewReader(data), nil, &errb)
+		code, err := s.run(ctx, pod, args, bytes.NewReader(data), nil, &errb)
 		if err != nil {
 			return fmt.Errorf("write %s: %w", rel, err)
 		}

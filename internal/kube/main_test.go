@@ -16,6 +16,9 @@ func TestMain(m *testing.M) {
 	if podrun.IsRunner() { // every pod's command runs under this binary as its runner
 		podrun.Main()
 	}
+	if podrun.IsServer() { // and its session's server
+		podrun.ServeMain()
+	}
 	if tunnel.IsForwarder() { // TestClusterTunnel's pods run this binary as their forwarder
 		tunnel.ForwarderMain()
 	}

@@ -85,14 +85,20 @@ const DefaultImage = "forkbomb.local/agent:v2"
 
 // Store is the Kubernetes fork store; it implements run.Forks.
 type Store struct {
-	o       Options
-	dyn     dynamic.Interface
-	holder  string
-	crd     bool
-	mu      sync.Mutex
-	runs    map[string]*runState  // pid 1 name → its anchor
-	forks   map[string]*forkState // fork name → its pod
-	probes  map[string]*nodeProbe // node name → forkbomb's sandbox's probe there
+	o      Options
+	dyn    dynamic.Interface
+	holder string
+	crd    bool
+	mu     sync.Mutex
+	runs   map[string]*runState  // pid 1 name → its anchor
+	forks  map[string]*forkState // fork name → its pod
+	probes map[string]*nodeProbe // node name → forkbomb's sandbox's probe there
+	// sessions are the started pods' sessions (session.go), by pod name
+	sessions map[string]*sessionSlot
+	// noSessions: no pod gets a session (a benchmark's comparison)
+	noSessions bool
+	// execs counts the execs made (stream), sessions' included
+	execs   atomic.Int64
 	stopped chan struct{}
 	wg      sync.WaitGroup
 	// the binary sent into each pod (podBinFile)
@@ -170,7 +176,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	host, _ := os.Hostname()
 	s := &Store{o: o, dyn: dyn, holder: fmt.Sprintf("forkbomb@%s/%d", host, os.Getpid()),
-		runs: map[string]*runState{}, forks: map[string]*forkState{}, probes: map[string]*nodeProbe{}, stopped: make(chan struct{})}
+		runs: map[string]*runState{}, forks: map[string]*forkState{}, probes: map[string]*nodeProbe{},
+		sessions: map[string]*sessionSlot{}, stopped: make(chan struct{})}
 	switch o.UseSandboxCRD {
 	case "always":
 		s.crd = true
@@ -360,6 +367,7 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 }
 
 func (s *Store) deleteFork(ctx context.Context, obj string) {
+	s.endSession(obj)
 	zero := int64(0)
 	bg := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &bg}
@@ -394,6 +402,7 @@ func (s *Store) Close() error {
 	for _, n := range names {
 		s.Remove(context.Background(), n)
 	}
+	s.closeSessions() // warm pods' too
 	s.wg.Wait()
 	return nil
 }

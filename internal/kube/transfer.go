@@ -223,7 +223,7 @@ func (s *Store) outputFrom(ctx context.Context, pod, pre, script string, args []
 		if try > 0 {
 			in = nil
 		}
-		code, err := s.stream(ctx, pod, run, in, &out, &errb)
+		code, err := s.run(ctx, pod, run, in, &out, &errb)
 		if err != nil {
 			return nil, -1, err
 		}

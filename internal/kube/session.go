@@ -1,0 +1,633 @@
+package kube
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/podrun"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+)
+
+// A session is one long-lived exec in a fork's pod — forkbomb's binary
+// there as podrun's session server — that carries the fork's commands
+// after its start: each of its commands, its diff, the editor's reads and
+// writes costs a few frames on the open stream instead of an exec of its
+// own (the API server's, the kubelet's and the runtime's work, about half
+// a CPU-second on the test cluster). The protocol is podrun's (serve.go).
+//
+// A pod gets sessions only where a command in forkbomb's sandbox there
+// can signal nothing outside it (forkState.scoped): the server, a process
+// of the pod's user outside the sandbox like each command's runner, is out
+// of the fork's reach. It runs one command at a time; a command asked for
+// while another runs, or when the session cannot be had, takes an exec of
+// its own as before (Store.run). A command cut off (its context, the output
+// cap) ends the session, as it would have cut its exec; the next command
+// opens another.
+type session struct {
+	pod    string
+	mu     sync.Mutex // one command at a time
+	wmu    sync.Mutex // the frames written to the pod
+	in     *io.PipeWriter
+	out    *io.PipeReader
+	cancel context.CancelFunc
+	ended  chan struct{} // the exec ended
+	read   chan struct{} // readFrames returned: every frame that came is handled
+	closed atomic.Bool   // close was called: the exec is ending
+	rmu    sync.Mutex
+	cur    *sessionCmd // the command whose frames come; nil: none
+}
+
+type sessionCmd struct {
+	stdout, stderr io.Writer
+	acked          chan struct{} // closed at the server's ack: the command was taken
+	exit           chan int      // its status, once
+}
+
+// sessionSlot is a pod's sessions, one at a time.
+type sessionSlot struct {
+	mu    sync.Mutex
+	se    *session
+	opens int
+	gone  bool // the pod was deleted: no session any more
+}
+
+// maxSessionOpens bounds the sessions a pod is given: a pod whose sessions
+// keep ending is left to execs.
+const maxSessionOpens = 4
+
+// sessionHello bounds a session's start, to its server's hello.
+const sessionHello = 30 * time.Second
+
+var (
+	errSessionEnded = errors.New("the session with the pod ended")
+	errTarEnded     = errors.New("tar in the pod ended")
+)
+
+// openSession starts the session server in pod and waits for its hello
+// (bounded by ctx too; the session itself outlives ctx).
+func (s *Store) openSession(ctx context.Context, pod string) (*session, error) {
+	return newSession(ctx, pod, sessionHello, func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+		_, err := s.stream(ctx, pod, podrun.ServeArgv(podBin), stdin, stdout, &limitedBuffer{max: 4 << 10})
+		return err
+	})
+}
+
+// newSession runs the session server by exec (until its ctx ends) and
+// waits for its hello, at most hello long.
+func newSession(wait context.Context, pod string, hello time.Duration, exec func(ctx context.Context, stdin io.Reader, stdout io.Writer) error) (*session, error) {
+	ctx, cancel := context.WithCancel(context.Background()) // the session's life: ended by close
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	se := &session{pod: pod, in: inW, out: outR, cancel: cancel, ended: make(chan struct{}), read: make(chan struct{})}
+	go func() {
+		defer close(se.ended)
+		err := exec(ctx, inR, outW)
+		if err == nil {
+			err = errSessionEnded
+		}
+		outW.CloseWithError(err)
+		inR.CloseWithError(err)
+	}()
+	br := bufio.NewReaderSize(outR, 64<<10)
+	helloc := make(chan error, 1)
+	go func() {
+		kind, p, err := podrun.ReadFrame(br)
+		if err == nil && (kind != podrun.FrameHello || string(p) != podrun.SessionVersion) {
+			err = fmt.Errorf("no hello from the pod's session server (a frame %q %q)", kind, p)
+		}
+		helloc <- err
+	}()
+	t := time.NewTimer(hello)
+	defer t.Stop()
+	select {
+	case err := <-helloc:
+		if err != nil {
+			se.close()
+			return nil, fmt.Errorf("session in %s: %w", pod, err)
+		}
+	case <-t.C:
+		se.close()
+		return nil, fmt.Errorf("session in %s: no hello in %s", pod, hello)
+	case <-wait.Done():
+		se.close()
+		return nil, wait.Err()
+	}
+	go se.readFrames(br)
+	return se, nil
+}
+
+// read hands the pod's frames to the command they belong to. A frame
+// with no command, of an unknown kind or unreadable ends the session: the
+// server's word is not trusted further.
+func (se *session) readFrames(br *bufio.Reader) {
+	defer close(se.read)
+	for {
+		kind, p, err := podrun.ReadFrame(br)
+		se.rmu.Lock()
+		c := se.cur
+		if kind == podrun.FrameExit {
+			se.cur = nil
+		}
+		se.rmu.Unlock()
+		if err != nil || c == nil {
+			se.close()
+			return
+		}
+		switch kind {
+		case podrun.FrameAck:
+			select {
+			case <-c.acked: // a second ack
+				se.close()
+				return
+			default:
+				close(c.acked)
+			}
+		case podrun.FrameStdout:
+			c.stdout.Write(p)
+		case podrun.FrameStderr:
+			c.stderr.Write(p)
+		case podrun.FrameExit:
+			code, err := strconv.Atoi(string(p))
+			if err != nil {
+				se.close()
+				return
+			}
+			c.exit <- code
+		default:
+			se.close()
+			return
+		}
+	}
+}
+
+// close ends the session's exec; the server, seeing its stdin end, kills
+// its command and exits.
+func (se *session) close() {
+	se.closed.Store(true)
+	se.cancel()
+	se.in.CloseWithError(errSessionEnded)
+	se.out.CloseWithError(errSessionEnded)
+}
+
+func (se *session) isEnded() bool {
+	if se.closed.Load() {
+		return true
+	}
+	select {
+	case <-se.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+// write writes one frame unless stop is closed (nil: always).
+func (se *session) write(stop <-chan struct{}, kind byte, p []byte) bool {
+	se.wmu.Lock()
+	defer se.wmu.Unlock()
+	if stop != nil {
+		select {
+		case <-stop:
+			return false
+		default:
+		}
+	}
+	return podrun.WriteFrame(se.in, kind, p) == nil
+}
+
+// do runs argv in the pod through the session as s.stream would through
+// an exec of its own. sent is false when the pod never took the command
+// (the session busy with another, or ended before the server's ack): the
+// caller then execs it.
+func (se *session) do(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (code int, err error, sent bool) {
+	if !se.mu.TryLock() {
+		return -1, nil, false
+	}
+	defer se.mu.Unlock()
+	if se.isEnded() || ctx.Err() != nil {
+		return -1, nil, false
+	}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	g := newGate() // nothing of this command's is written after do returns
+	defer func() {
+		if !g.close() { // a write still stuck in the caller's writer holds the frames up
+			se.close()
+		}
+	}()
+	c := &sessionCmd{stdout: g.wrap(stdout), stderr: g.wrap(stderr), acked: make(chan struct{}), exit: make(chan int, 1)}
+	se.rmu.Lock()
+	se.cur = c
+	se.rmu.Unlock()
+	req, err := json.Marshal(podrun.Request{Argv: argv, Stdin: stdin != nil})
+	if err != nil {
+		return -1, err, true
+	}
+	if len(req) > podrun.MaxFrame {
+		return -1, fmt.Errorf("exec in %s: a command of %d bytes", se.pod, len(req)), true
+	}
+	if !se.write(nil, podrun.FrameRun, req) {
+		// the pipe into the exec is closed: the pod has no whole request
+		se.close()
+		return -1, nil, false
+	}
+	// From here the command counts as sent, run or not: a command is
+	// never run twice. (The server's ack, before it starts the command,
+	// only holds its stdin back until it was taken.)
+	stop := make(chan struct{})
+	defer func() {
+		se.wmu.Lock() // no frame of this command's stdin after it
+		close(stop)
+		se.wmu.Unlock()
+	}()
+	if stdin != nil {
+		go func() {
+			select { // not a byte read before the command was taken
+			case <-c.acked:
+			case <-stop:
+				return
+			}
+			select { // taken, but over already
+			case <-stop:
+				return
+			default:
+			}
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := stdin.Read(buf)
+				if n > 0 && !se.write(stop, podrun.FrameStdin, buf[:n]) {
+					return
+				}
+				if err != nil {
+					se.write(stop, podrun.FrameEOF, nil)
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case code := <-c.exit:
+		return code, nil, true
+	case <-ctx.Done():
+		se.close()
+		return -1, fmt.Errorf("exec in %s: %w", se.pod, ctx.Err()), true
+	case <-se.ended:
+		se.drained()
+		select {
+		case code := <-c.exit:
+			return code, nil, true
+		default:
+		}
+		return -1, fmt.Errorf("exec in %s: %w", se.pod, errSessionEnded), true
+	}
+}
+
+// drained waits, bounded, until every frame that came before the exec's
+// end is handled (a status that came just before it).
+func (se *session) drained() {
+	t := time.NewTimer(gateWait)
+	defer t.Stop()
+	select {
+	case <-se.read:
+	case <-t.C:
+	}
+}
+
+// kill has the server SIGKILL every other process of the pod's user but
+// pid 1 (killAll).
+func (se *session) kill(ctx context.Context) (int, error, bool) {
+	if !se.mu.TryLock() {
+		return -1, nil, false
+	}
+	defer se.mu.Unlock()
+	if se.isEnded() {
+		return -1, nil, false
+	}
+	c := &sessionCmd{stdout: io.Discard, stderr: io.Discard, acked: make(chan struct{}), exit: make(chan int, 1)}
+	se.rmu.Lock()
+	se.cur = c
+	se.rmu.Unlock()
+	if !se.write(nil, podrun.FrameKill, nil) {
+		se.close()
+		return -1, nil, false
+	}
+	select {
+	case code := <-c.exit:
+		return code, nil, true
+	case <-ctx.Done():
+		se.close()
+		return -1, ctx.Err(), true
+	case <-se.ended:
+		se.drained()
+		select {
+		case code := <-c.exit:
+			return code, nil, true
+		default:
+		}
+		return -1, errSessionEnded, true
+	}
+}
+
+// allowSession gives pod sessions (a started fork's, whose commands
+// cannot signal outside their sandbox).
+func (s *Store) allowSession(pod string) {
+	s.mu.Lock()
+	if s.sessions == nil {
+		s.sessions = map[string]*sessionSlot{}
+	}
+	if s.sessions[pod] == nil && !s.noSessions {
+		s.sessions[pod] = &sessionSlot{}
+	}
+	s.mu.Unlock()
+}
+
+// endSession ends pod's session, if any, and gives it no more.
+func (s *Store) endSession(pod string) {
+	s.mu.Lock()
+	if s.sessions == nil {
+		s.sessions = map[string]*sessionSlot{}
+	}
+	sl := s.sessions[pod]
+	if sl == nil { // a start still under way adopts nothing
+		sl = &sessionSlot{}
+		s.sessions[pod] = sl
+	}
+	s.mu.Unlock()
+	sl.mu.Lock()
+	if sl.se != nil {
+		sl.se.close()
+	}
+	sl.gone = true
+	sl.mu.Unlock()
+}
+
+// session returns pod's open session, opening one if it may; nil: none.
+func (s *Store) session(ctx context.Context, pod string) *session {
+	s.mu.Lock()
+	sl := s.sessions[pod]
+	s.mu.Unlock()
+	if sl == nil {
+		return nil
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.gone {
+		return nil
+	}
+	if sl.se != nil && !sl.se.isEnded() {
+		return sl.se
+	}
+	if sl.opens >= maxSessionOpens {
+		return nil
+	}
+	sl.opens++
+	se, err := s.openSession(ctx, pod)
+	if err != nil {
+		return nil
+	}
+	sl.se = se
+	return se
+}
+
+// run runs argv in pod: through its session where it has one free, else
+// in an exec of its own (stream).
+func (s *Store) run(ctx context.Context, pod string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	for try := 0; try < 2; try++ {
+		se := s.session(ctx, pod)
+		if se == nil {
+			break
+		}
+		if code, err, sent := se.do(ctx, argv, stdin, stdout, stderr); sent {
+			return code, err
+		}
+		if !se.isEnded() {
+			break // busy with another command
+		}
+		// it had ended unseen: the next try opens another
+	}
+	return s.stream(ctx, pod, argv, stdin, stdout, stderr)
+}
+
+// startInSession is sendTree's work in one exec that becomes the pod's
+// session: its shell checks that the pod is fresh, receives forkbomb's
+// binary (startSession), and execs it as the session server; the tree
+// follows through the session as a tar stream unpacked by the pod's tar,
+// and, in the node's first pod, the probe. Where the probe finds that a
+// command cannot be kept from signalling outside its sandbox, the session
+// ends there and the fork's commands take execs of their own.
+func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, sum string, first bool, np *nodeProbe) (sandbox.Mode, bool, error) {
+	se, err := s.startSession(ctx, fs, bin, sum)
+	if err != nil {
+		return "", false, err
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			se.close()
+		}
+	}()
+	if fs.image == "" {
+		pr, pw := io.Pipe()
+		sent := make(chan error, 1)
+		go func() {
+			err := writeTar(ctx, pw, tree, "")
+			sent <- err
+			pw.CloseWithError(err)
+		}()
+		errb := &limitedBuffer{max: 4 << 10}
+		code, err, taken := se.do(ctx, []string{"tar", "-x", "-f", "-", "-C", "/work"}, pr, nil, errb)
+		// the writer stops, if it has not: tar may end at the archive's
+		// end before it reads the last zero blocks
+		pr.CloseWithError(errTarEnded)
+		if terr := <-sent; err == nil && terr != nil && !errors.Is(terr, errTarEnded) {
+			err = terr // a tree cut short here, whatever tar made of it
+		}
+		switch {
+		case !taken:
+			return "", false, fmt.Errorf("send the tree: %w", errSessionEnded)
+		case err != nil:
+			return "", false, fmt.Errorf("send the tree: %w", err)
+		case code != 0:
+			return "", false, fmt.Errorf("send the tree: tar in the pod: exit %d: %s", code, strings.TrimSpace(errb.String()))
+		}
+	}
+	if !first {
+		select {
+		case <-np.done:
+		case <-ctx.Done():
+			return "", false, ctx.Err()
+		}
+		if np.err == nil {
+			keep = np.scoped
+			if keep {
+				s.adoptSession(fs.obj, se)
+			}
+			return np.mode, np.scoped, nil
+		}
+		// that pod's probe failed: this one asks for itself
+	}
+	argv, err := podrun.Argv(podBin, podrun.Spec{Probe: true})
+	if err != nil {
+		return "", false, err
+	}
+	out, errb := &limitedBuffer{max: 1 << 20}, &limitedBuffer{max: 4 << 10}
+	code, err, sent := se.do(ctx, argv, nil, out, errb)
+	switch {
+	case !sent:
+		err = errSessionEnded
+	case err == nil && out.over:
+		err = errors.New("its report is over 1 MiB")
+	case err == nil && code != 0:
+		err = errors.New(strings.TrimSpace(errb.String()))
+	}
+	mode, scoped, err := probeResult(out.Bytes(), code, err)
+	if err != nil {
+		return "", false, err
+	}
+	keep = scoped
+	if keep {
+		s.adoptSession(fs.obj, se)
+	}
+	return mode, scoped, nil
+}
+
+// startSession runs a pod's start exec, which becomes its session: the
+// fresh check (freshCheck), then forkbomb's binary — read from stdin to
+// its exact size (dd's full blocks, so not a byte of what follows is
+// taken) and checked by its SHA-256 —, or in a tree image's pod the tree
+// and the binary checked in place; then the binary is exec'd as the
+// session server, whose hello ends the start.
+func (s *Store) startSession(ctx context.Context, fs *forkState, bin, sum string) (*session, error) {
+	serve := shellLine(podrun.ServeArgv(podBin))
+	var script string
+	var args []string
+	var prefix io.Reader
+	if fs.image != "" {
+		script = freshCheck(true) + `[ -d ` + podRoot + `/.git ] || exit ` + strconv.Itoa(stTarFailed) + `
+[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
+exec ` + serve
+		args = []string{sum}
+	} else {
+		f, err := os.Open(bin)
+		if err != nil {
+			return nil, fmt.Errorf("forkbomb's binary for the pods: %w", err)
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("forkbomb's binary for the pods: %w", err)
+		}
+		n := st.Size()
+		script = freshCheck(false) + `mkdir -m 700 /work/` + path.Dir(podBinName) + ` || exit ` + strconv.Itoa(stTarFailed) + `
+{ dd bs=65536 count="$2" iflag=fullblock status=none && { [ "$3" = 0 ] || dd bs="$3" count=1 iflag=fullblock status=none; }; } >` + podBin + ` || exit ` + strconv.Itoa(stTarFailed) + `
+[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
+chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed) + `
+exec ` + serve
+		args = []string{sum, strconv.FormatInt(n/65536, 10), strconv.FormatInt(n%65536, 10)}
+		// exactly n bytes, whatever the file holds by now (a file cut
+		// short would leave dd waiting; the checksum tells)
+		prefix = io.LimitReader(io.MultiReader(f, zeros{}), n)
+	}
+	code := -1
+	errb := &limitedBuffer{max: 4 << 10}
+	done := make(chan struct{})
+	se, err := newSession(ctx, fs.obj, treeTimeout, func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+		defer close(done)
+		if prefix != nil {
+			stdin = io.MultiReader(prefix, stdin)
+		}
+		c, err := s.stream(ctx, fs.obj, append([]string{"/bin/sh", "-c", script, "sh"}, args...), stdin, stdout, errb)
+		code = c
+		return err
+	})
+	if err == nil {
+		return se, nil
+	}
+	<-done // ended by newSession
+	switch code {
+	case stNotEmpty:
+		return nil, errors.New("the pod's /work or /tmp was not empty before its tree: something other than forkbomb wrote to it")
+	case stNotAlone:
+		return nil, errors.New("a process other than the pod's own ran in it before its tree: something other than forkbomb started it")
+	case stBadSum:
+		if fs.image != "" {
+			return nil, fmt.Errorf("forkbomb's binary in the pod's image %s is not the one pushed", fs.image)
+		}
+		// the binary's bytes were not those sent: again, alone, then
+		// a session of its own
+		if err := s.sendFile(ctx, fs.obj, bin, podBin); err != nil {
+			return nil, err
+		}
+		return s.openSession(ctx, fs.obj)
+	case stTarFailed:
+		if fs.image != "" {
+			return nil, fmt.Errorf("the pod's image %s holds no tree at %s", fs.image, podRoot)
+		}
+		return nil, fmt.Errorf("send forkbomb's binary: %s", strings.TrimSpace(errb.String()))
+	case -1:
+		return nil, fmt.Errorf("start the pod: %w", err)
+	}
+	return nil, fmt.Errorf("start the pod: exit %d: %s (%v)", code, strings.TrimSpace(errb.String()), err)
+}
+
+// zeros reads as zero bytes without end.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// adoptSession makes se pod's session.
+func (s *Store) adoptSession(pod string, se *session) {
+	s.mu.Lock()
+	if s.sessions == nil {
+		s.sessions = map[string]*sessionSlot{}
+	}
+	sl := s.sessions[pod]
+	if sl == nil {
+		sl = &sessionSlot{}
+		s.sessions[pod] = sl
+	}
+	s.mu.Unlock()
+	sl.mu.Lock()
+	old := sl.se
+	if sl.gone { // deleted while it started
+		old = se
+	} else {
+		sl.se = se
+		sl.opens++
+	}
+	sl.mu.Unlock()
+	if old != nil {
+		old.close()
+	}
+}
+
+// closeSessions ends every session of the store (Close).
+func (s *Store) closeSessions() {
+	s.mu.Lock()
+	var pods []string
+	for pod := range s.sessions {
+		pods = append(pods, pod)
+	}
+	s.mu.Unlock()
+	for _, pod := range pods {
+		s.endSession(pod)
+	}
+}

@@ -1,0 +1,205 @@
+package kube
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forkbomb/forkbomb/internal/podrun"
+)
+
+// serveHere is a session's exec that runs podrun's server in this process
+// (what the pod's would do); a closed session ends its stdin, as an exec's.
+func serveHere(_ context.Context, stdin io.Reader, stdout io.Writer) error {
+	podrun.Serve(stdin, stdout)
+	return nil
+}
+
+// TestSession runs commands through one session as Store.run does: each
+// with its own output, stdin and status; a second command while one runs
+// is not taken (the caller execs it); a cut command ends the session and
+// its server's command.
+func TestSession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	se, err := newSession(ctx, "pod", time.Minute, serveHere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer se.close()
+
+	var o, e bytes.Buffer
+	code, err, sent := se.do(ctx, []string{"/bin/sh", "-c", "echo out; echo err >&2; exit 4"}, nil, &o, &e)
+	if !sent || err != nil || code != 4 || o.String() != "out\n" || e.String() != "err\n" {
+		t.Fatalf("first: sent %v, %v, exit %d, %q, %q", sent, err, code, o.String(), e.String())
+	}
+	o.Reset()
+	code, err, sent = se.do(ctx, []string{"/bin/sh", "-c", "tr a-z A-Z"}, strings.NewReader(strings.Repeat("abc", 100000)), &o, nil)
+	if !sent || err != nil || code != 0 || o.String() != strings.Repeat("ABC", 100000) {
+		t.Fatalf("stdin: sent %v, %v, exit %d, %d bytes", sent, err, code, o.Len())
+	}
+
+	// busy: the second is not taken
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	pr, pw := io.Pipe()
+	go func() {
+		_, err, _ := se.do(ctx, []string{"/bin/sh", "-c", "echo go; read x; echo $x"}, pr, &notify{w: io.Discard, c: started}, nil)
+		done <- err
+	}()
+	<-started
+	if _, _, sent := se.do(ctx, []string{"/bin/true"}, nil, nil, nil); sent {
+		t.Fatal("a second command was taken while one ran")
+	}
+	pw.Write([]byte("x\n"))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// cut: the context ends the command, and the session
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	code, err, sent = se.do(cctx, []string{"/bin/sleep", "300"}, nil, nil, nil)
+	if !sent || !errors.Is(err, context.DeadlineExceeded) || code != -1 {
+		t.Fatalf("cut: sent %v, %v, exit %d", sent, err, code)
+	}
+	select {
+	case <-se.ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the session outlived a cut command")
+	}
+	if _, _, sent := se.do(ctx, []string{"/bin/true"}, nil, nil, nil); sent {
+		t.Fatal("an ended session took a command")
+	}
+}
+
+type notify struct {
+	w io.Writer
+	c chan struct{}
+}
+
+func (n *notify) Write(p []byte) (int, error) {
+	if n.c != nil {
+		close(n.c)
+		n.c = nil
+	}
+	return n.w.Write(p)
+}
+
+// fakePod is a session's exec whose pod answers as script says: its frames
+// are written as given, whatever the host sends.
+func fakePod(frames func(w io.Writer, r *bufio.Reader)) func(context.Context, io.Reader, io.Writer) error {
+	return func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+		frames(stdout, bufio.NewReader(stdin))
+		<-ctx.Done()
+		return ctx.Err()
+	}
+}
+
+// TestSessionDistrust: the pod's server is believed only in protocol —
+// no hello, a frame before any command, a status that is not a number:
+// the session is refused or ended, and a command never gets another's
+// bytes or a made-up status.
+func TestSessionDistrust(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hello := func(w io.Writer) { podrun.WriteFrame(w, podrun.FrameHello, []byte(podrun.SessionVersion)) }
+
+	if _, err := newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, _ *bufio.Reader) {
+		io.WriteString(w, "not a frame at all")
+	})); err == nil {
+		t.Fatal("a session without a hello")
+	}
+	if _, err := newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, _ *bufio.Reader) {
+		podrun.WriteFrame(w, podrun.FrameHello, []byte("99"))
+	})); err == nil {
+		t.Fatal("a session of another protocol's version")
+	}
+
+	// a frame before any command ends the session
+	se, err := newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, _ *bufio.Reader) {
+		hello(w)
+		podrun.WriteFrame(w, podrun.FrameStdout, []byte("planted"))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-se.ended:
+	case <-time.After(time.Minute):
+		t.Fatal("a stray frame did not end the session")
+	}
+	var o bytes.Buffer
+	if _, _, sent := se.do(ctx, []string{"/bin/true"}, nil, &o, nil); sent || o.Len() > 0 {
+		t.Fatalf("after a stray frame: sent %v, %q", sent, o.String())
+	}
+
+	// a status that is not a number ends it, and the command has an error
+	se, err = newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, r *bufio.Reader) {
+		hello(w)
+		podrun.ReadFrame(r)
+		podrun.WriteFrame(w, podrun.FrameAck, nil)
+		podrun.WriteFrame(w, podrun.FrameExit, []byte("0; rm"))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, err, sent := se.do(ctx, []string{"/bin/true"}, nil, nil, nil); !sent || err == nil || code != -1 {
+		t.Fatalf("a bad status: sent %v, %v, exit %d", sent, err, code)
+	}
+
+	// a session that ends after the request reached it, before any ack:
+	// the command counts as sent (it is never run twice), its stdin unread
+	se, err = newSession(ctx, "pod", time.Minute, func(_ context.Context, stdin io.Reader, stdout io.Writer) error {
+		hello(stdout)
+		podrun.ReadFrame(bufio.NewReader(stdin))
+		return errors.New("the exec ended") // before any ack
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.NewReader("stdin")
+	if code, err, sent := se.do(ctx, []string{"/bin/cat"}, in, nil, nil); !sent || !errors.Is(err, errSessionEnded) || code != -1 || in.Len() != 5 {
+		t.Fatalf("ended before the ack: sent %v, %v, exit %d, %d bytes of stdin left", sent, err, code, in.Len())
+	}
+
+	// a status that came just before the exec's end is the command's
+	for i := 0; i < 200; i++ {
+		se, err = newSession(ctx, "pod", time.Minute, func(_ context.Context, stdin io.Reader, stdout io.Writer) error {
+			hello(stdout)
+			podrun.ReadFrame(bufio.NewReader(stdin))
+			podrun.WriteFrame(stdout, podrun.FrameAck, nil)
+			podrun.WriteFrame(stdout, podrun.FrameStdout, []byte("done"))
+			podrun.WriteFrame(stdout, podrun.FrameExit, []byte("5"))
+			return nil // and the exec ends at once
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o bytes.Buffer
+		if code, err, sent := se.do(ctx, []string{"/bin/true"}, nil, &o, nil); !sent || err != nil || code != 5 || o.String() != "done" {
+			t.Fatalf("try %d: a status just before the end: sent %v, %v, exit %d, %q", i, sent, err, code, o.String())
+		}
+	}
+
+	// the kill: its frame and status
+	got := make(chan byte, 1)
+	se, err = newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, r *bufio.Reader) {
+		hello(w)
+		kind, _, _ := podrun.ReadFrame(r)
+		got <- kind
+		podrun.WriteFrame(w, podrun.FrameExit, []byte("0"))
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, err, sent := se.kill(ctx); !sent || err != nil || code != 0 || <-got != podrun.FrameKill {
+		t.Fatalf("kill: sent %v, %v, exit %d", sent, err, code)
+	}
+	se.close()
+}
