@@ -152,9 +152,6 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 func (s *Store) started(ctx context.Context, name string, fs *forkState) error {
 	fs.filesMu.Lock()
 	defer fs.filesMu.Unlock()
-	if fs.scoped {
-		s.allowSession(fs.obj)
-	}
 	if err := s.replay(ctx, name, fs); err != nil {
 		return err
 	}

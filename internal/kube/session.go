@@ -280,31 +280,33 @@ func (se *session) do(ctx context.Context, argv []string, stdin io.Reader, stdou
 			}
 		}()
 	}
-	select {
-	case code := <-c.exit:
-		return code, nil, true
-	case <-ctx.Done():
-		se.close()
-		return -1, fmt.Errorf("exec in %s: %w", se.pod, ctx.Err()), true
-	case <-se.ended:
-		se.drained()
-		select {
-		case code := <-c.exit:
-			return code, nil, true
-		default:
-		}
-		return -1, fmt.Errorf("exec in %s: %w", se.pod, errSessionEnded), true
-	}
+	code, err = se.await(ctx, c)
+	return code, err, true
 }
 
-// drained waits, bounded, until every frame that came before the exec's
-// end is handled (a status that came just before it).
-func (se *session) drained() {
+// await waits for c's status. A cut ends the session; a session that ends
+// first is waited on, bounded, until every frame that came before its end
+// is handled (a status that came just before it).
+func (se *session) await(ctx context.Context, c *sessionCmd) (int, error) {
+	select {
+	case code := <-c.exit:
+		return code, nil
+	case <-ctx.Done():
+		se.close()
+		return -1, fmt.Errorf("exec in %s: %w", se.pod, ctx.Err())
+	case <-se.ended:
+	}
 	t := time.NewTimer(gateWait)
 	defer t.Stop()
 	select {
 	case <-se.read:
 	case <-t.C:
+	}
+	select {
+	case code := <-c.exit:
+		return code, nil
+	default:
+		return -1, fmt.Errorf("exec in %s: %w", se.pod, errSessionEnded)
 	}
 }
 
@@ -326,34 +328,8 @@ func (se *session) kill(ctx context.Context) (int, error, bool) {
 		se.close()
 		return -1, nil, false
 	}
-	select {
-	case code := <-c.exit:
-		return code, nil, true
-	case <-ctx.Done():
-		se.close()
-		return -1, ctx.Err(), true
-	case <-se.ended:
-		se.drained()
-		select {
-		case code := <-c.exit:
-			return code, nil, true
-		default:
-		}
-		return -1, errSessionEnded, true
-	}
-}
-
-// allowSession gives pod sessions (a started fork's, whose commands
-// cannot signal outside their sandbox).
-func (s *Store) allowSession(pod string) {
-	s.mu.Lock()
-	if s.sessions == nil {
-		s.sessions = map[string]*sessionSlot{}
-	}
-	if s.sessions[pod] == nil && !s.noSessions {
-		s.sessions[pod] = &sessionSlot{}
-	}
-	s.mu.Unlock()
+	code, err := se.await(ctx, c)
+	return code, err, true
 }
 
 // endSession ends pod's session, if any, and gives it no more.
