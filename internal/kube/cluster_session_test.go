@@ -48,6 +48,17 @@ func TestClusterSession(t *testing.T) {
 		return out.String()
 	}
 	servers := func() []string { t.Helper(); return strings.Fields(outside(listServers)) }
+	// noneLeft: every process in the pod is pid 1 or a session server,
+	// besides the listing's own shell and its children
+	noneLeft := func(t *testing.T, after string) {
+		t.Helper()
+		left := outside(`for p in /proc/[0-9]*; do p=${p#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] && continue; c=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue; case "$c" in ""|"tr "*|*lister*) ;; *) echo "$p $c";; esac; done # lister`)
+		for _, l := range strings.Split(strings.TrimSpace(left), "\n") {
+			if l != "" && !strings.Contains(l, "__forkbomb_pod_serve") {
+				t.Errorf("left in the pod after %s: %s", after, l)
+			}
+		}
+	}
 
 	if out, res := run("echo 1 > value; cat value"); res.ExitCode != 0 || out != "1\n" {
 		t.Fatalf("first command: exit %d\n%s", res.ExitCode, out)
@@ -130,16 +141,25 @@ func TestClusterSession(t *testing.T) {
 		if err != nil || res.Limit != "output" {
 			t.Fatalf("the capped command: %v %+v", err, res)
 		}
-		// every process in the pod: pid 1 and a session server at most,
-		// besides this listing's own shell and its children
-		left := outside(`for p in /proc/[0-9]*; do p=${p#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] && continue; c=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue; case "$c" in ""|"tr "*|*lister*) ;; *) echo "$p $c";; esac; done # lister`)
-		for _, l := range strings.Split(strings.TrimSpace(left), "\n") {
-			if l != "" && !strings.Contains(l, "__forkbomb_pod_serve") {
-				t.Errorf("left in the pod after the cut command: %s", l)
-			}
-		}
+		noneLeft(t, "the cut command")
 		if out, res := run("tail -n1 value"); res.ExitCode != 0 || out != "6\n" {
 			t.Fatalf("after the cut: exit %d\n%s", res.ExitCode, out)
+		}
+	})
+
+	t.Run("a cut diff or editor call leaves nothing", func(t *testing.T) {
+		// what outputFrom runs (a diff, an editor call), cut by its
+		// caller's cancel while a process it started left its process
+		// group: the session's end kills the group, the kill after the
+		// cut the rest
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if _, _, err := s.output(cctx, s.forks[fork].obj, `setsid sleep 300 </dev/null >/dev/null 2>&1 & sleep 300`, nil, 64); err == nil {
+			t.Fatal("the cut call did not fail")
+		}
+		noneLeft(t, "the cut call")
+		if out, res := run("tail -n1 value"); res.ExitCode != 0 || out != "6\n" {
+			t.Fatalf("after the cut call: exit %d\n%s", res.ExitCode, out)
 		}
 	})
 }

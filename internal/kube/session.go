@@ -56,10 +56,11 @@ type sessionCmd struct {
 
 // sessionSlot is a pod's sessions, one at a time.
 type sessionSlot struct {
-	mu    sync.Mutex
-	se    *session
-	opens int
-	gone  bool // the pod was deleted: no session any more
+	mu      sync.Mutex
+	se      *session
+	opens   int
+	opening bool // a session is being opened, outside mu: others take execs meanwhile
+	gone    bool // the pod was deleted: no session any more
 }
 
 // maxSessionOpens bounds the sessions a pod is given: a pod whose sessions
@@ -353,6 +354,9 @@ func (s *Store) endSession(pod string) {
 }
 
 // session returns pod's open session, opening one if it may; nil: none.
+// The open (up to the server's hello) runs outside the slot's lock, so
+// calls to the pod meanwhile take execs rather than wait for it, and a
+// deletion meanwhile closes what it opened.
 func (s *Store) session(ctx context.Context, pod string) *session {
 	s.mu.Lock()
 	sl := s.sessions[pod]
@@ -361,22 +365,47 @@ func (s *Store) session(ctx context.Context, pod string) *session {
 		return nil
 	}
 	sl.mu.Lock()
-	defer sl.mu.Unlock()
-	if sl.gone {
+	if sl.gone || sl.opening {
+		sl.mu.Unlock()
 		return nil
 	}
 	if sl.se != nil && !sl.se.isEnded() {
-		return sl.se
+		se := sl.se
+		sl.mu.Unlock()
+		return se
 	}
 	if sl.opens >= maxSessionOpens {
+		sl.mu.Unlock()
 		return nil
 	}
 	sl.opens++
-	se, err := s.openSession(ctx, pod)
+	sl.opening = true
+	sl.mu.Unlock()
+	open := s.openSession
+	if s.opener != nil {
+		open = s.opener
+	}
+	se, err := open(ctx, pod)
+	sl.mu.Lock()
+	sl.opening = false
+	if err == nil && sl.gone { // deleted while it opened
+		sl.mu.Unlock()
+		se.close()
+		return nil
+	}
+	if err == nil && sl.se != nil && !sl.se.isEnded() { // one adopted meanwhile
+		kept := sl.se
+		sl.mu.Unlock()
+		se.close()
+		return kept
+	}
+	if err == nil {
+		sl.se = se
+	}
+	sl.mu.Unlock()
 	if err != nil {
 		return nil
 	}
-	sl.se = se
 	return se
 }
 

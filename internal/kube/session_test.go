@@ -203,3 +203,69 @@ func TestSessionDistrust(t *testing.T) {
 	}
 	se.close()
 }
+
+// TestSessionOpenUnlocked: a session being opened holds up no other call
+// to its pod (they take execs: Store.session gives them none), and a pod
+// deleted while its session opened keeps nothing of it.
+func TestSessionOpenUnlocked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	release := make(chan struct{})
+	opened := make(chan *session, 1)
+	s := &Store{sessions: map[string]*sessionSlot{"pod": {}}}
+	s.opener = func(ctx context.Context, pod string) (*session, error) {
+		<-release
+		se, err := newSession(ctx, pod, time.Minute, serveHere)
+		opened <- se
+		return se, err
+	}
+	first := make(chan *session, 1)
+	go func() { first <- s.session(ctx, "pod") }()
+	// while it opens, others get none, at once (no wait on the open)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		s.sessions["pod"].mu.Lock()
+		opening := s.sessions["pod"].opening
+		s.sessions["pod"].mu.Unlock()
+		if opening {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the open never began")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	other := make(chan *session, 1)
+	go func() { other <- s.session(ctx, "pod") }()
+	select {
+	case se := <-other:
+		if se != nil {
+			t.Fatal("a second caller got a session while the first was opening")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a second caller waited for the open")
+	}
+	// deleted while it opens: the open's session is closed, none kept
+	gone := make(chan struct{})
+	go func() { s.endSession("pod"); close(gone) }()
+	select {
+	case <-gone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the pod's deletion waited for the open")
+	}
+	close(release)
+	if se := <-first; se != nil {
+		t.Fatal("a session opened for a deleted pod was handed out")
+	}
+	se := <-opened
+	deadline = time.Now().Add(time.Minute)
+	for !se.isEnded() {
+		if time.Now().After(deadline) {
+			t.Fatal("the session opened for a deleted pod was left open")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if s.sessions["pod"].se != nil || s.session(ctx, "pod") != nil {
+		t.Fatal("a deleted pod has a session")
+	}
+}

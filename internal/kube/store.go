@@ -97,6 +97,8 @@ type Store struct {
 	sessions map[string]*sessionSlot
 	// noSessions: no pod gets a session (a benchmark's comparison)
 	noSessions bool
+	// opener, if set, opens a pod's session in place of openSession (tests)
+	opener func(ctx context.Context, pod string) (*session, error)
 	// execs counts the execs made (stream), sessions' included
 	execs   atomic.Int64
 	stopped chan struct{}

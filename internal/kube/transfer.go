@@ -225,6 +225,9 @@ func (s *Store) outputFrom(ctx context.Context, pod, pre, script string, args []
 		}
 		code, err := s.run(ctx, pod, run, in, &out, &errb)
 		if err != nil {
+			// cut (a cancel, a lost stream): what the script started may
+			// still run in the pod, as after a cut command
+			s.killAll(ctx, pod)
 			return nil, -1, err
 		}
 		if try == 0 && code != 0 {
