@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
 	"github.com/forkbomb/forkbomb/internal/record"
@@ -31,7 +33,8 @@ import (
 // loopback): the first race of the fixture's commit pushes it.
 // FORKBOMB_BENCH_KEEP=1 keeps warm pods between runs (Options.KeepWarm):
 // an untimed race first leaves the pool, and each timed race claims the
-// pods the one before it left (asked for at its end, started meanwhile).
+// pods the one before it left, once they run (a user's next run, unless
+// it comes within seconds of the last).
 // FORKBOMB_BENCH_SESSIONS=0 gives each command, diff and edit in a pod an
 // exec of its own, as before sessions; kube-execs/fork counts them.
 //
@@ -163,6 +166,11 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 			measure(b, o)
 			must(b, ks.Keep(context.Background()))
 		}
+		if keep {
+			// a later run finds the pool running, as a user's next run
+			// does (unless it comes within seconds of the last): untimed
+			must(b, ks.waitPool(context.Background()))
+		}
 		e0 := ks.execs.Load()
 		f, v = measure(b, o)
 		execs += float64(ks.execs.Load()-e0) / forks
@@ -205,6 +213,9 @@ func measure(b *testing.B, o run.Options) (float64, float64) {
 	}
 	defer f.Close()
 	var start, verdict, lastExit time.Time
+	// the race's timeline, fork by fork (FORKBOMB_BENCH_TIMELINE=1)
+	phases := []string{"fork_start", "fork_exit", "judge_start", "verdict"}
+	at := map[int]map[string]time.Time{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -222,9 +233,35 @@ func measure(b *testing.B, o run.Options) (float64, float64) {
 		case "fork_exit":
 			lastExit = e.Time
 		}
+		if e.Fork != nil {
+			if at[*e.Fork] == nil {
+				at[*e.Fork] = map[string]time.Time{}
+			}
+			if _, seen := at[*e.Fork][string(e.Type)]; !seen {
+				at[*e.Fork][string(e.Type)] = e.Time
+			}
+		}
 	}
 	if start.IsZero() || verdict.IsZero() || lastExit.IsZero() {
 		b.Fatalf("record %s lacks run_start, verdict or fork_exit", dir)
+	}
+	if os.Getenv("FORKBOMB_BENCH_TIMELINE") == "1" {
+		var tl strings.Builder
+		fmt.Fprintf(&tl, "%T race timeline (ms from run_start):\n%5s", o.Store, "fork")
+		for _, p := range phases {
+			fmt.Fprintf(&tl, " %12s", p)
+		}
+		for n := 0; n < o.Forks; n++ {
+			fmt.Fprintf(&tl, "\n%5d", n)
+			for _, p := range phases {
+				if t, ok := at[n][p]; ok {
+					fmt.Fprintf(&tl, " %12d", t.Sub(start).Milliseconds())
+				} else {
+					fmt.Fprintf(&tl, " %12s", "-")
+				}
+			}
+		}
+		fmt.Fprintln(os.Stderr, tl.String())
 	}
 	return float64(o.Forks) / lastExit.Sub(start).Seconds(), float64(verdict.Sub(start).Milliseconds())
 }
@@ -337,4 +374,19 @@ func BenchmarkForkStart(b *testing.B) {
 	for k, v := range ms {
 		b.ReportMetric(v/n, k+"-ms")
 	}
+}
+
+// waitPool waits until every kept pod of the namespace not yet claimed
+// is running.
+func (s *Store) waitPool(ctx context.Context) error {
+	list, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
+	if err != nil {
+		return err
+	}
+	for _, u := range list.Items {
+		if _, err := s.waitRunning(ctx, u.GetName()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -144,20 +144,43 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 			return nil, err
 		}
 	}
-	args := []string{"--no-ext-diff", "--no-textconv", "--no-color", "-M", m.Base, tree}
+	args := []string{"--no-ext-diff", "--no-textconv", "--no-color", "-M", "--binary", "--full-index", m.Base, tree}
 	pg := g
 	pg.maxOut = lim.Patch
-	if d.Patch, err = pg.run(ctx, nil, append([]string{"diff-tree", "-p", "--binary", "--full-index"}, args...)...); err != nil {
-		return nil, err
-	}
-	if stat {
-		out, err := pg.run(ctx, nil, append([]string{"diff-tree", "--stat", "--summary"}, args...)...)
-		if err != nil {
+	if !stat {
+		if d.Patch, err = pg.run(ctx, nil, append([]string{"diff-tree", "-p"}, args...)...); err != nil {
 			return nil, err
 		}
-		d.Stat = string(out)
+		return d, nil
+	}
+	// One git process for both: the stat and summary, then the patch.
+	pg.maxOut = lim.Patch + lim.Patch/8 + 1<<20
+	out, err := pg.run(ctx, nil, append([]string{"diff-tree", "--patch-with-stat", "--summary"}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	if d.Stat, d.Patch, err = splitStat(out); err != nil {
+		return nil, err
+	}
+	if int64(len(d.Patch)) > lim.Patch {
+		return nil, &layerfs.LimitError{Path: "the patch", What: "bytes", Limit: lim.Patch}
 	}
 	return d, nil
+}
+
+// splitStat splits diff-tree's --patch-with-stat output into its stat (and
+// summary) and its patch, which begins at the first "diff --git " line:
+// the stat's lines all begin with a space, and the names in them are
+// quoted where they hold a newline, so none of them can pass for it.
+func splitStat(out []byte) (stat string, patch []byte, err error) {
+	if len(out) == 0 {
+		return "", nil, nil
+	}
+	i := strings.Index(string(out), "\ndiff --git ")
+	if i < 0 || !strings.HasSuffix(string(out[:i+1]), "\n\n") {
+		return "", nil, fmt.Errorf("git diff-tree --patch-with-stat: no patch after the stat")
+	}
+	return string(out[:i]), out[i+1:], nil
 }
 
 // isGitPath reports whether a path has a .git component in any letter
