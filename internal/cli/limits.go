@@ -19,8 +19,12 @@ type limitFlags struct {
 
 // add registers the flags; each is a share of the machine per `per`.
 func (lf *limitFlags) add(f *pflag.FlagSet, per string) {
-	f.StringVar(&lf.memory, "memory", "", fmt.Sprintf("memory limit of each %s, e.g. 512M or 4G, or none (default: the machine's memory shared among the %ss at work, %s to %s)",
-		per, per, sandbox.FormatBytes(sandbox.MinDefaultMemory), sandbox.FormatBytes(sandbox.MaxDefaultMemory)))
+	kube := ""
+	if per == "fork" {
+		kube = "; with --backend kubernetes, no more than lets every fork's pod fit the cluster's nodes at once"
+	}
+	f.StringVar(&lf.memory, "memory", "", fmt.Sprintf("memory limit of each %s, e.g. 512M or 4G, or none (default: the machine's memory shared among the %ss at work, %s to %s%s)",
+		per, per, sandbox.FormatBytes(sandbox.MinDefaultMemory), sandbox.FormatBytes(sandbox.MaxDefaultMemory), kube))
 	f.StringVar(&lf.pids, "pids", "", fmt.Sprintf("processes and threads of each %s, or none (default %d)", per, sandbox.DefaultPids))
 	f.StringVar(&lf.cpus, "cpus", "", fmt.Sprintf("CPU quota of each %s in cores, e.g. 1.5 (needs a cgroup; default none)", per))
 }

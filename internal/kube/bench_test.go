@@ -137,6 +137,10 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 		if v, err := strconv.Atoi(os.Getenv("FORKBOMB_BENCH_WARM")); err == nil {
 			warm = v
 		}
+		// as the CLI sizes a fork's pod (internal/cli/full/kube.go)
+		if fit, err := PodMemory(context.Background(), cfg, run.ForksAtOnce(o)); err == nil && fit > 0 && fit < run.ForkLimits(o).Memory {
+			o.Limits.Memory = fit
+		}
 		var limits sandbox.Policy
 		run.ForkLimits(o).Apply(&limits)
 		ko := Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"),
@@ -153,19 +157,29 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 		if keep {
 			ko.KeepWarm = 10 * time.Minute
 		}
-		ks, err := Open(context.Background(), ko)
-		if err != nil {
-			b.Fatal(err)
+		open := func() *Store {
+			ks, err := Open(context.Background(), ko)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// FORKBOMB_BENCH_SESSIONS=0: an exec per command, as before
+			// sessions (session.go)
+			ks.noSessions = os.Getenv("FORKBOMB_BENCH_SESSIONS") == "0"
+			return ks
 		}
-		// FORKBOMB_BENCH_SESSIONS=0: an exec per command, as before
-		// sessions (session.go)
-		ks.noSessions = os.Getenv("FORKBOMB_BENCH_SESSIONS") == "0"
 		setup(&o, true)
-		o.Store, o.JudgeStore, o.RunsDir = ks, local, filepath.Join(b.TempDir(), "runs")
+		o.JudgeStore, o.RunsDir = local, filepath.Join(b.TempDir(), "runs")
 		if keep && i == 0 {
+			// an untimed run leaves the first pool, and ends (its pods,
+			// the winner's too, deleted)
+			ks0 := open()
+			o.Store = ks0
 			measure(b, o)
-			must(b, ks.Keep(context.Background()))
+			must(b, ks0.Keep(context.Background()))
+			ks0.Close()
 		}
+		ks := open()
+		o.Store = ks
 		if keep {
 			// a later run finds the pool running, as a user's next run
 			// does (unless it comes within seconds of the last): untimed

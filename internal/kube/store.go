@@ -152,6 +152,10 @@ type forkState struct {
 
 // Open connects to the cluster, reaps what killed forkbombs left (lapsed
 // anchors), and returns the store.
+// apiQPS and apiBurst are the requests a second forkbomb's client makes
+// to the API server, and its burst, where its config sets none.
+const apiQPS, apiBurst = 50, 300
+
 func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.Local == nil || o.Config == nil {
 		return nil, errors.New("kube.Open: Local and Config are required")
@@ -171,6 +175,17 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	cfg := rest.CopyConfig(o.Config)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second // every API call is bounded; exec streams are not API calls
+	}
+	// client-go's own default, 5 requests a second after a burst of 10,
+	// queued a race's pods one behind another (a claim, a create, a wait
+	// and an exec each per pod): a larger budget instead, unless the
+	// caller's config sets one. The API server's own fairness (priority
+	// and fairness) still applies.
+	o.Config = rest.CopyConfig(o.Config)
+	for _, c := range []*rest.Config{cfg, o.Config} {
+		if c.QPS == 0 && c.RateLimiter == nil {
+			c.QPS, c.Burst = apiQPS, apiBurst
+		}
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {

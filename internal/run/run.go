@@ -405,8 +405,11 @@ func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
 // ForkLimits are the limits each fork's commands get in a race run with
 // o: o.Limits, with the defaults for the forks that run at once.
 func ForkLimits(o Options) sandbox.Limits {
-	return o.Limits.Resolve(sandbox.DefaultLimits(atOnce(o.Parallel, o.Forks)))
+	return o.Limits.Resolve(sandbox.DefaultLimits(ForksAtOnce(o)))
 }
+
+// ForksAtOnce is how many forks of o run at once: --parallel, or all.
+func ForksAtOnce(o Options) int { return atOnce(o.Parallel, o.Forks) }
 
 func atOnce(parallel, forks int) int {
 	if parallel <= 0 || parallel > forks {

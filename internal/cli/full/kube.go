@@ -49,6 +49,16 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 	if keep > 0 && warm == 0 {
 		return nil, errors.New("--keep-warm keeps --warm-pods' pods: give --warm-pods auto or a number above 0")
 	}
+	// A fork's default memory is its share of this machine; its pod must
+	// also fit the cluster beside the others (a node's allocatable memory
+	// is less than its machine's): the smaller of the two.
+	if o.Limits.Memory == 0 {
+		def := run.ForkLimits(*o).Memory
+		if fit, err := kube.PodMemory(ctx, cfg, run.ForksAtOnce(*o)); err == nil && fit > 0 && fit < def {
+			o.Limits.Memory = fit
+			fmt.Fprintf(os.Stderr, "forkbomb: each fork's pod asks for %s of memory, so that %d fit the cluster's nodes at once (--memory sets it)\n", sandbox.FormatBytes(fit), run.ForksAtOnce(*o))
+		}
+	}
 	// the warm pods hold the limits each fork's commands will ask for
 	var limits sandbox.Policy
 	run.ForkLimits(*o).Apply(&limits)
