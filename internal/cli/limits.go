@@ -21,7 +21,7 @@ type limitFlags struct {
 func (lf *limitFlags) add(f *pflag.FlagSet, per string) {
 	kube := ""
 	if per == "fork" {
-		kube = "; with --backend kubernetes, no more than lets every fork's pod fit the cluster's nodes at once"
+		kube = "; with --backend kubernetes, no more than lets every fork's pod fit the cluster's nodes at once, down to the same floor"
 	}
 	f.StringVar(&lf.memory, "memory", "", fmt.Sprintf("memory limit of each %s, e.g. 512M or 4G, or none (default: the machine's memory shared among the %ss at work, %s to %s%s)",
 		per, per, sandbox.FormatBytes(sandbox.MinDefaultMemory), sandbox.FormatBytes(sandbox.MaxDefaultMemory), kube))

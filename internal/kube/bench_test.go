@@ -138,8 +138,8 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 			warm = v
 		}
 		// as the CLI sizes a fork's pod (internal/cli/full/kube.go)
-		if fit, err := PodMemory(context.Background(), cfg, run.ForksAtOnce(o)); err == nil && fit > 0 && fit < run.ForkLimits(o).Memory {
-			o.Limits.Memory = fit
+		if mem, lowered := DefaultMemory(context.Background(), cfg, run.ForksAtOnce(o), run.ForkLimits(o).Memory); lowered {
+			o.Limits.Memory = mem
 		}
 		var limits sandbox.Policy
 		run.ForkLimits(o).Apply(&limits)

@@ -150,12 +150,12 @@ type forkState struct {
 	scoped bool
 }
 
-// Open connects to the cluster, reaps what killed forkbombs left (lapsed
-// anchors), and returns the store.
 // apiQPS and apiBurst are the requests a second forkbomb's client makes
 // to the API server, and its burst, where its config sets none.
 const apiQPS, apiBurst = 50, 300
 
+// Open connects to the cluster, reaps what killed forkbombs left (lapsed
+// anchors), and returns the store.
 func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.Local == nil || o.Config == nil {
 		return nil, errors.New("kube.Open: Local and Config are required")

@@ -225,9 +225,13 @@ func (s *Store) outputFrom(ctx context.Context, pod, pre, script string, args []
 		}
 		code, err := s.run(ctx, pod, run, in, &out, &errb)
 		if err != nil {
-			// cut (a cancel, a lost stream): what the script started may
-			// still run in the pod, as after a cut command
-			s.killAll(ctx, pod)
+			// cut (its caller's cancel or deadline, its session's end
+			// after it was sent): what the script started may still run
+			// in the pod, as after a cut command. An exec refused (the
+			// pod gone, access denied) started nothing.
+			if ctx.Err() != nil || errors.Is(err, errSessionEnded) {
+				s.killAll(ctx, pod)
+			}
 			return nil, -1, err
 		}
 		if try == 0 && code != 0 {

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -147,23 +148,38 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 	args := []string{"--no-ext-diff", "--no-textconv", "--no-color", "-M", "--binary", "--full-index", m.Base, tree}
 	pg := g
 	pg.maxOut = lim.Patch
-	if !stat {
-		if d.Patch, err = pg.run(ctx, nil, append([]string{"diff-tree", "-p"}, args...)...); err != nil {
+	if stat {
+		// One git process for both, the stat and summary then the patch,
+		// where the two fit a little over the patch's limit; else (a
+		// stat larger than an eighth of the patch: mode changes, say)
+		// one for each, as the patch alone is bounded.
+		both := g
+		both.maxOut = lim.Patch + lim.Patch/8 + 1<<20
+		out, err := both.run(ctx, nil, append([]string{"diff-tree", "--patch-with-stat", "--summary"}, args...)...)
+		var le *layerfs.LimitError
+		switch {
+		case err == nil:
+			if d.Stat, d.Patch, err = splitStat(out); err != nil {
+				return nil, err
+			}
+			if int64(len(d.Patch)) > lim.Patch {
+				return nil, &layerfs.LimitError{Path: "the patch", What: "bytes", Limit: lim.Patch}
+			}
+			return d, nil
+		case !errors.As(err, &le):
 			return nil, err
 		}
-		return d, nil
 	}
-	// One git process for both: the stat and summary, then the patch.
-	pg.maxOut = lim.Patch + lim.Patch/8 + 1<<20
-	out, err := pg.run(ctx, nil, append([]string{"diff-tree", "--patch-with-stat", "--summary"}, args...)...)
-	if err != nil {
+	if d.Patch, err = pg.run(ctx, nil, append([]string{"diff-tree", "-p"}, args...)...); err != nil {
 		return nil, err
 	}
-	if d.Stat, d.Patch, err = splitStat(out); err != nil {
-		return nil, err
-	}
-	if int64(len(d.Patch)) > lim.Patch {
-		return nil, &layerfs.LimitError{Path: "the patch", What: "bytes", Limit: lim.Patch}
+	if stat {
+		// --binary would imply -p: the stat's own arguments without it
+		out, err := pg.run(ctx, nil, append([]string{"diff-tree", "--stat", "--summary", "--no-ext-diff", "--no-textconv", "--no-color", "-M"}, m.Base, tree)...)
+		if err != nil {
+			return nil, err
+		}
+		d.Stat = string(out)
 	}
 	return d, nil
 }
@@ -176,8 +192,8 @@ func splitStat(out []byte) (stat string, patch []byte, err error) {
 	if len(out) == 0 {
 		return "", nil, nil
 	}
-	i := strings.Index(string(out), "\ndiff --git ")
-	if i < 0 || !strings.HasSuffix(string(out[:i+1]), "\n\n") {
+	i := bytes.Index(out, []byte("\ndiff --git "))
+	if i < 0 || !bytes.HasSuffix(out[:i+1], []byte("\n\n")) {
 		return "", nil, fmt.Errorf("git diff-tree --patch-with-stat: no patch after the stat")
 	}
 	return string(out[:i]), out[i+1:], nil

@@ -53,10 +53,9 @@ func (c cluster) Store(ctx context.Context, o *run.Options, local *workspace.Sto
 	// also fit the cluster beside the others (a node's allocatable memory
 	// is less than its machine's): the smaller of the two.
 	if o.Limits.Memory == 0 {
-		def := run.ForkLimits(*o).Memory
-		if fit, err := kube.PodMemory(ctx, cfg, run.ForksAtOnce(*o)); err == nil && fit > 0 && fit < def {
-			o.Limits.Memory = fit
-			fmt.Fprintf(os.Stderr, "forkbomb: each fork's pod asks for %s of memory, so that %d fit the cluster's nodes at once (--memory sets it)\n", sandbox.FormatBytes(fit), run.ForksAtOnce(*o))
+		if mem, lowered := kube.DefaultMemory(ctx, cfg, run.ForksAtOnce(*o), run.ForkLimits(*o).Memory); lowered {
+			o.Limits.Memory = mem
+			fmt.Fprintf(os.Stderr, "forkbomb: each fork's pod asks for %s of memory, so that %d fit the cluster's nodes at once (--memory sets it)\n", sandbox.FormatBytes(mem), run.ForksAtOnce(*o))
 		}
 	}
 	// the warm pods hold the limits each fork's commands will ask for
