@@ -14,7 +14,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
-// PodMemory is the most memory each of pods pods can ask for and all of
+// podMemory is the most memory each of pods pods can ask for and all of
 // them still fit the cluster's nodes at once, whole pods per node: a
 // node's allocatable memory, less what the pods already on it request
 // (where forkbomb may list them), over the nodes a fork's pod can go to
@@ -26,7 +26,7 @@ import (
 // node of the same size cannot hold pods-many of: its allocatable memory
 // is less than the machine's, so the last fork's pod would wait for
 // another's to end.
-func PodMemory(ctx context.Context, cfg *rest.Config, pods int) (int64, error) {
+func podMemory(ctx context.Context, cfg *rest.Config, pods int) (int64, error) {
 	if pods < 1 {
 		pods = 1
 	}
@@ -152,11 +152,11 @@ func fitMemory(alloc []int64, pods int) int64 {
 
 // DefaultMemory is def, a fork's default memory (the machine's share), or
 // less where pods-many pods of it would not fit the cluster at once
-// (PodMemory) — but never under sandbox.MinDefaultMemory: a pod that
+// (podMemory) — but never under sandbox.MinDefaultMemory: a pod that
 // waits for memory is better than an agent killed for the lack of it.
 // lowered says it is less than def.
 func DefaultMemory(ctx context.Context, cfg *rest.Config, pods int, def int64) (mem int64, lowered bool) {
-	fit, err := PodMemory(ctx, cfg, pods)
+	fit, err := podMemory(ctx, cfg, pods)
 	if err != nil || fit <= 0 {
 		return def, false
 	}

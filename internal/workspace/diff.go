@@ -145,7 +145,7 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 			return nil, err
 		}
 	}
-	args := []string{"--no-ext-diff", "--no-textconv", "--no-color", "-M", "--binary", "--full-index", m.Base, tree}
+	args := append(diffArgs[:len(diffArgs):len(diffArgs)], "--binary", "--full-index", m.Base, tree)
 	pg := g
 	pg.maxOut = lim.Patch
 	if stat {
@@ -175,7 +175,7 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 	}
 	if stat {
 		// --binary would imply -p: the stat's own arguments without it
-		out, err := pg.run(ctx, nil, append([]string{"diff-tree", "--stat", "--summary", "--no-ext-diff", "--no-textconv", "--no-color", "-M"}, m.Base, tree)...)
+		out, err := pg.run(ctx, nil, append(append([]string{"diff-tree", "--stat", "--summary"}, diffArgs...), m.Base, tree)...)
 		if err != nil {
 			return nil, err
 		}
@@ -183,6 +183,10 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 	}
 	return d, nil
 }
+
+// diffArgs are the diff's arguments to git diff-tree, the patch's and the
+// stat's alike: no external diff or text conversion, no colour, renames.
+var diffArgs = []string{"--no-ext-diff", "--no-textconv", "--no-color", "-M"}
 
 // splitStat splits diff-tree's --patch-with-stat output into its stat (and
 // summary) and its patch, which begins at the first "diff --git " line:

@@ -13,7 +13,7 @@ import (
 // diff-tree --patch-with-stat are byte for byte what diff-tree --stat
 // --summary and diff-tree -p give on their own — for edits, additions,
 // deletions, renames, mode changes, links, binary files, and names that
-// hold a newline, "diff --git " or quotes — and no change gives neither.
+// hold a newline, a carriage return, "diff --git " or quotes — and no change gives neither.
 func TestSplitStatMatchesGit(t *testing.T) {
 	t.Parallel()
 	repo := t.TempDir()
@@ -54,16 +54,17 @@ func TestSplitStatMatchesGit(t *testing.T) {
 	os.Chmod(filepath.Join(repo, "run.sh"), 0o755)
 	write("blob.bin", "\x00\x03\x04\x05", 0o644)
 	write("n\ndiff --git a/x b/x", "tricky\n", 0o644)
+	write("r\r\ndiff --git a/y b/y\r", "tricky too\n", 0o644)
 	write("\"quoted\" \\ name", "q\n", 0o644)
 	os.Symlink("edit.txt", filepath.Join(repo, "link"))
 	git("add", "-A")
 	git("commit", "-qm", "changed")
 	head := strings.TrimSpace(string(git("rev-parse", "HEAD")))
 
-	args := []string{"--no-ext-diff", "--no-textconv", "--no-color", "-M", "--binary", "--full-index"}
+	args := append(diffArgs[:len(diffArgs):len(diffArgs)], "--binary", "--full-index")
 	for _, c := range []struct{ name, from, to string }{{"changes", base, head}, {"none", head, head}} {
 		// as the stat was asked for alone (--binary would imply -p)
-		wantStat := git(append(append([]string{"diff-tree", "--stat", "--summary"}, args[:4]...), c.from, c.to)...)
+		wantStat := git(append(append([]string{"diff-tree", "--stat", "--summary"}, diffArgs...), c.from, c.to)...)
 		wantPatch := git(append(append([]string{"diff-tree", "-p"}, args...), c.from, c.to)...)
 		stat, patch, err := splitStat(git(append(append([]string{"diff-tree", "--patch-with-stat", "--summary"}, args...), c.from, c.to)...))
 		if err != nil {
