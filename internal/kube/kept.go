@@ -101,15 +101,25 @@ func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodO
 		}
 	}
 	sort.SliceStable(cand, func(i, j int) bool {
-		pi, _, _ := unstructured.NestedString(cand[i].Object, "status", "phase")
-		pj, _, _ := unstructured.NestedString(cand[j].Object, "status", "phase")
-		if (pi == "Running") != (pj == "Running") {
+		if pi, pj := phaseOf(&cand[i]), phaseOf(&cand[j]); (pi == "Running") != (pj == "Running") {
 			return pi == "Running"
 		}
 		ti, tj := cand[i].GetCreationTimestamp(), cand[j].GetCreationTimestamp()
 		return ti.Before(&tj)
 	})
-	for i := range cand {
+	// The run's warm pods claim at once: each begins at a pod of its
+	// own among the running ones (claimTurn), not all at the first,
+	// where all but one would lose a conflict and read it again.
+	running := 0
+	for running < len(cand) && phaseOf(&cand[running]) == "Running" {
+		running++
+	}
+	turn := int(s.claimTurn.Add(1) - 1)
+	for k := range cand {
+		i := k
+		if k < running {
+			i = (k + turn) % running
+		}
 		u := &cand[i]
 		// A conflict is another claim, or the pod's own changes while it
 		// starts (scheduled, its status written): read again, and claimed
@@ -137,6 +147,11 @@ func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodO
 	return ""
 }
 
+func phaseOf(u *unstructured.Unstructured) string {
+	p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+	return p
+}
+
 // claimDeadline is the deadline a claim gives kept pod u: the run's from
 // now on (activeDeadlineSeconds counts from the pod's start); !ok when u
 // has not that long left (the deadline may only be lowered).
@@ -155,7 +170,7 @@ func (s *Store) claimDeadline(u *unstructured.Unstructured) (int64, bool) {
 // claimable: kept pod u is neither going nor gone, and has the run's
 // deadline left.
 func (s *Store) claimable(u *unstructured.Unstructured) bool {
-	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+	phase := phaseOf(u)
 	_, ok := s.claimDeadline(u)
 	return u.GetDeletionTimestamp() == nil && (phase == "Running" || phase == "Pending") && ok
 }

@@ -113,6 +113,8 @@ type Store struct {
 	// loosen, when set, changes every command's spec in its pod: a test's
 	// control that weakens the walls to see a check catch it
 	loosen func(*podrun.Spec)
+	// claimTurn counts the store's claims of kept pods (claimKept)
+	claimTurn atomic.Int64
 	// toKeep are the kinds of the runs ended, whose pools Keep tops up
 	toKeep []PodOptions
 }
