@@ -138,7 +138,7 @@ func TestNoWallsNoCommand(t *testing.T) {
   n=$(( ($2 << 24) + ($3 << 16) + ($4 << 8) + $5 )); [ "$n" = 0 ] || dd bs="$n" count=1 iflag=fullblock status=none >/dev/null
   [ "$1" = 114 ] && return; done; }
 mkdir -p ` + podRoot + `
-` + printfFrames(frame{podrun.FrameHello, podrun.SessionVersion}) + `
+` + helloOfSelf() + `
 nextRun; ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameExit, "0"}) + ` # the tree's tar
 nextRun; ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameStdout, probe + "\n"}, frame{podrun.FrameExit, "0"}) + ` # the probe
 exec cat >/dev/null`
@@ -191,6 +191,58 @@ func TestProgramRulesInPod(t *testing.T) {
 			t.Errorf("deny %v: exit %d, git ran: %v: %s", deny, res.ExitCode, ran, out)
 		}
 	}
+}
+
+// TestNotOurBinary: a session server whose hello names a binary other
+// than the one sent — here a stand-in that names a made-up SHA-256 and
+// would run the tree's unpacking and anything after it — is closed; the
+// binary is sent again and its new session refused too, so the fork
+// fails and its pod runs nothing of the fork's.
+func TestNotOurBinary(t *testing.T) {
+	t.Parallel()
+	cfg, ns := cluster(t)
+	fake := filepath.Join(t.TempDir(), "forkbomb")
+	var hello bytes.Buffer
+	podrun.WriteFrame(&hello, podrun.FrameHello, podrun.Hello(strings.Repeat("0", 64)))
+	// it leaves a mark for each session it serves, and would take the
+	// host's requests (acked, "done") without running them
+	serve := `mkdir -p /work/marks && : > /work/marks/$$
+` + printfFrames(frame{podrun.FrameHello, string(hello.Bytes()[5:])}) + `
+while :; do set -- $(dd bs=5 count=1 iflag=fullblock status=none | od -An -tu1); [ $# = 5 ] || exit 0
+  n=$(( ($2 << 24) + ($3 << 16) + ($4 << 8) + $5 )); [ "$n" = 0 ] || dd bs="$n" count=1 iflag=fullblock status=none >/dev/null
+  [ "$1" = 114 ] && ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameExit, "0"}) + `; done`
+	script := "#!/bin/sh\nif [ \"$1\" = __forkbomb_pod_serve ]; then\n" + serve + "\nfi\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, cfg, Options{Namespace: ns, PodBin: fake})
+	fork := newRun(t, s, "run-notours")
+	ctx := context.Background()
+	_, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"/bin/sh", "-c", "touch ran"}, Timeout: time.Minute}, sandbox.Stdio{})
+	if !errors.Is(err, errNotOurs) {
+		t.Fatalf("Exec: %v, want errNotOurs", err)
+	}
+	// two sessions were opened (the start, and the one after the binary
+	// was sent again), and no tree was unpacked
+	var out bytes.Buffer
+	code, err := s.stream(ctx, s.forks[fork].obj, []string{"/bin/sh", "-c", "ls /work/marks | wc -l; ls -A " + podRoot + " 2>/dev/null | wc -l"}, nil, &out, &out)
+	if err != nil || code != 0 || strings.Fields(out.String())[0] != "2" || strings.Fields(out.String())[1] != "0" {
+		t.Errorf("sessions opened, files in the tree: %q (exit %d, %v), want 2 and 0", out.String(), code, err)
+	}
+}
+
+// helloOfSelf is sh that writes a session server's hello naming the
+// SHA-256 of the script running it ($0), as forkbomb's binary names its
+// own.
+func helloOfSelf() string {
+	var b bytes.Buffer
+	podrun.WriteFrame(&b, podrun.FrameHello, podrun.Hello(strings.Repeat("0", 64)))
+	hdr := b.Bytes()[:5] // the frame's kind and length: a sum's length is fixed
+	var q strings.Builder
+	for _, c := range hdr {
+		fmt.Fprintf(&q, "\\%03o", c)
+	}
+	return `printf '` + q.String() + podrun.SessionVersion + ` %s' "$(sha256sum <"$0" | cut -d' ' -f1)"`
 }
 
 type frame struct {

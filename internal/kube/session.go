@@ -46,6 +46,8 @@ type session struct {
 	closed atomic.Bool   // close was called: the exec is ending
 	rmu    sync.Mutex
 	cur    *sessionCmd // the command whose frames come; nil: none
+	// sum is the SHA-256 of the server's binary, as its hello names it
+	sum string
 }
 
 type sessionCmd struct {
@@ -76,12 +78,38 @@ var (
 )
 
 // openSession starts the session server in pod and waits for its hello
-// (bounded by ctx too; the session itself outlives ctx).
+// (bounded by ctx too; the session itself outlives ctx), which must name
+// the binary the store sent (ours).
 func (s *Store) openSession(ctx context.Context, pod string) (*session, error) {
-	return newSession(ctx, pod, sessionHello, func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	_, sum, err := s.podBinFile()
+	if err != nil {
+		return nil, err
+	}
+	se, err := newSession(ctx, pod, sessionHello, func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		_, err := s.stream(ctx, pod, podrun.ServeArgv(podBin), stdin, stdout, &limitedBuffer{max: 4 << 10})
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	if err := se.ours(sum); err != nil {
+		se.close()
+		return nil, err
+	}
+	return se, nil
+}
+
+// errNotOurs: a session server's hello names a binary other than the one
+// sent.
+var errNotOurs = errors.New("forkbomb's binary in the pod is not the one sent")
+
+// ours checks that the session's server runs the binary whose SHA-256 is
+// sum.
+func (se *session) ours(sum string) error {
+	if se.sum != sum {
+		return fmt.Errorf("session in %s: %w: its SHA-256 is %s, not %s", se.pod, errNotOurs, se.sum, sum)
+	}
+	return nil
 }
 
 // newSession runs the session server by exec (until its ctx ends) and
@@ -104,8 +132,11 @@ func newSession(wait context.Context, pod string, hello time.Duration, exec func
 	helloc := make(chan error, 1)
 	go func() {
 		kind, p, err := podrun.ReadFrame(br)
-		if err == nil && (kind != podrun.FrameHello || string(p) != podrun.SessionVersion) {
-			err = fmt.Errorf("no hello from the pod's session server (a frame %q %q)", kind, p)
+		if err == nil && kind != podrun.FrameHello {
+			err = fmt.Errorf("no hello from the pod's session server (a frame %q %q)", kind, truncate(string(p), 80))
+		}
+		if err == nil {
+			se.sum, err = podrun.ParseHello(p) // read by the caller after helloc
 		}
 		helloc <- err
 	}()
@@ -514,9 +545,10 @@ func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, su
 // startSession runs a pod's start exec, which becomes its session: the
 // fresh check (freshCheck), then forkbomb's binary — read from stdin to
 // its exact size (dd's full blocks, so not a byte of what follows is
-// taken) and checked by its SHA-256 —, or in a tree image's pod the tree
-// and the binary checked in place; then the binary is exec'd as the
-// session server, whose hello ends the start.
+// taken) —, or in a tree image's pod the tree in place; then the binary
+// is exec'd as the session server, whose hello ends the start. The hello
+// names the binary's SHA-256 (podrun.Hello), which must be sum: the
+// bytes sent, or those pushed in the image.
 func (s *Store) startSession(ctx context.Context, fs *forkState, bin, sum string) (*session, error) {
 	serve := shellLine(podrun.ServeArgv(podBin))
 	var script string
@@ -524,9 +556,7 @@ func (s *Store) startSession(ctx context.Context, fs *forkState, bin, sum string
 	var prefix io.Reader
 	if fs.image != "" {
 		script = freshCheck(true) + `[ -d ` + podRoot + `/.git ] || exit ` + strconv.Itoa(stTarFailed) + `
-[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
 exec ` + serve
-		args = []string{sum}
 	} else {
 		f, err := os.Open(bin)
 		if err != nil {
@@ -539,13 +569,12 @@ exec ` + serve
 		}
 		n := st.Size()
 		script = freshCheck(false) + `mkdir -m 700 /work/` + path.Dir(podBinName) + ` || exit ` + strconv.Itoa(stTarFailed) + `
-{ dd bs=65536 count="$2" iflag=fullblock status=none && { [ "$3" = 0 ] || dd bs="$3" count=1 iflag=fullblock status=none; }; } >` + podBin + ` || exit ` + strconv.Itoa(stTarFailed) + `
-[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
+{ dd bs=65536 count="$1" iflag=fullblock status=none && { [ "$2" = 0 ] || dd bs="$2" count=1 iflag=fullblock status=none; }; } >` + podBin + ` || exit ` + strconv.Itoa(stTarFailed) + `
 chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed) + `
 exec ` + serve
-		args = []string{sum, strconv.FormatInt(n/65536, 10), strconv.FormatInt(n%65536, 10)}
+		args = []string{strconv.FormatInt(n/65536, 10), strconv.FormatInt(n%65536, 10)}
 		// exactly n bytes, whatever the file holds by now (a file cut
-		// short would leave dd waiting; the checksum tells)
+		// short would leave dd waiting; the hello's sum tells)
 		prefix = io.LimitReader(io.MultiReader(f, zeros{}), n)
 	}
 	code := -1
@@ -561,7 +590,19 @@ exec ` + serve
 		return err
 	})
 	if err == nil {
-		return se, nil
+		if err = se.ours(sum); err == nil {
+			return se, nil
+		}
+		se.close()
+		if fs.image != "" {
+			return nil, fmt.Errorf("forkbomb's binary in the pod's image %s is not the one pushed: %w", fs.image, err)
+		}
+		// the binary's bytes were not those sent: again, alone, then a
+		// session of its own (whose hello is checked too)
+		if err := s.sendFile(ctx, fs.obj, bin, podBin); err != nil {
+			return nil, err
+		}
+		return s.openSession(ctx, fs.obj)
 	}
 	<-done // ended by newSession
 	switch code {
@@ -569,16 +610,6 @@ exec ` + serve
 		return nil, errors.New("the pod's /work or /tmp was not empty before its tree: something other than forkbomb wrote to it")
 	case stNotAlone:
 		return nil, errors.New("a process other than the pod's own ran in it before its tree: something other than forkbomb started it")
-	case stBadSum:
-		if fs.image != "" {
-			return nil, fmt.Errorf("forkbomb's binary in the pod's image %s is not the one pushed", fs.image)
-		}
-		// the binary's bytes were not those sent: again, alone, then
-		// a session of its own
-		if err := s.sendFile(ctx, fs.obj, bin, podBin); err != nil {
-			return nil, err
-		}
-		return s.openSession(ctx, fs.obj)
 	case stTarFailed:
 		if fs.image != "" {
 			return nil, fmt.Errorf("the pod's image %s holds no tree at %s", fs.image, podRoot)

@@ -108,7 +108,8 @@ func fakePod(frames func(w io.Writer, r *bufio.Reader)) func(context.Context, io
 func TestSessionDistrust(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	hello := func(w io.Writer) { podrun.WriteFrame(w, podrun.FrameHello, []byte(podrun.SessionVersion)) }
+	sum := strings.Repeat("5a", 32)
+	hello := func(w io.Writer) { podrun.WriteFrame(w, podrun.FrameHello, podrun.Hello(sum)) }
 
 	if _, err := newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, _ *bufio.Reader) {
 		io.WriteString(w, "not a frame at all")
@@ -120,9 +121,26 @@ func TestSessionDistrust(t *testing.T) {
 	})); err == nil {
 		t.Fatal("a session of another protocol's version")
 	}
+	if _, err := newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, _ *bufio.Reader) {
+		podrun.WriteFrame(w, podrun.FrameHello, []byte(podrun.SessionVersion))
+	})); err == nil {
+		t.Fatal("a session whose hello names no binary")
+	}
+	// a hello that names another binary: the session is not ours
+	se, err := newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, _ *bufio.Reader) { hello(w) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := se.ours(sum); err != nil {
+		t.Errorf("the hello's own sum: %v", err)
+	}
+	if err := se.ours(strings.Repeat("5b", 32)); !errors.Is(err, errNotOurs) {
+		t.Errorf("another binary's sum: %v, want errNotOurs", err)
+	}
+	se.close()
 
 	// a frame before any command ends the session
-	se, err := newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, _ *bufio.Reader) {
+	se, err = newSession(ctx, "pod", time.Minute, fakePod(func(w io.Writer, _ *bufio.Reader) {
 		hello(w)
 		podrun.WriteFrame(w, podrun.FrameStdout, []byte("planted"))
 	}))

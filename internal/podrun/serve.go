@@ -2,6 +2,8 @@ package podrun
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -43,15 +46,58 @@ const (
 	FrameStdin  = 'i' // host → pod: bytes for the command's stdin
 	FrameEOF    = 'e' // host → pod: the command's stdin ends
 	FrameKill   = 'k' // host → pod: SIGKILL to every process the server may signal but itself and pid 1, when no command runs
-	FrameHello  = 'h' // pod → host: the server is ready; the payload is SessionVersion
+	FrameHello  = 'h' // pod → host: the server is ready; the payload is Hello's
 	FrameAck    = 'a' // pod → host: a FrameRun was taken, before its command starts
 	FrameStdout = '1' // pod → host: the command's stdout
 	FrameStderr = '2' // pod → host: the command's stderr
 	FrameExit   = 'x' // pod → host: the command's exit status (decimal; 128+N for signal N), or the kill's (0)
 )
 
-// SessionVersion is the protocol's version, the hello's payload.
-const SessionVersion = "1"
+// SessionVersion is the protocol's version, the hello's first word.
+const SessionVersion = "2"
+
+// Hello is a hello's payload: SessionVersion, a space, and sum — the
+// SHA-256 (hex) of the server's own executable, which the host compares
+// with the binary it sent (or pushed in a tree image). The server hashes
+// itself with Go's SHA-256, which uses the CPU's SHA instructions: a few
+// milliseconds, where a `sha256sum` in the pod's start script cost tens
+// of them for each pod started at once.
+func Hello(sum string) []byte { return []byte(SessionVersion + " " + sum) }
+
+// ParseHello is the sum a hello's payload names; an error when it is of
+// another version of the protocol or names no sum.
+func ParseHello(p []byte) (string, error) {
+	v, sum, _ := strings.Cut(string(p), " ")
+	if v != SessionVersion {
+		return "", fmt.Errorf("a session server of protocol %q, not %s", truncate(v, 16), SessionVersion)
+	}
+	if len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("a hello that names no SHA-256 (%q)", truncate(sum, 80))
+	}
+	return sum, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// selfSum is the SHA-256 of the running executable; "-" when it cannot be
+// read (the host then refuses the session: it is not the binary sent).
+func selfSum() string {
+	f, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return "-"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "-"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
 
 // MaxFrame bounds a frame's payload either way.
 const MaxFrame = 1 << 20
@@ -151,7 +197,7 @@ const waitDelay = 2 * time.Second
 // or the host breaks the protocol (2).
 func Serve(in io.Reader, out io.Writer) int {
 	fw := &frameWriter{w: out}
-	if fw.write(FrameHello, []byte(SessionVersion)) != nil {
+	if fw.write(FrameHello, Hello(selfSum())) != nil {
 		return 1
 	}
 	br := bufio.NewReaderSize(in, 64<<10)

@@ -3,12 +3,15 @@ package podrun
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,6 +39,44 @@ func (h *sessionHost) next() (byte, []byte, error) {
 	return f.kind, f.p, f.err
 }
 
+// exeSum is the test binary's SHA-256, read here by the test itself.
+var exeSum = sync.OnceValues(func() (string, error) {
+	b, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		return "", err
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:]), nil
+})
+
+func selfSumOnce(t *testing.T) string {
+	t.Helper()
+	sum, err := exeSum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// TestHello: a hello names the protocol's version and the server's own
+// SHA-256; the host's parse refuses another version, and a sum that is
+// not 64 hex digits.
+func TestHello(t *testing.T) {
+	t.Parallel()
+	good := strings.Repeat("ab", 32)
+	if sum, err := ParseHello(Hello(good)); err != nil || sum != good {
+		t.Fatalf("ParseHello(Hello(%s)) = %q, %v", good, sum, err)
+	}
+	for _, p := range []string{"", "1", "1 " + good, "2", "2 ", "2 -", "2 " + good[:63], "2 " + strings.ToUpper(good), "2 " + good + " ", "2 " + good + "\n", "3 " + good} {
+		if sum, err := ParseHello([]byte(p)); err == nil {
+			t.Errorf("ParseHello(%q) = %q, want an error", p, sum)
+		}
+	}
+	if s := selfSum(); s != selfSumOnce(t) {
+		t.Errorf("selfSum() = %s, want %s", s, selfSumOnce(t))
+	}
+}
+
 func startServe(t *testing.T) *sessionHost {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -59,8 +100,11 @@ func startServe(t *testing.T) *sessionHost {
 		}
 	}()
 	kind, p, err := h.next()
-	if err != nil || kind != FrameHello || string(p) != SessionVersion {
+	if err != nil || kind != FrameHello {
 		t.Fatalf("hello: %q %q %v", kind, p, err)
+	}
+	if sum, err := ParseHello(p); err != nil || sum != selfSumOnce(t) {
+		t.Fatalf("hello %q: the sum %q (%v), want the executable's %s", p, sum, err, selfSumOnce(t))
 	}
 	t.Cleanup(func() { inW.Close() })
 	return h
