@@ -3,8 +3,8 @@ package podrun
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
