@@ -593,16 +593,14 @@ exec ` + serve
 		if err = se.ours(sum); err == nil {
 			return se, nil
 		}
+		// Not the binary sent (or pushed): what ran is not forkbomb's,
+		// so the pod is used no further — the fork fails (a warm pod's
+		// fork starts a pod of its own) and its pod goes with it.
 		se.close()
 		if fs.image != "" {
 			return nil, fmt.Errorf("forkbomb's binary in the pod's image %s is not the one pushed: %w", fs.image, err)
 		}
-		// the binary's bytes were not those sent: again, alone, then a
-		// session of its own (whose hello is checked too)
-		if err := s.sendFile(ctx, fs.obj, bin, podBin); err != nil {
-			return nil, err
-		}
-		return s.openSession(ctx, fs.obj)
+		return nil, err
 	}
 	<-done // ended by newSession
 	switch code {
