@@ -132,15 +132,16 @@ func TestNoWallsNoCommand(t *testing.T) {
 	probe := `{"mode":"none","layers":[{"name":"landlock","status":"unavailable","detail":"refused by this test"}]}`
 	// As the session's server it makes the tree's folder (so that a
 	// command run there would leave its mark) and answers as the real one
-	// would: the tree unpacked, then its probe's report.
+	// would: its probe's report (the node's first pod's first command),
+	// then the tree unpacked, were it asked for.
 	// (nextRun reads the host's frames up to its next request.)
 	serve := `nextRun() { while :; do set -- $(dd bs=5 count=1 iflag=fullblock status=none | od -An -tu1); [ $# = 5 ] || exit 0
   n=$(( ($2 << 24) + ($3 << 16) + ($4 << 8) + $5 )); [ "$n" = 0 ] || dd bs="$n" count=1 iflag=fullblock status=none >/dev/null
   [ "$1" = 114 ] && return; done; }
 mkdir -p ` + podRoot + `
 ` + helloOfSelf() + `
-nextRun; ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameExit, "0"}) + ` # the tree's tar
 nextRun; ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameStdout, probe + "\n"}, frame{podrun.FrameExit, "0"}) + ` # the probe
+nextRun; ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameExit, "0"}) + ` # the tree's tar
 exec cat >/dev/null`
 	script := "#!/bin/sh\nif [ \"$1\" = __forkbomb_pod_serve ]; then\n" + serve + "\nfi\necho '" + probe + "'\n"
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {

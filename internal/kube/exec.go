@@ -224,10 +224,27 @@ func probeLine() (string, error) {
 // a store share their spec, so one pod's answer is every pod's on that
 // node (its kernel, its runtime). done is closed once mode or err is set.
 type nodeProbe struct {
+	once   sync.Once
 	done   chan struct{}
 	mode   sandbox.Mode
 	scoped bool
 	err    error
+}
+
+// resolveProbe gives np its answer, once, and wakes the pods waiting for
+// it; a failed probe is forgotten, so that the node's next pod asks again.
+func (s *Store) resolveProbe(node string, np *nodeProbe, mode sandbox.Mode, scoped bool, err error) {
+	np.once.Do(func() {
+		np.mode, np.scoped, np.err = mode, scoped, err
+		close(np.done)
+		if err != nil {
+			s.mu.Lock()
+			if s.probes[node] == np {
+				delete(s.probes, node)
+			}
+			s.mu.Unlock()
+		}
+	})
 }
 
 // sendTree sends the pid 1's tree and forkbomb's binary into the fork's
@@ -258,21 +275,12 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	}
 	s.mu.Unlock()
 	if first {
-		// every way out of here answers the pods waiting for this probe
-		defer func() {
-			np.mode, np.scoped, np.err = mode, scoped, err
-			close(np.done)
-			if err != nil {
-				s.mu.Lock()
-				if s.probes[node] == np {
-					delete(s.probes, node) // the next pod asks again
-				}
-				s.mu.Unlock()
-			}
-		}()
+		// every way out of here answers the pods waiting for this probe,
+		// if the probe's own answer has not (startInSession)
+		defer func() { s.resolveProbe(node, np, mode, scoped, err) }()
 	}
 	if !s.noSessions {
-		return s.startInSession(ctx, fs, tree, bin, sum, first, np)
+		return s.startInSession(ctx, fs, tree, bin, sum, first, np, node)
 	}
 	script, err := startScript(first, fs.image != "")
 	if err != nil {

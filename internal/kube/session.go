@@ -2,6 +2,7 @@ package kube
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,10 +116,17 @@ func (se *session) ours(sum string) error {
 // newSession runs the session server by exec (until its ctx ends) and
 // waits for its hello, at most hello long.
 func newSession(wait context.Context, pod string, hello time.Duration, exec func(ctx context.Context, stdin io.Reader, stdout io.Writer) error) (*session, error) {
+	return newSessionWith(wait, pod, hello, nil, exec)
+}
+
+// newSessionWith is newSession whose first command, pre, was sent with
+// the exec's stdin, ahead of the server's hello (pipelined): the frames
+// after the hello are pre's.
+func newSessionWith(wait context.Context, pod string, hello time.Duration, pre *sessionCmd, exec func(ctx context.Context, stdin io.Reader, stdout io.Writer) error) (*session, error) {
 	ctx, cancel := context.WithCancel(context.Background()) // the session's life: ended by close
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	se := &session{pod: pod, in: inW, out: outR, cancel: cancel, ended: make(chan struct{}), read: make(chan struct{})}
+	se := &session{pod: pod, in: inW, out: outR, cancel: cancel, ended: make(chan struct{}), read: make(chan struct{}), cur: pre}
 	go func() {
 		defer close(se.ended)
 		err := exec(ctx, inR, outW)
@@ -461,13 +469,27 @@ func (s *Store) run(ctx context.Context, pod string, argv []string, stdin io.Rea
 
 // startInSession is sendTree's work in one exec that becomes the pod's
 // session: its shell checks that the pod is fresh, receives forkbomb's
-// binary (startSession), and execs it as the session server; the tree
-// follows through the session as a tar stream unpacked by the pod's tar,
-// and, in the node's first pod, the probe. Where the probe finds that a
-// command cannot be kept from signalling outside its sandbox, the session
-// ends there and the fork's commands take execs of their own.
-func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, sum string, first bool, np *nodeProbe) (sandbox.Mode, bool, error) {
-	se, err := s.startSession(ctx, fs, bin, sum)
+// binary (startSession), and execs it as the session server. Its first
+// command rides the start exec's stdin behind the binary, sent without
+// waiting for the hello (pipelined): in the node's first pod the probe —
+// its answer frees the node's other pods at once —, in the others the
+// tree, a tar stream unpacked by the pod's tar. The first pod's tree then
+// follows through the session. Where the probe finds that a command cannot
+// be kept from signalling outside its sandbox, the session ends there and
+// the fork's commands take execs of their own.
+func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, sum string, first bool, np *nodeProbe, node string) (sandbox.Mode, bool, error) {
+	var pre *pipelined
+	var err error
+	switch {
+	case first:
+		pre, err = pipelineProbe()
+	case fs.image == "":
+		pre, err = pipelineTree(ctx, tree)
+	}
+	if err != nil {
+		return "", false, err
+	}
+	se, err := s.startSession(ctx, fs, bin, sum, pre)
 	if err != nil {
 		return "", false, err
 	}
@@ -477,7 +499,25 @@ func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, su
 			se.close()
 		}
 	}()
-	if fs.image == "" {
+	var mode sandbox.Mode
+	var scoped bool
+	treeSent := fs.image != ""
+	if pre != nil {
+		code, err := pre.await(ctx, se)
+		if first {
+			mode, scoped, err = probeOutcome(pre.out, pre.errb, code, err, true)
+			s.resolveProbe(node, np, mode, scoped, err)
+			if err != nil {
+				return "", false, err
+			}
+		} else {
+			if err := tarOutcome(pre.errb, code, err, true); err != nil {
+				return "", false, err
+			}
+			treeSent = true
+		}
+	}
+	if !treeSent {
 		pr, pw := io.Pipe()
 		sent := make(chan error, 1)
 		go func() {
@@ -486,20 +526,15 @@ func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, su
 			pw.CloseWithError(err)
 		}()
 		errb := &limitedBuffer{max: 4 << 10}
-		code, err, taken := se.do(ctx, []string{"tar", "-x", "-f", "-", "-C", "/work"}, pr, nil, errb)
+		code, err, taken := se.do(ctx, tarArgv, pr, nil, errb)
 		// the writer stops, if it has not: tar may end at the archive's
 		// end before it reads the last zero blocks
 		pr.CloseWithError(errTarEnded)
 		if terr := <-sent; err == nil && terr != nil && !errors.Is(terr, errTarEnded) {
 			err = terr // a tree cut short here, whatever tar made of it
 		}
-		switch {
-		case !taken:
-			return "", false, fmt.Errorf("send the tree: %w", errSessionEnded)
-		case err != nil:
-			return "", false, fmt.Errorf("send the tree: %w", err)
-		case code != 0:
-			return "", false, fmt.Errorf("send the tree: tar in the pod: exit %d: %s", code, strings.TrimSpace(errb.String()))
+		if err := tarOutcome(errb, code, err, taken); err != nil {
+			return "", false, err
 		}
 	}
 	if !first {
@@ -508,21 +543,49 @@ func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, su
 		case <-ctx.Done():
 			return "", false, ctx.Err()
 		}
-		if np.err == nil {
-			keep = np.scoped
-			if keep {
-				s.adoptSession(fs.obj, se)
+		if mode, scoped, err = np.mode, np.scoped, np.err; err != nil {
+			// that pod's probe failed: this one asks for itself
+			out, errb := &limitedBuffer{max: 1 << 20}, &limitedBuffer{max: 4 << 10}
+			code, err, sent := se.do(ctx, probeArgv, nil, out, errb)
+			if mode, scoped, err = probeOutcome(out, errb, code, err, sent); err != nil {
+				return "", false, err
 			}
-			return np.mode, np.scoped, nil
 		}
-		// that pod's probe failed: this one asks for itself
 	}
+	keep = scoped
+	if keep {
+		s.adoptSession(fs.obj, se)
+	}
+	return mode, scoped, nil
+}
+
+// tarArgv unpacks a tree's tar stream from stdin in the pod.
+var tarArgv = []string{"tar", "-x", "-f", "-", "-C", "/work"}
+
+// probeArgv runs forkbomb's sandbox's probe in the pod.
+var probeArgv = func() []string {
 	argv, err := podrun.Argv(podBin, podrun.Spec{Probe: true})
 	if err != nil {
-		return "", false, err
+		panic(err) // a constant spec
 	}
-	out, errb := &limitedBuffer{max: 1 << 20}, &limitedBuffer{max: 4 << 10}
-	code, err, sent := se.do(ctx, argv, nil, out, errb)
+	return argv
+}()
+
+// tarOutcome is the tree's unpacking's error, if any.
+func tarOutcome(errb *limitedBuffer, code int, err error, sent bool) error {
+	switch {
+	case !sent:
+		return fmt.Errorf("send the tree: %w", errSessionEnded)
+	case err != nil:
+		return fmt.Errorf("send the tree: %w", err)
+	case code != 0:
+		return fmt.Errorf("send the tree: tar in the pod: exit %d: %s", code, strings.TrimSpace(errb.String()))
+	}
+	return nil
+}
+
+// probeOutcome reads the probe's run (probeResult).
+func probeOutcome(out, errb *limitedBuffer, code int, err error, sent bool) (sandbox.Mode, bool, error) {
 	switch {
 	case !sent:
 		err = errSessionEnded
@@ -531,15 +594,83 @@ func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, su
 	case err == nil && code != 0:
 		err = errors.New(strings.TrimSpace(errb.String()))
 	}
-	mode, scoped, err := probeResult(out.Bytes(), code, err)
+	return probeResult(out.Bytes(), code, err)
+}
+
+// pipelined is a session's first command, whose frames ride the start
+// exec's stdin behind forkbomb's binary (frames), and its output.
+type pipelined struct {
+	frames io.Reader
+	stop   func() // ends frames' writer, if any, once the session no longer reads them
+	cmd    *sessionCmd
+	out    *limitedBuffer
+	errb   *limitedBuffer
+}
+
+func newPipelined(frames io.Reader, stop func()) *pipelined {
+	p := &pipelined{frames: frames, stop: stop, out: &limitedBuffer{max: 1 << 20}, errb: &limitedBuffer{max: 4 << 10}}
+	p.cmd = &sessionCmd{stdout: p.out, stderr: p.errb, acked: make(chan struct{}), exit: make(chan int, 1)}
+	return p
+}
+
+// pipelineProbe is the probe as a session's first command.
+func pipelineProbe() (*pipelined, error) {
+	var b bytes.Buffer
+	req, err := json.Marshal(podrun.Request{Argv: probeArgv})
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
-	keep = scoped
-	if keep {
-		s.adoptSession(fs.obj, se)
+	podrun.WriteFrame(&b, podrun.FrameRun, req)
+	return newPipelined(&b, func() {}), nil
+}
+
+// pipelineTree is the tree's unpacking as a session's first command: the
+// request, the tar stream in stdin frames, their end.
+func pipelineTree(ctx context.Context, tree string) (*pipelined, error) {
+	req, err := json.Marshal(podrun.Request{Argv: tarArgv, Stdin: true})
+	if err != nil {
+		return nil, err
 	}
-	return mode, scoped, nil
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 64<<10)
+		err := podrun.WriteFrame(bw, podrun.FrameRun, req)
+		if err == nil {
+			err = writeTar(ctx, frameChunks{bw}, tree, "")
+		}
+		if err == nil {
+			err = podrun.WriteFrame(bw, podrun.FrameEOF, nil)
+		}
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err) // nil: EOF, then the session's own frames
+	}()
+	return newPipelined(pr, func() { pr.CloseWithError(errSessionEnded) }), nil
+}
+
+// frameChunks writes what it is given as stdin frames.
+type frameChunks struct{ w io.Writer }
+
+func (f frameChunks) Write(p []byte) (int, error) {
+	for off := 0; off < len(p); off += 32 << 10 {
+		if err := podrun.WriteFrame(f.w, podrun.FrameStdin, p[off:min(off+32<<10, len(p))]); err != nil {
+			return off, err
+		}
+	}
+	return len(p), nil
+}
+
+// await waits for the pipelined command's status in session se, holding
+// the session as do would.
+func (p *pipelined) await(ctx context.Context, se *session) (int, error) {
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	code, err := se.await(ctx, p.cmd)
+	if err != nil {
+		p.stop()
+	}
+	return code, err
 }
 
 // startSession runs a pod's start exec, which becomes its session: the
@@ -549,7 +680,7 @@ func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, su
 // is exec'd as the session server, whose hello ends the start. The hello
 // names the binary's SHA-256 (podrun.Hello), which must be sum: the
 // bytes sent, or those pushed in the image.
-func (s *Store) startSession(ctx context.Context, fs *forkState, bin, sum string) (*session, error) {
+func (s *Store) startSession(ctx context.Context, fs *forkState, bin, sum string, pre *pipelined) (*session, error) {
 	serve := shellLine(podrun.ServeArgv(podBin))
 	var script string
 	var args []string
@@ -577,10 +708,19 @@ exec ` + serve
 		// short would leave dd waiting; the hello's sum tells)
 		prefix = io.LimitReader(io.MultiReader(f, zeros{}), n)
 	}
+	var first *sessionCmd
+	if pre != nil {
+		first = pre.cmd
+		if prefix == nil {
+			prefix = pre.frames
+		} else {
+			prefix = io.MultiReader(prefix, pre.frames)
+		}
+	}
 	code := -1
 	errb := &limitedBuffer{max: 4 << 10}
 	done := make(chan struct{})
-	se, err := newSession(ctx, fs.obj, treeTimeout, func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	se, err := newSessionWith(ctx, fs.obj, treeTimeout, first, func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		defer close(done)
 		if prefix != nil {
 			stdin = io.MultiReader(prefix, stdin)
@@ -589,6 +729,13 @@ exec ` + serve
 		code = c
 		return err
 	})
+	if pre != nil {
+		if err != nil {
+			pre.stop()
+		} else {
+			go func() { <-se.ended; pre.stop() }() // its writer stops with the exec
+		}
+	}
 	if err == nil {
 		if err = se.ours(sum); err == nil {
 			return se, nil

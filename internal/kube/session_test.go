@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/podrun"
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // serveHere is a session's exec that runs podrun's server in this process
@@ -285,5 +289,103 @@ func TestSessionOpenUnlocked(t *testing.T) {
 	}
 	if s.sessions["pod"].se != nil || s.session(ctx, "pod") != nil {
 		t.Fatal("a deleted pod has a session")
+	}
+}
+
+// TestResolveProbe: a node's probe is answered once — by its pod's probe
+// as soon as it is known, or else by that pod's start's end — and wakes
+// the node's other pods; a failed one is forgotten, so that the node's
+// next pod asks again.
+func TestResolveProbe(t *testing.T) {
+	t.Parallel()
+	s := &Store{probes: map[string]*nodeProbe{}}
+	np := &nodeProbe{done: make(chan struct{})}
+	s.probes["n1"] = np
+	s.resolveProbe("n1", np, sandbox.ModeLandlock, true, nil)
+	s.resolveProbe("n1", np, "", false, errors.New("the tree failed later")) // the start's end: no second answer
+	<-np.done
+	if np.mode != sandbox.ModeLandlock || !np.scoped || np.err != nil || s.probes["n1"] != np {
+		t.Fatalf("after the probe's answer: %q %v %v, kept %v", np.mode, np.scoped, np.err, s.probes["n1"] == np)
+	}
+	bad := &nodeProbe{done: make(chan struct{})}
+	s.probes["n2"] = bad
+	s.resolveProbe("n2", bad, "", false, ErrNoWalls)
+	<-bad.done
+	if !errors.Is(bad.err, ErrNoWalls) || s.probes["n2"] != nil {
+		t.Fatalf("a failed probe: %v, forgotten: %v", bad.err, s.probes["n2"] == nil)
+	}
+}
+
+// TestPipelined: a session's first command sent ahead of the server's
+// hello, its stdin behind it, is the server's first request — its output
+// and status are its own — and the session's later commands follow it.
+func TestPipelined(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var b bytes.Buffer
+	req, _ := json.Marshal(podrun.Request{Argv: []string{"/bin/sh", "-c", "tr a-z A-Z; echo err >&2; exit 3"}, Stdin: true})
+	podrun.WriteFrame(&b, podrun.FrameRun, req)
+	frameChunks{&b}.Write([]byte(strings.Repeat("abc", 20000))) // two frames
+	podrun.WriteFrame(&b, podrun.FrameEOF, nil)
+	pre := newPipelined(&b, func() {})
+	se, err := newSessionWith(ctx, "pod", time.Minute, pre.cmd, func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+		return serveHere(ctx, io.MultiReader(pre.frames, stdin), stdout)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer se.close()
+	code, err := pre.await(ctx, se)
+	if err != nil || code != 3 || pre.out.String() != strings.Repeat("ABC", 20000) || pre.errb.String() != "err\n" {
+		t.Fatalf("the pipelined command: exit %d, %v, %d bytes out, %q", code, err, len(pre.out.String()), pre.errb.String())
+	}
+	var o bytes.Buffer
+	if code, err, sent := se.do(ctx, []string{"/bin/echo", "next"}, nil, &o, nil); !sent || err != nil || code != 0 || o.String() != "next\n" {
+		t.Fatalf("the next command: sent %v, %v, exit %d, %q", sent, err, code, o.String())
+	}
+}
+
+// TestPipelineTree: the tree's pipelined unpacking is one request for
+// the pod's tar with stdin, then the tree's tar stream in stdin frames,
+// then their end — and nothing after it.
+func TestPipelineTree(t *testing.T) {
+	t.Parallel()
+	tree := t.TempDir()
+	if err := os.WriteFile(filepath.Join(tree, "a.txt"), bytes.Repeat([]byte("x"), 100<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pre, err := pipelineTree(context.Background(), tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(pre.frames)
+	kind, p, err := podrun.ReadFrame(br)
+	var rq podrun.Request
+	if err != nil || kind != podrun.FrameRun || json.Unmarshal(p, &rq) != nil || !rq.Stdin || strings.Join(rq.Argv, " ") != strings.Join(tarArgv, " ") {
+		t.Fatalf("first frame: %q %q %v", kind, p, err)
+	}
+	var stream bytes.Buffer
+	for {
+		kind, p, err = podrun.ReadFrame(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kind == podrun.FrameEOF {
+			break
+		}
+		if kind != podrun.FrameStdin {
+			t.Fatalf("a frame %q in the tree's stream", kind)
+		}
+		stream.Write(p)
+	}
+	if n, _ := br.Read(make([]byte, 1)); n != 0 {
+		t.Fatal("bytes after the tree's end")
+	}
+	var want bytes.Buffer
+	if err := writeTar(context.Background(), &want, tree, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stream.Bytes(), want.Bytes()) {
+		t.Fatalf("the stream's %d bytes are not the tree's tar (%d bytes)", stream.Len(), want.Len())
 	}
 }
