@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -197,21 +198,26 @@ func TestProgramRulesInPod(t *testing.T) {
 // TestNotOurBinary: a session server whose hello names a binary other
 // than the one sent — here a stand-in that names a made-up SHA-256 and
 // would take the tree's unpacking and anything after it — is closed and
-// its pod used no further: the fork fails, and its pod got no tree and
-// ran nothing of the fork's.
+// its pod used no further: each fork fails, its pod was asked for nothing
+// but the probe sent ahead of the hello (the node's first pod's), got no
+// tree and ran nothing of the fork's. Two forks start at once, so that
+// one pod is the node's first and the other, as a rule, waits for its
+// probe and would be sent its tree after the hello.
 func TestNotOurBinary(t *testing.T) {
 	t.Parallel()
 	cfg, ns := cluster(t)
 	fake := filepath.Join(t.TempDir(), "forkbomb")
 	var hello bytes.Buffer
 	podrun.WriteFrame(&hello, podrun.FrameHello, podrun.Hello(strings.Repeat("0", 64)))
-	// it leaves a mark for each session it serves, and would take the
-	// host's requests (acked, "done") without running them
-	serve := `mkdir -p /work/marks && : > /work/marks/$$
+	// It keeps a file for each session it serves, holding each request
+	// it was sent, and takes them (acked, "done") without running them.
+	serve := `m=/work/marks/$$; mkdir -p /work/marks && : > $m
 ` + printfFrames(frame{podrun.FrameHello, string(hello.Bytes()[5:])}) + `
 while :; do set -- $(dd bs=5 count=1 iflag=fullblock status=none | od -An -tu1); [ $# = 5 ] || exit 0
-  n=$(( ($2 << 24) + ($3 << 16) + ($4 << 8) + $5 )); [ "$n" = 0 ] || dd bs="$n" count=1 iflag=fullblock status=none >/dev/null
-  [ "$1" = 114 ] && ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameExit, "0"}) + `; done`
+  n=$(( ($2 << 24) + ($3 << 16) + ($4 << 8) + $5 ))
+  if [ "$1" = 114 ]; then dd bs="$n" count=1 iflag=fullblock status=none >> $m; echo >> $m; ` + printfFrames(frame{podrun.FrameAck, ""}, frame{podrun.FrameExit, "0"}) + `
+  elif [ "$n" != 0 ]; then dd bs="$n" count=1 iflag=fullblock status=none >/dev/null; fi
+done`
 	script := "#!/bin/sh\nif [ \"$1\" = __forkbomb_pod_serve ]; then\n" + serve + "\nfi\nexit 1\n"
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -219,19 +225,45 @@ while :; do set -- $(dd bs=5 count=1 iflag=fullblock status=none | od -An -tu1);
 	s := openStore(t, cfg, Options{Namespace: ns, PodBin: fake})
 	fork := newRun(t, s, "run-notours")
 	ctx := context.Background()
-	_, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"/bin/sh", "-c", "touch ran"}, Timeout: time.Minute}, sandbox.Stdio{})
-	if !errors.Is(err, errNotOurs) {
-		t.Fatalf("Exec: %v, want errNotOurs", err)
+	forks := []string{fork, "run-notours-f1"}
+	if _, err := s.Fork(ctx, "run-notours", forks[1]); err != nil {
+		t.Fatal(err)
 	}
-	// one session was opened, and nothing reached the tree's folder
-	var out bytes.Buffer
-	code, err := s.stream(ctx, s.forks[fork].obj, []string{"/bin/sh", "-c", "ls /work/marks | wc -l; ls -A " + podRoot + " 2>/dev/null | wc -l"}, nil, &out, &out)
-	if f := strings.Fields(out.String()); err != nil || code != 0 || len(f) != 2 || f[0] != "1" || f[1] != "0" {
-		t.Errorf("sessions opened, files in the tree: %q (exit %d, %v), want 1 and 0", out.String(), code, err)
+	errs := make(chan error, len(forks))
+	for _, f := range forks {
+		go func() {
+			_, err := s.Exec(ctx, f, sandbox.Policy{Command: []string{"/bin/sh", "-c", "touch ran"}, Timeout: time.Minute}, sandbox.Stdio{})
+			errs <- err
+		}()
 	}
-	// and the fork's next command does not try the pod again
-	if _, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"/bin/true"}, Timeout: time.Minute}, sandbox.Stdio{}); !errors.Is(err, errNotOurs) {
-		t.Errorf("the fork's next command: %v, want errNotOurs again", err)
+	for range forks {
+		if err := <-errs; !errors.Is(err, errNotOurs) {
+			t.Errorf("Exec: %v, want errNotOurs", err)
+		}
+	}
+	probe, err := json.Marshal(podrun.Request{Argv: probeArgv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range forks {
+		// one session was opened; nothing reached the tree's folder
+		var out bytes.Buffer
+		code, err := s.stream(ctx, s.forks[f].obj, []string{"/bin/sh", "-c", "ls /work/marks | wc -l; ls -A " + podRoot + " 2>/dev/null | wc -l; cat /work/marks/*"}, nil, &out, &out)
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if err != nil || code != 0 || len(lines) < 2 || lines[0] != "1" || lines[1] != "0" {
+			t.Errorf("%s: sessions opened, files in the tree: %q (exit %d, %v), want 1 and 0", f, out.String(), code, err)
+			continue
+		}
+		// and it was asked for nothing but, maybe, the pipelined probe
+		for _, rq := range lines[2:] {
+			if rq != string(probe) {
+				t.Errorf("%s: a pod whose server is not forkbomb's was sent %s", f, rq)
+			}
+		}
+		// the fork's next command does not try the pod again
+		if _, err := s.Exec(ctx, f, sandbox.Policy{Command: []string{"/bin/true"}, Timeout: time.Minute}, sandbox.Stdio{}); !errors.Is(err, errNotOurs) {
+			t.Errorf("%s: the fork's next command: %v, want errNotOurs again", f, err)
+		}
 	}
 }
 

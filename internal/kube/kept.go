@@ -114,11 +114,11 @@ func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodO
 	for running < len(cand) && phaseOf(&cand[running]) == "Running" {
 		running++
 	}
-	turn := int(s.claimTurn.Add(1) - 1)
+	turn := s.claimTurn.Add(1) - 1
 	for k := range cand {
 		i := k
 		if k < running {
-			i = (k + turn) % running
+			i = int((uint64(k) + turn) % uint64(running))
 		}
 		u := &cand[i]
 		// A conflict is another claim, or the pod's own changes while it

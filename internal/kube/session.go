@@ -64,6 +64,9 @@ type sessionSlot struct {
 	opens   int
 	opening bool // a session is being opened, outside mu: others take execs meanwhile
 	gone    bool // the pod was deleted: no session any more
+	// notOurs: a session's server named another binary than the one sent
+	// (errNotOurs): the pod runs nothing more, by session or by exec
+	notOurs error
 }
 
 // maxSessionOpens bounds the sessions a pod is given: a pod whose sessions
@@ -427,6 +430,9 @@ func (s *Store) session(ctx context.Context, pod string) *session {
 	se, err := open(ctx, pod)
 	sl.mu.Lock()
 	sl.opening = false
+	if errors.Is(err, errNotOurs) {
+		sl.gone, sl.notOurs = true, err
+	}
 	if err == nil && sl.gone { // deleted while it opened
 		sl.mu.Unlock()
 		se.close()
@@ -464,30 +470,45 @@ func (s *Store) run(ctx context.Context, pod string, argv []string, stdin io.Rea
 		}
 		// it had ended unseen: the next try opens another
 	}
+	if err := s.notOurs(pod); err != nil {
+		return -1, err
+	}
 	return s.stream(ctx, pod, argv, stdin, stdout, stderr)
+}
+
+// notOurs is errNotOurs, wrapped, once a session of pod named another
+// binary than the one sent: forkbomb's runner there is not forkbomb's.
+func (s *Store) notOurs(pod string) error {
+	s.mu.Lock()
+	sl := s.sessions[pod]
+	s.mu.Unlock()
+	if sl == nil {
+		return nil
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return sl.notOurs
 }
 
 // startInSession is sendTree's work in one exec that becomes the pod's
 // session: its shell checks that the pod is fresh, receives forkbomb's
-// binary (startSession), and execs it as the session server. Its first
-// command rides the start exec's stdin behind the binary, sent without
-// waiting for the hello (pipelined): in the node's first pod the probe —
-// its answer frees the node's other pods at once —, in the others the
-// tree, a tar stream unpacked by the pod's tar. The first pod's tree then
-// follows through the session. Where the probe finds that a command cannot
-// be kept from signalling outside its sandbox, the session ends there and
-// the fork's commands take execs of their own.
+// binary (startSession), and execs it as the session server. In the
+// node's first pod the probe rides the start exec's stdin behind the
+// binary, sent without waiting for the hello (pipelined), and its answer
+// frees the node's other pods as soon as it comes. The tree follows
+// through the session as a tar stream unpacked by the pod's tar — only
+// once the hello has come, so after the fresh check passed and the
+// server named the binary sent: its bytes never wait in the stdin of a
+// pod that may not be fresh. Where the probe finds that a command cannot
+// be kept from signalling outside its sandbox, the session ends there
+// and the fork's commands take execs of their own.
 func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, sum string, first bool, np *nodeProbe, node string) (sandbox.Mode, bool, error) {
 	var pre *pipelined
-	var err error
-	switch {
-	case first:
-		pre, err = pipelineProbe()
-	case fs.image == "":
-		pre, err = pipelineTree(ctx, tree)
-	}
-	if err != nil {
-		return "", false, err
+	if first {
+		var err error
+		if pre, err = pipelineProbe(); err != nil {
+			return "", false, err
+		}
 	}
 	se, err := s.startSession(ctx, fs, bin, sum, pre)
 	if err != nil {
@@ -501,23 +522,15 @@ func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, su
 	}()
 	var mode sandbox.Mode
 	var scoped bool
-	treeSent := fs.image != ""
 	if pre != nil {
 		code, err := pre.await(ctx, se)
-		if first {
-			mode, scoped, err = probeOutcome(pre.out, pre.errb, code, err, true)
-			s.resolveProbe(node, np, mode, scoped, err)
-			if err != nil {
-				return "", false, err
-			}
-		} else {
-			if err := tarOutcome(pre.errb, code, err, true); err != nil {
-				return "", false, err
-			}
-			treeSent = true
+		mode, scoped, err = probeOutcome(pre.out, pre.errb, code, err, true)
+		s.resolveProbe(node, np, mode, scoped, err)
+		if err != nil {
+			return "", false, err
 		}
 	}
-	if !treeSent {
+	if fs.image == "" {
 		pr, pw := io.Pipe()
 		sent := make(chan error, 1)
 		go func() {
@@ -598,67 +611,34 @@ func probeOutcome(out, errb *limitedBuffer, code int, err error, sent bool) (san
 }
 
 // pipelined is a session's first command, whose frames ride the start
-// exec's stdin behind forkbomb's binary (frames), and its output.
+// exec's stdin behind forkbomb's binary (frames), and its output — gated
+// as do's is: nothing is written to it after await returns.
 type pipelined struct {
 	frames io.Reader
-	stop   func() // ends frames' writer, if any, once the session no longer reads them
 	cmd    *sessionCmd
+	gate   *gate
 	out    *limitedBuffer
 	errb   *limitedBuffer
 }
 
-func newPipelined(frames io.Reader, stop func()) *pipelined {
-	p := &pipelined{frames: frames, stop: stop, out: &limitedBuffer{max: 1 << 20}, errb: &limitedBuffer{max: 4 << 10}}
-	p.cmd = &sessionCmd{stdout: p.out, stderr: p.errb, acked: make(chan struct{}), exit: make(chan int, 1)}
+func newPipelined(frames io.Reader) *pipelined {
+	p := &pipelined{frames: frames, gate: newGate(), out: &limitedBuffer{max: 1 << 20}, errb: &limitedBuffer{max: 4 << 10}}
+	p.cmd = &sessionCmd{stdout: p.gate.wrap(p.out), stderr: p.gate.wrap(p.errb), acked: make(chan struct{}), exit: make(chan int, 1)}
 	return p
 }
 
-// pipelineProbe is the probe as a session's first command.
+// pipelineProbe is the probe as a session's first command: it holds
+// nothing of the run's.
 func pipelineProbe() (*pipelined, error) {
 	var b bytes.Buffer
 	req, err := json.Marshal(podrun.Request{Argv: probeArgv})
 	if err != nil {
 		return nil, err
 	}
-	podrun.WriteFrame(&b, podrun.FrameRun, req)
-	return newPipelined(&b, func() {}), nil
-}
-
-// pipelineTree is the tree's unpacking as a session's first command: the
-// request, the tar stream in stdin frames, their end.
-func pipelineTree(ctx context.Context, tree string) (*pipelined, error) {
-	req, err := json.Marshal(podrun.Request{Argv: tarArgv, Stdin: true})
-	if err != nil {
+	if err := podrun.WriteFrame(&b, podrun.FrameRun, req); err != nil {
 		return nil, err
 	}
-	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriterSize(pw, 64<<10)
-		err := podrun.WriteFrame(bw, podrun.FrameRun, req)
-		if err == nil {
-			err = writeTar(ctx, frameChunks{bw}, tree, "")
-		}
-		if err == nil {
-			err = podrun.WriteFrame(bw, podrun.FrameEOF, nil)
-		}
-		if err == nil {
-			err = bw.Flush()
-		}
-		pw.CloseWithError(err) // nil: EOF, then the session's own frames
-	}()
-	return newPipelined(pr, func() { pr.CloseWithError(errSessionEnded) }), nil
-}
-
-// frameChunks writes what it is given as stdin frames.
-type frameChunks struct{ w io.Writer }
-
-func (f frameChunks) Write(p []byte) (int, error) {
-	for off := 0; off < len(p); off += 32 << 10 {
-		if err := podrun.WriteFrame(f.w, podrun.FrameStdin, p[off:min(off+32<<10, len(p))]); err != nil {
-			return off, err
-		}
-	}
-	return len(p), nil
+	return newPipelined(&b), nil
 }
 
 // await waits for the pipelined command's status in session se, holding
@@ -667,8 +647,8 @@ func (p *pipelined) await(ctx context.Context, se *session) (int, error) {
 	se.mu.Lock()
 	defer se.mu.Unlock()
 	code, err := se.await(ctx, p.cmd)
-	if err != nil {
-		p.stop()
+	if !p.gate.close() { // a write still stuck holds the frames up
+		se.close()
 	}
 	return code, err
 }
@@ -729,13 +709,6 @@ exec ` + serve
 		code = c
 		return err
 	})
-	if pre != nil {
-		if err != nil {
-			pre.stop()
-		} else {
-			go func() { <-se.ended; pre.stop() }() // its writer stops with the exec
-		}
-	}
 	if err == nil {
 		if err = se.ours(sum); err == nil {
 			return se, nil

@@ -6,9 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -292,6 +291,26 @@ func TestSessionOpenUnlocked(t *testing.T) {
 	}
 }
 
+// TestNotOursRunsNothing: once a pod's session names another binary than
+// the one sent, the pod runs nothing more — no session, and no exec of
+// forkbomb's runner there either.
+func TestNotOursRunsNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := &Store{sessions: map[string]*sessionSlot{"pod": {}}}
+	s.opener = func(ctx context.Context, pod string) (*session, error) {
+		return nil, fmt.Errorf("session in %s: %w", pod, errNotOurs)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := s.run(ctx, "pod", []string{"/bin/true"}, nil, nil, nil); !errors.Is(err, errNotOurs) {
+			t.Fatalf("run %d: %v, want errNotOurs", i, err)
+		}
+	}
+	if sl := s.sessions["pod"]; !sl.gone || sl.opens != 1 {
+		t.Fatalf("the slot: gone %v, opens %d; want gone after one open", sl.gone, sl.opens)
+	}
+}
+
 // TestResolveProbe: a node's probe is answered once — by its pod's probe
 // as soon as it is known, or else by that pod's start's end — and wakes
 // the node's other pods; a failed one is forgotten, so that the node's
@@ -325,9 +344,10 @@ func TestPipelined(t *testing.T) {
 	var b bytes.Buffer
 	req, _ := json.Marshal(podrun.Request{Argv: []string{"/bin/sh", "-c", "tr a-z A-Z; echo err >&2; exit 3"}, Stdin: true})
 	podrun.WriteFrame(&b, podrun.FrameRun, req)
-	frameChunks{&b}.Write([]byte(strings.Repeat("abc", 20000))) // two frames
+	podrun.WriteFrame(&b, podrun.FrameStdin, []byte(strings.Repeat("abc", 10000)))
+	podrun.WriteFrame(&b, podrun.FrameStdin, []byte(strings.Repeat("abc", 10000)))
 	podrun.WriteFrame(&b, podrun.FrameEOF, nil)
-	pre := newPipelined(&b, func() {})
+	pre := newPipelined(&b)
 	se, err := newSessionWith(ctx, "pod", time.Minute, pre.cmd, func(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 		return serveHere(ctx, io.MultiReader(pre.frames, stdin), stdout)
 	})
@@ -342,50 +362,5 @@ func TestPipelined(t *testing.T) {
 	var o bytes.Buffer
 	if code, err, sent := se.do(ctx, []string{"/bin/echo", "next"}, nil, &o, nil); !sent || err != nil || code != 0 || o.String() != "next\n" {
 		t.Fatalf("the next command: sent %v, %v, exit %d, %q", sent, err, code, o.String())
-	}
-}
-
-// TestPipelineTree: the tree's pipelined unpacking is one request for
-// the pod's tar with stdin, then the tree's tar stream in stdin frames,
-// then their end — and nothing after it.
-func TestPipelineTree(t *testing.T) {
-	t.Parallel()
-	tree := t.TempDir()
-	if err := os.WriteFile(filepath.Join(tree, "a.txt"), bytes.Repeat([]byte("x"), 100<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pre, err := pipelineTree(context.Background(), tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(pre.frames)
-	kind, p, err := podrun.ReadFrame(br)
-	var rq podrun.Request
-	if err != nil || kind != podrun.FrameRun || json.Unmarshal(p, &rq) != nil || !rq.Stdin || strings.Join(rq.Argv, " ") != strings.Join(tarArgv, " ") {
-		t.Fatalf("first frame: %q %q %v", kind, p, err)
-	}
-	var stream bytes.Buffer
-	for {
-		kind, p, err = podrun.ReadFrame(br)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if kind == podrun.FrameEOF {
-			break
-		}
-		if kind != podrun.FrameStdin {
-			t.Fatalf("a frame %q in the tree's stream", kind)
-		}
-		stream.Write(p)
-	}
-	if n, _ := br.Read(make([]byte, 1)); n != 0 {
-		t.Fatal("bytes after the tree's end")
-	}
-	var want bytes.Buffer
-	if err := writeTar(context.Background(), &want, tree, ""); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(stream.Bytes(), want.Bytes()) {
-		t.Fatalf("the stream's %d bytes are not the tree's tar (%d bytes)", stream.Len(), want.Len())
 	}
 }

@@ -114,7 +114,7 @@ type Store struct {
 	// control that weakens the walls to see a check catch it
 	loosen func(*podrun.Spec)
 	// claimTurn counts the store's claims of kept pods (claimKept)
-	claimTurn atomic.Int64
+	claimTurn atomic.Uint64
 	// toKeep are the kinds of the runs ended, whose pools Keep tops up
 	toKeep []PodOptions
 }
