@@ -176,7 +176,7 @@ const (
 // runs its probe, whose report is the output (Store.outputWith): one exec
 // for all. With inImage the pod's image holds both (a tree image): they
 // are checked, not sent. freshCheck runs before it.
-func startScript(probe, inImage bool) (string, error) {
+func startScript(probe, inImage bool) string {
 	script := `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
 [ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
 chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
@@ -185,13 +185,9 @@ chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
 [ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum)
 	}
 	if probe {
-		line, err := probeLine()
-		if err != nil {
-			return "", err
-		}
-		script += "\n" + line
+		script += "\n" + shellLine(probeArgv)
 	}
-	return script, nil
+	return script
 }
 
 // freshCheck is shell text run first by a pod's start exec, in that
@@ -212,13 +208,14 @@ for d in ` + dirs + `; do for f in "$d"/* "$d"/.[!.]* "$d"/..?*; do if [ -e "$f"
 `
 }
 
-func probeLine() (string, error) {
+// probeArgv runs forkbomb's sandbox's probe in the pod.
+var probeArgv = func() []string {
 	argv, err := podrun.Argv(podBin, podrun.Spec{Probe: true})
 	if err != nil {
-		return "", err
+		panic(err) // a constant spec
 	}
-	return shellLine(argv), nil
-}
+	return argv
+}()
 
 // nodeProbe is the probe of forkbomb's sandbox on one node: the pods of
 // a store share their spec, so one pod's answer is every pod's on that
@@ -282,10 +279,7 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	if !s.noSessions {
 		return s.startInSession(ctx, fs, tree, bin, sum, first, np, node)
 	}
-	script, err := startScript(first, fs.image != "")
-	if err != nil {
-		return "", false, err
-	}
+	script := startScript(first, fs.image != "")
 	var out []byte
 	var code int
 	if fs.image != "" {
@@ -343,11 +337,7 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 
 // probe runs forkbomb's sandbox's probe in the pod on its own.
 func (s *Store) probe(ctx context.Context, pod string) ([]byte, int, error) {
-	line, err := probeLine()
-	if err != nil {
-		return nil, -1, err
-	}
-	return s.output(ctx, pod, line, nil, 1<<20)
+	return s.output(ctx, pod, shellLine(probeArgv), nil, 1<<20)
 }
 
 // probeResult reads the probe's report: the backend that confines, or

@@ -144,7 +144,7 @@ func newSessionWith(wait context.Context, pod string, hello time.Duration, pre *
 	go func() {
 		kind, p, err := podrun.ReadFrame(br)
 		if err == nil && kind != podrun.FrameHello {
-			err = fmt.Errorf("no hello from the pod's session server (a frame %q %q)", kind, truncate(string(p), 80))
+			err = fmt.Errorf("no hello from the pod's session server (a frame %q %.80q)", kind, p)
 		}
 		if err == nil {
 			se.sum, err = podrun.ParseHello(p) // read by the caller after helloc
@@ -375,18 +375,24 @@ func (se *session) kill(ctx context.Context) (int, error, bool) {
 	return code, err, true
 }
 
-// endSession ends pod's session, if any, and gives it no more.
-func (s *Store) endSession(pod string) {
+// slot is pod's session slot: made if create is set, else nil when none.
+func (s *Store) slot(pod string, create bool) *sessionSlot {
 	s.mu.Lock()
-	if s.sessions == nil {
-		s.sessions = map[string]*sessionSlot{}
-	}
+	defer s.mu.Unlock()
 	sl := s.sessions[pod]
-	if sl == nil { // a start still under way adopts nothing
+	if sl == nil && create {
+		if s.sessions == nil {
+			s.sessions = map[string]*sessionSlot{}
+		}
 		sl = &sessionSlot{}
 		s.sessions[pod] = sl
 	}
-	s.mu.Unlock()
+	return sl
+}
+
+// endSession ends pod's session, if any, and gives it no more.
+func (s *Store) endSession(pod string) {
+	sl := s.slot(pod, true) // a start still under way adopts nothing
 	sl.mu.Lock()
 	if sl.se != nil {
 		sl.se.close()
@@ -400,9 +406,7 @@ func (s *Store) endSession(pod string) {
 // calls to the pod meanwhile take execs rather than wait for it, and a
 // deletion meanwhile closes what it opened.
 func (s *Store) session(ctx context.Context, pod string) *session {
-	s.mu.Lock()
-	sl := s.sessions[pod]
-	s.mu.Unlock()
+	sl := s.slot(pod, false)
 	if sl == nil {
 		return nil
 	}
@@ -479,9 +483,7 @@ func (s *Store) run(ctx context.Context, pod string, argv []string, stdin io.Rea
 // notOurs is errNotOurs, wrapped, once a session of pod named another
 // binary than the one sent: forkbomb's runner there is not forkbomb's.
 func (s *Store) notOurs(pod string) error {
-	s.mu.Lock()
-	sl := s.sessions[pod]
-	s.mu.Unlock()
+	sl := s.slot(pod, false)
 	if sl == nil {
 		return nil
 	}
@@ -539,15 +541,20 @@ func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, su
 			pw.CloseWithError(err)
 		}()
 		errb := &limitedBuffer{max: 4 << 10}
-		code, err, taken := se.do(ctx, tarArgv, pr, nil, errb)
+		code, err, taken := se.do(ctx, []string{"tar", "-x", "-f", "-", "-C", "/work"}, pr, nil, errb)
 		// the writer stops, if it has not: tar may end at the archive's
 		// end before it reads the last zero blocks
 		pr.CloseWithError(errTarEnded)
 		if terr := <-sent; err == nil && terr != nil && !errors.Is(terr, errTarEnded) {
 			err = terr // a tree cut short here, whatever tar made of it
 		}
-		if err := tarOutcome(errb, code, err, taken); err != nil {
-			return "", false, err
+		switch {
+		case !taken:
+			return "", false, fmt.Errorf("send the tree: %w", errSessionEnded)
+		case err != nil:
+			return "", false, fmt.Errorf("send the tree: %w", err)
+		case code != 0:
+			return "", false, fmt.Errorf("send the tree: tar in the pod: exit %d: %s", code, strings.TrimSpace(errb.String()))
 		}
 	}
 	if !first {
@@ -570,31 +577,6 @@ func (s *Store) startInSession(ctx context.Context, fs *forkState, tree, bin, su
 		s.adoptSession(fs.obj, se)
 	}
 	return mode, scoped, nil
-}
-
-// tarArgv unpacks a tree's tar stream from stdin in the pod.
-var tarArgv = []string{"tar", "-x", "-f", "-", "-C", "/work"}
-
-// probeArgv runs forkbomb's sandbox's probe in the pod.
-var probeArgv = func() []string {
-	argv, err := podrun.Argv(podBin, podrun.Spec{Probe: true})
-	if err != nil {
-		panic(err) // a constant spec
-	}
-	return argv
-}()
-
-// tarOutcome is the tree's unpacking's error, if any.
-func tarOutcome(errb *limitedBuffer, code int, err error, sent bool) error {
-	switch {
-	case !sent:
-		return fmt.Errorf("send the tree: %w", errSessionEnded)
-	case err != nil:
-		return fmt.Errorf("send the tree: %w", err)
-	case code != 0:
-		return fmt.Errorf("send the tree: tar in the pod: exit %d: %s", code, strings.TrimSpace(errb.String()))
-	}
-	return nil
 }
 
 // probeOutcome reads the probe's run (probeResult).
@@ -749,16 +731,7 @@ func (zeros) Read(p []byte) (int, error) {
 
 // adoptSession makes se pod's session.
 func (s *Store) adoptSession(pod string, se *session) {
-	s.mu.Lock()
-	if s.sessions == nil {
-		s.sessions = map[string]*sessionSlot{}
-	}
-	sl := s.sessions[pod]
-	if sl == nil {
-		sl = &sessionSlot{}
-		s.sessions[pod] = sl
-	}
-	s.mu.Unlock()
+	sl := s.slot(pod, true)
 	sl.mu.Lock()
 	old := sl.se
 	if sl.gone { // deleted while it started

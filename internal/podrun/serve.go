@@ -69,19 +69,12 @@ func Hello(sum string) []byte { return []byte(SessionVersion + " " + sum) }
 func ParseHello(p []byte) (string, error) {
 	v, sum, _ := strings.Cut(string(p), " ")
 	if v != SessionVersion {
-		return "", fmt.Errorf("a session server of protocol %q, not %s", truncate(v, 16), SessionVersion)
+		return "", fmt.Errorf("a session server of protocol %.16q, not %s", v, SessionVersion)
 	}
 	if len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
-		return "", fmt.Errorf("a hello that names no SHA-256 (%q)", truncate(sum, 80))
+		return "", fmt.Errorf("a hello that names no SHA-256 (%.80q)", sum)
 	}
 	return sum, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // selfSum is the SHA-256 of the running executable; "-" when it cannot be
