@@ -146,8 +146,18 @@ EOF
 	fi
 fi
 
-gorow forkexec internal/workspace ForkExec 5x "4 forks + a first command each, one after another (× at once, per fork)" \
-	"at once" ms/fork-parallel ms/fork-serial serial/parallel ms "<=" 1.2
+# One fork at a time keeps about one core busy; at once, the forks can keep every core busy:
+# the row names the cores one at a time used (CPU ÷ wall), its ratio's floor being about the
+# machine's cores ÷ that when each fork costs the same CPU both ways.
+if ! skip forkexec; then
+	log "forkexec: BenchmarkForkExec (5x)"
+	if line=$(gobench internal/workspace ForkExec 5x); then
+		row forkexec "4 forks + a first command each, one after another (× at once, per fork; one at a time used $(metric "$line" serial-cores) cores of $(nproc))" \
+			"at once: $(metric "$line" ms/fork-parallel) ms" "$(metric "$line" ms/fork-serial) ms" "$(metric "$line" serial/parallel)" "<=" 1.2
+	else
+		failed forkexec "$(lastWords "$tmp/ForkExec.out")"
+	fi
+fi
 
 if ! skip bisect; then
 	for spec in "0.3 3 1" "1 2 2"; do

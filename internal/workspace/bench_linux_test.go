@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,14 +41,15 @@ func BenchmarkForkExec(b *testing.B) {
 			b.Fatalf("exec: %v %+v", err, res)
 		}
 	}
-	var serial, parallel time.Duration
+	var serial, parallel, serialCPU, parallelCPU time.Duration
 	for b.Loop() {
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuTime(b)
 		for range forks {
 			one()
 		}
 		serial += time.Since(t0)
-		t0 = time.Now()
+		serialCPU += cpuTime(b) - c0
+		t0, c0 = time.Now(), cpuTime(b)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for range forks {
@@ -69,9 +71,29 @@ func BenchmarkForkExec(b *testing.B) {
 		}
 		wg.Wait()
 		parallel += time.Since(t0)
+		parallelCPU += cpuTime(b) - c0
 	}
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N*forks) }
 	b.ReportMetric(per(serial), "ms/fork-serial")
 	b.ReportMetric(per(parallel), "ms/fork-parallel")
 	b.ReportMetric(per(serial)/per(parallel), "serial/parallel")
+	// CPU per fork, and the cores one fork at a time keeps busy: at once,
+	// the forks can keep every core busy, so serial/parallel is at least
+	// about the cores ÷ serial-cores when both spend the same CPU.
+	b.ReportMetric(per(serialCPU), "cpu-ms/fork-serial")
+	b.ReportMetric(per(parallelCPU), "cpu-ms/fork-parallel")
+	b.ReportMetric(float64(serialCPU)/float64(serial), "serial-cores")
+}
+
+// cpuTime is the CPU this process and its waited-for children have used.
+func cpuTime(b *testing.B) time.Duration {
+	var self, kids syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &self); err != nil {
+		b.Fatal(err)
+	}
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids); err != nil {
+		b.Fatal(err)
+	}
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }
