@@ -146,14 +146,13 @@ EOF
 	fi
 fi
 
-# One fork at a time keeps about one core busy; at once, the forks can keep every core busy:
-# the row names the cores one at a time used (CPU ÷ wall), its ratio's floor being about the
-# machine's cores ÷ that when each fork costs the same CPU both ways.
+# The row names the cores each way kept busy (CPU ÷ wall): when a fork costs the same CPU both
+# ways, its ratio is the cores at once kept busy ÷ the cores one at a time did.
 if ! skip forkexec; then
 	log "forkexec: BenchmarkForkExec (5x)"
 	if line=$(gobench internal/workspace ForkExec 5x); then
-		row forkexec "4 forks + a first command each, one after another (× at once, per fork; one at a time used $(metric "$line" serial-cores) cores of $(nproc))" \
-			"at once: $(metric "$line" ms/fork-parallel) ms" "$(metric "$line" ms/fork-serial) ms" "$(metric "$line" serial/parallel)" "<=" 1.2
+		row forkexec "4 forks + a first command each, one after another (× at once, per fork; the cores each kept busy, of $(nproc))" \
+			"at once: $(metric "$line" ms/fork-parallel) ms, $(metric "$line" parallel-cores) cores" "$(metric "$line" ms/fork-serial) ms, $(metric "$line" serial-cores) cores" "$(metric "$line" serial/parallel)" "<=" 1.2
 	else
 		failed forkexec "$(lastWords "$tmp/ForkExec.out")"
 	fi
@@ -163,26 +162,25 @@ if ! skip bisect; then
 	for spec in "0.3 3 1" "1 2 2"; do
 		read -r sleep runs goal <<<"$spec"
 		log "bisect: bench/bisect.sh, 300 commits, a ${sleep} s test, 4 forks, $runs runs"
-		: >"$tmp/bisect.r" >"$tmp/bisect.git" >"$tmp/bisect.fb" >"$tmp/bisect.steps" >"$tmp/bisect.rounds" >"$tmp/bisect.ceil"
+		: >"$tmp/bisect.runs"
 		ok=1
 		for _ in $(seq "$runs"); do
 			if ! N=300 SLEEP="$sleep" K=4 "$root/bench/bisect.sh" >"$tmp/bisect.out" 2>"$tmp/bisect.err"; then
 				ok=0
 				break
 			fi
-			awk '/^ratio git\/forkbomb:/ {sub("x;", "", $3); print $3}' "$tmp/bisect.out" >>"$tmp/bisect.r"
-			awk '/^git bisect run/ {print $4}' "$tmp/bisect.out" >>"$tmp/bisect.git"
-			awk '/^forkbomb bisect/ {print $4}' "$tmp/bisect.out" >>"$tmp/bisect.fb"
-			# git's steps and forkbomb's rounds: each takes the test's time at least, so
-			# steps ÷ rounds is the most the ratio could be with nothing else to do
-			awk '/^git bisect run/ {print $5}' "$tmp/bisect.out" >>"$tmp/bisect.steps"
-			awk '/^forkbomb bisect/ {print $5}' "$tmp/bisect.out" >>"$tmp/bisect.rounds"
-			paste "$tmp/bisect.steps" "$tmp/bisect.rounds" | tail -1 | awk '$2 > 0 {printf "%.2f\n", $1 / $2}' >>"$tmp/bisect.ceil"
 			grep -q "same first bad commit: yes" "$tmp/bisect.out" || { ok=0; echo "the two named different commits" >>"$tmp/bisect.err"; break; }
+			# one line a run: the ratio, git's seconds and steps, forkbomb's seconds and rounds
+			awk '/^ratio git\/forkbomb:/ {r = $3; sub("x;", "", r)} /^git bisect run/ {gs = $4; st = $5}
+				/^forkbomb bisect/ {fs = $4; ro = $5} END {print r, gs, st, fs, ro}' "$tmp/bisect.out" >>"$tmp/bisect.runs"
 		done
 		if [ "$ok" = 1 ]; then
-			row bisect "bisect, 300 commits, a $sleep s test, 4 forks (git bisect run ÷ forkbomb; at most steps ÷ rounds: $(med <"$tmp/bisect.ceil"))" \
-				"git: $(med <"$tmp/bisect.git") s, $(med <"$tmp/bisect.steps") steps" "$(med <"$tmp/bisect.fb") s, $(med <"$tmp/bisect.rounds") rounds" "$(med <"$tmp/bisect.r")" ">=" "$goal"
+			# every cell from the run whose ratio is the median (the lower of two); steps ÷ rounds
+			# is the ratio if neither side cost anything beyond the test, each of git's steps
+			# and of forkbomb's rounds taking the test's time
+			read -r r gs st fs ro < <(sort -n "$tmp/bisect.runs" | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}')
+			row bisect "bisect, 300 commits, a $sleep s test, 4 forks (git bisect run ÷ forkbomb; the median run)" \
+				"git: $gs s, $st steps" "$fs s, $ro rounds (git's steps ÷ rounds: $(ratio "$st" "$ro"))" "$r" ">=" "$goal"
 		else
 			failed bisect "$(tail -1 "$tmp/bisect.err")"
 		fi

@@ -77,12 +77,14 @@ func BenchmarkForkExec(b *testing.B) {
 	b.ReportMetric(per(serial), "ms/fork-serial")
 	b.ReportMetric(per(parallel), "ms/fork-parallel")
 	b.ReportMetric(per(serial)/per(parallel), "serial/parallel")
-	// CPU per fork, and the cores one fork at a time keeps busy: at once,
-	// the forks can keep every core busy, so serial/parallel is at least
-	// about the cores ÷ serial-cores when both spend the same CPU.
+	// CPU per fork, and the cores each way kept busy (CPU ÷ wall): when a
+	// fork costs the same CPU both ways, serial/parallel is
+	// parallel-cores ÷ serial-cores — at most the machine's cores ÷
+	// serial-cores.
 	b.ReportMetric(per(serialCPU), "cpu-ms/fork-serial")
 	b.ReportMetric(per(parallelCPU), "cpu-ms/fork-parallel")
 	b.ReportMetric(float64(serialCPU)/float64(serial), "serial-cores")
+	b.ReportMetric(float64(parallelCPU)/float64(parallel), "parallel-cores")
 }
 
 // cpuTime is the CPU this process and its waited-for children have used.
