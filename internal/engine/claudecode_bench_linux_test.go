@@ -2,11 +2,11 @@ package engine
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // BenchmarkTurn is what a scripted turn costs each engine, in the same
@@ -45,7 +45,7 @@ func BenchmarkTurn(b *testing.B) {
 func benchTurns(b *testing.B, a Agent) {
 	dir := b.TempDir()
 	var turns int
-	cpu0 := cpuTime()
+	cpu0 := testutil.CPUTime()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		out := a.Run(context.Background(), dirWorkspace{dir}, Task{Prompt: "[persona: bench] go", Fork: 1, Timeout: time.Minute})
@@ -55,19 +55,10 @@ func benchTurns(b *testing.B, a Agent) {
 		turns += out.Usage.Turns
 	}
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu := testutil.CPUTime() - cpu0
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 	if turns > 0 {
 		b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(turns), "wall-ms/turn")
 		b.ReportMetric(float64(turns)/float64(b.N), "turns/op")
 	}
-}
-
-// cpuTime is the CPU this process and its waited-for descendants used.
-func cpuTime() time.Duration {
-	var self, kids syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
-	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }

@@ -2,12 +2,12 @@ package engine_test
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // BenchmarkCodexTurn measures what the codex engine costs over the api engine,
@@ -38,7 +38,7 @@ func BenchmarkCodexTurn(b *testing.B) {
 	for _, e := range engines {
 		b.Run(e.name, func(b *testing.B) {
 			w := codexFork(b, b.TempDir(), map[string]string{"a.txt": "a\n"})
-			cpu0, t0 := cpuTime(), time.Now()
+			cpu0, t0 := testutil.CPUTime(), time.Now()
 			b.ResetTimer()
 			for range b.N {
 				out := e.a.Run(context.Background(), w, engine.Task{Prompt: "[persona: " + e.name + "] go", Timeout: time.Minute})
@@ -47,20 +47,8 @@ func BenchmarkCodexTurn(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((testutil.CPUTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(time.Since(t0).Milliseconds())/float64(2*b.N), "wall-ms/turn")
 		})
 	}
-}
-
-// cpuTime is the user and system time of this process and of every child
-// it has waited for (the sandboxes, and what they waited for).
-func cpuTime() time.Duration {
-	var total time.Duration
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
-		var ru syscall.Rusage
-		syscall.Getrusage(who, &ru)
-		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	return total
 }

@@ -87,14 +87,14 @@ func BenchmarkJudgeGoCmp(b *testing.B) {
 	type cost struct{ wall, cpu time.Duration }
 	total := map[string]*cost{}
 	measure := func(name string, f func()) {
-		c0 := cpuTime()
+		c0 := testutil.CPUTime()
 		start := time.Now()
 		f()
 		if total[name] == nil {
 			total[name] = &cost{}
 		}
 		total[name].wall += time.Since(start)
-		total[name].cpu += cpuTime() - c0
+		total[name].cpu += testutil.CPUTime() - c0
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

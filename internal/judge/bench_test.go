@@ -11,6 +11,7 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -48,10 +49,10 @@ func BenchmarkJudge16(b *testing.B) {
 	var cpu time.Duration // of the serial runs
 	run := func(parallel int) time.Duration {
 		o.Parallel = parallel
-		c0 := cpuTime()
+		c0 := testutil.CPUTime()
 		defer func() {
 			if parallel == 1 {
-				cpu += cpuTime() - c0
+				cpu += testutil.CPUTime() - c0
 			}
 		}()
 		start := time.Now()

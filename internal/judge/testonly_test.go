@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 func writeTree(t testing.TB, files map[string]string) string {
@@ -256,18 +256,12 @@ func BenchmarkTestOnly(b *testing.B) {
 		b.Skipf("no GOROOT/src: %v", err)
 	}
 	var got []string
-	before := cpuTime()
+	before := testutil.CPUTime()
 	for b.Loop() {
 		got = testOnlyPatterns(src, nil)
 	}
 	// CPU time, which other work on the machine does not inflate
-	b.ReportMetric(float64((cpuTime()-before).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64((testutil.CPUTime()-before).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(len(got)), "packages")
 	b.Logf("%d test-only: %s", len(got), strings.Join(got, " "))
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,26 +27,17 @@ const turnCommands = 30
 
 var turnArgv = []string{"/bin/sh", "-c", "true"}
 
-// cpuNow is the user+system CPU of this process and its reaped children.
-func cpuNow() time.Duration {
-	var self, kids syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
-	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
-	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
-}
-
 // turnBench runs turn b.N times and reports its CPU per turn.
 func turnBench(b *testing.B, turn func()) {
 	b.Helper()
 	turn() // warm: page cache, the binary, the first cgroup
-	start := cpuNow()
+	start := testutil.CPUTime()
 	n := 0
 	for b.Loop() {
 		turn()
 		n++
 	}
-	b.ReportMetric(float64(cpuNow()-start)/float64(time.Millisecond)/float64(n), "cpu-ms/turn")
+	b.ReportMetric(float64(testutil.CPUTime()-start)/float64(time.Millisecond)/float64(n), "cpu-ms/turn")
 }
 
 func BenchmarkTurn30(b *testing.B) {

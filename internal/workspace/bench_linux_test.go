@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -43,13 +43,13 @@ func BenchmarkForkExec(b *testing.B) {
 	}
 	var serial, parallel, serialCPU, parallelCPU time.Duration
 	for b.Loop() {
-		t0, c0 := time.Now(), cpuTime(b)
+		t0, c0 := time.Now(), testutil.CPUTime()
 		for range forks {
 			one()
 		}
 		serial += time.Since(t0)
-		serialCPU += cpuTime(b) - c0
-		t0, c0 = time.Now(), cpuTime(b)
+		serialCPU += testutil.CPUTime() - c0
+		t0, c0 = time.Now(), testutil.CPUTime()
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for range forks {
@@ -71,7 +71,7 @@ func BenchmarkForkExec(b *testing.B) {
 		}
 		wg.Wait()
 		parallel += time.Since(t0)
-		parallelCPU += cpuTime(b) - c0
+		parallelCPU += testutil.CPUTime() - c0
 	}
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N*forks) }
 	b.ReportMetric(per(serial), "ms/fork-serial")
@@ -85,17 +85,4 @@ func BenchmarkForkExec(b *testing.B) {
 	b.ReportMetric(per(parallelCPU), "cpu-ms/fork-parallel")
 	b.ReportMetric(float64(serialCPU)/float64(serial), "serial-cores")
 	b.ReportMetric(float64(parallelCPU)/float64(parallel), "parallel-cores")
-}
-
-// cpuTime is the CPU this process and its waited-for children have used.
-func cpuTime(b *testing.B) time.Duration {
-	var self, kids syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &self); err != nil {
-		b.Fatal(err)
-	}
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids); err != nil {
-		b.Fatal(err)
-	}
-	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
-	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
 }
