@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,14 +29,9 @@ import (
 func TestExecProtocols(t *testing.T) {
 	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
-	ctx := context.Background()
-	pods := openStore(t, cfg, Options{Namespace: ns}).dyn.Resource(podGVR).Namespace(ns)
-	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": "exec-protocols"},
-		"spec":     podSpec(PodOptions{Image: DefaultImage, DeadlineSeconds: 600})}}
-	if _, err := pods.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// every exec and wait bounded: a stuck stream fails the test, not the package
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 
 	// A proxy to the API server (its transport authenticates as cfg does)
 	// that counts the upgrades it is asked for, refusing WebSocket's when
@@ -71,6 +67,12 @@ func TestExecProtocols(t *testing.T) {
 	t.Cleanup(proxy.Close)
 	pcfg := &rest.Config{Host: proxy.URL, APIPath: cfg.APIPath}
 	s := openStore(t, pcfg, Options{Namespace: ns})
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "exec-protocols"},
+		"spec":     podSpec(PodOptions{Image: DefaultImage, DeadlineSeconds: 600})}}
+	if _, err := s.dyn.Resource(podGVR).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.waitRunning(ctx, "exec-protocols"); err != nil {
 		t.Fatal(err)
 	}
