@@ -145,6 +145,9 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 		run.ForkLimits(o).Apply(&limits)
 		ko := Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"),
 			Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Image: image}
+		// FORKBOMB_BENCH_BIN_STREAM=1: forkbomb-pod sent to each pod on
+		// its start, as before the pods had it from ConfigMaps (binmap.go)
+		ko.streamBin = os.Getenv("FORKBOMB_BENCH_BIN_STREAM") == "1"
 		if os.Getenv("FORKBOMB_BENCH_REGISTRY") == "1" { // a tree image, in a registry on loopback
 			if image != "" {
 				b.Fatal("FORKBOMB_BENCH_REGISTRY serves the default image only")

@@ -114,7 +114,7 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 		deadline = p.Timeout + 10*time.Minute // the agent's time, then the diff's
 	}
 	po := PodOptions{Name: fs.obj, Run: fs.pid1, Image: s.o.Image, RuntimeClass: s.o.RuntimeClass,
-		DeadlineSeconds: int64(deadline / time.Second), Owner: fs.anchor}
+		DeadlineSeconds: int64(deadline / time.Second), Owner: fs.anchor, bin: s.binParts}
 	if p.Memory > 0 {
 		po.Memory = p.Memory
 	}
@@ -176,10 +176,14 @@ const (
 // runs its probe, whose report is the output (Store.outputWith): one exec
 // for all. With inImage the pod's image holds both (a tree image): they
 // are checked, not sent. freshCheck runs before it.
-func startScript(probe, inImage bool) string {
+func startScript(probe, inImage, binInPod bool) string {
 	script := `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
 [ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
 chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
+	if binInPod { // the stream holds the tree alone; the binary is checked
+		script = `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
+[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum)
+	}
 	if inImage {
 		script = `[ -d ` + podRoot + `/.git ] || exit ` + strconv.Itoa(stTarFailed) + `
 [ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum)
@@ -194,17 +198,23 @@ chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
 // exec's own shell (no process of its own): the pod must be as the
 // runtime made it — no process but its sleeping pid 1 and this shell, its
 // /tmp and /dev/shm empty, and /work empty unless the image holds the tree
-// (inImage).
+// (inImage) but for the binary's read-only mount where the pod got the
+// binary from its start (binInPod).
 // Anything else was put there by someone other than forkbomb: a kept pod
 // waits for its run (kept.go), and whoever may exec into the namespace's
 // pods could have written to it meanwhile.
-func freshCheck(inImage bool) string {
+func freshCheck(inImage, binInPod bool) string {
 	dirs := "/tmp /dev/shm"
 	if !inImage {
 		dirs += " /work"
 	}
+	skip := ""
+	if binInPod && !inImage {
+		// the read-only mount of the binary's emptyDir (binmap.go)
+		skip = `[ "$f" = /work/.forkbomb ] && continue; `
+	}
 	return `for p in /proc/[0-9]*; do p=${p#/proc/}; if [ "$p" != 1 ] && [ "$p" != "$$" ]; then exit ` + strconv.Itoa(stNotAlone) + `; fi; done
-for d in ` + dirs + `; do for f in "$d"/* "$d"/.[!.]* "$d"/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then exit ` + strconv.Itoa(stNotEmpty) + `; fi; done; done
+for d in ` + dirs + `; do for f in "$d"/* "$d"/.[!.]* "$d"/..?*; do ` + skip + `if [ -e "$f" ] || [ -L "$f" ]; then exit ` + strconv.Itoa(stNotEmpty) + `; fi; done; done
 `
 }
 
@@ -279,11 +289,12 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	if !s.noSessions {
 		return s.startInSession(ctx, fs, tree, bin, sum, first, np, node)
 	}
-	script := startScript(first, fs.image != "")
+	inPod := s.binParts.n > 0 && fs.image == ""
+	script := startScript(first, fs.image != "", inPod)
 	var out []byte
 	var code int
 	if fs.image != "" {
-		out, code, err = s.outputFrom(ctx, fs.obj, freshCheck(true), script, []string{sum}, nil, 1<<20)
+		out, code, err = s.outputFrom(ctx, fs.obj, freshCheck(true, false), script, []string{sum}, nil, 1<<20)
 		switch code {
 		case stBadSum:
 			return "", false, fmt.Errorf("forkbomb's binary in the pod's image %s is not the one pushed", fs.image)
@@ -292,9 +303,16 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 		}
 	} else {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(writeTar(ctx, pw, tree, bin)) }()
-		out, code, err = s.outputFrom(ctx, fs.obj, freshCheck(false), script, []string{sum}, pr, 1<<20)
+		sent := bin
+		if inPod {
+			sent = ""
+		}
+		go func() { pw.CloseWithError(writeTar(ctx, pw, tree, sent)) }()
+		out, code, err = s.outputFrom(ctx, fs.obj, freshCheck(false, inPod), script, []string{sum}, pr, 1<<20)
 		pr.Close()
+	}
+	if code == stBadSum && inPod {
+		return "", false, errors.New("forkbomb's binary in the pod is not the one its init container checked")
 	}
 	if code == stBadSum {
 		// the binary's bytes were not those sent: again, alone
@@ -479,6 +497,9 @@ func podRunning(u *unstructured.Unstructured) (bool, error) {
 	case "Running":
 		return true, nil
 	case "Failed", "Succeeded":
+		if why := initFailure(u); why != "" {
+			return true, fmt.Errorf("pod %s ended before its agent started: %s", u.GetName(), why)
+		}
 		return true, fmt.Errorf("pod %s ended before its agent started (%s)", u.GetName(), phase)
 	}
 	// a wait that cannot end: the image is not on the node and may not be
@@ -489,18 +510,42 @@ func podRunning(u *unstructured.Unstructured) (bool, error) {
 	return false, nil
 }
 
+// waitingReason is why the pod's containers wait: the init container's
+// (binmap.go) first, then the agent's.
 func waitingReason(u *unstructured.Unstructured) string {
-	cs, _, _ := unstructured.NestedSlice(u.Object, "status", "containerStatuses")
-	for _, c := range cs {
-		if m, ok := c.(map[string]any); ok {
-			if r, ok, _ := unstructured.NestedString(m, "state", "waiting", "reason"); ok {
-				msg, _, _ := unstructured.NestedString(m, "state", "waiting", "message")
-				return strings.TrimSpace(r + " " + msg)
+	for _, list := range []string{"initContainerStatuses", "containerStatuses"} {
+		cs, _, _ := unstructured.NestedSlice(u.Object, "status", list)
+		for _, c := range cs {
+			if m, ok := c.(map[string]any); ok {
+				if r, ok, _ := unstructured.NestedString(m, "state", "waiting", "reason"); ok && r != "PodInitializing" {
+					msg, _, _ := unstructured.NestedString(m, "state", "waiting", "message")
+					return strings.TrimSpace(r + " " + msg)
+				}
 			}
 		}
 	}
 	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 	return phase
+}
+
+// initFailure is why the pod's init container (binmap.go) failed, if it
+// did: its exit status and its message, which the pod's user wrote and
+// is quoted, cut short.
+func initFailure(u *unstructured.Unstructured) string {
+	cs, _, _ := unstructured.NestedSlice(u.Object, "status", "initContainerStatuses")
+	for _, c := range cs {
+		m, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		code, ok, _ := unstructured.NestedInt64(m, "state", "terminated", "exitCode")
+		if !ok || code == 0 {
+			continue
+		}
+		msg, _, _ := unstructured.NestedString(m, "state", "terminated", "message")
+		return fmt.Sprintf("its init container, which joins forkbomb's binary, exited %d: %q", code, truncate(strings.TrimSpace(msg), 300))
+	}
+	return ""
 }
 
 // Exec runs a command in the fork's pod inside forkbomb's sandbox there

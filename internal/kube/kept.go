@@ -10,8 +10,10 @@ package kube
 // by a Lease of its own (forkbomb-pool-KIND), which each run that uses it
 // renews for KeepWarm, and which a later forkbomb's Reap deletes once it
 // lapses — and with it, through the garbage collector, its pods and its
-// deny-all NetworkPolicy. A kept pod holds nothing: it was made by a run's
-// end, never sent a tree or forkbomb's binary, never ran a command.
+// deny-all NetworkPolicy. A kept pod holds nothing of a run's: it was made
+// by a run's end, never sent a tree, never ran a command; forkbomb's
+// binary it holds only where its init container joined it (binmap.go),
+// read-only.
 //
 // A run claims a kept pod with one patch that names the pod's
 // resourceVersion: its labels become the run's (so the run's
@@ -47,7 +49,7 @@ const LabelPool = "forkbomb.dev/pool"
 // warmOptions are the run's warm pods' options, as far as they are known
 // before a pod's name: its image (the tree image once made), its limits.
 func (s *Store) warmOptions(rs *runState) PodOptions {
-	po := PodOptions{Image: s.o.Image, RuntimeClass: s.o.RuntimeClass, Memory: s.o.WarmMemory, CPUs: s.o.WarmCPUs}
+	po := PodOptions{Image: s.o.Image, RuntimeClass: s.o.RuntimeClass, Memory: s.o.WarmMemory, CPUs: s.o.WarmCPUs, bin: s.binParts}
 	if rs.image.Ref != "" {
 		po.Image, po.TreeInImage = rs.image.Ref, true
 	}
@@ -213,6 +215,9 @@ var podDefaults = map[string]func(v any) bool{
 	"spec.tolerations":                           defaultTolerations,
 	"spec.containers[].terminationMessagePath":   equals("/dev/termination-log"),
 	"spec.containers[].terminationMessagePolicy": equals("File"),
+	// the binary's init container (binmap.go)
+	"spec.initContainers[].terminationMessagePath":   equals("/dev/termination-log"),
+	"spec.initContainers[].terminationMessagePolicy": equals("File"),
 }
 
 func equals(want any) func(any) bool { return func(v any) bool { return v == want } }

@@ -25,5 +25,9 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv("FORKBOMB_KUBE_CHILD"); args != "" { // TestClusterKill9's forkbomb
 		os.Exit(kubeChild(args))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if podBinDir != "" {
+		os.RemoveAll(podBinDir)
+	}
+	os.Exit(code)
 }

@@ -638,7 +638,8 @@ func (p *pipelined) await(ctx context.Context, se *session) (int, error) {
 // startSession runs a pod's start exec, which becomes its session: the
 // fresh check (freshCheck), then forkbomb's binary — read from stdin to
 // its exact size (dd's full blocks, so not a byte of what follows is
-// taken) —, or in a tree image's pod the tree in place; then the binary
+// taken) —, or in a tree image's pod the tree in place, or in a pod that
+// has the binary from its start (binmap.go) nothing more; then the binary
 // is exec'd as the session server, whose hello ends the start. The hello
 // names the binary's SHA-256 (podrun.Hello), which must be sum: the
 // bytes sent, or those pushed in the image.
@@ -647,10 +648,15 @@ func (s *Store) startSession(ctx context.Context, fs *forkState, bin, sum string
 	var script string
 	var args []string
 	var prefix io.Reader
-	if fs.image != "" {
-		script = freshCheck(true) + `[ -d ` + podRoot + `/.git ] || exit ` + strconv.Itoa(stTarFailed) + `
+	switch {
+	case fs.image != "":
+		script = freshCheck(true, false) + `[ -d ` + podRoot + `/.git ] || exit ` + strconv.Itoa(stTarFailed) + `
 exec ` + serve
-	} else {
+	case s.binParts.n > 0:
+		// the pod has it from its start (binmap.go): the hello's sum says
+		// it is the one the parts were made of
+		script = freshCheck(false, true) + `exec ` + serve
+	default:
 		f, err := os.Open(bin)
 		if err != nil {
 			return nil, fmt.Errorf("forkbomb's binary for the pods: %w", err)
@@ -661,7 +667,7 @@ exec ` + serve
 			return nil, fmt.Errorf("forkbomb's binary for the pods: %w", err)
 		}
 		n := st.Size()
-		script = freshCheck(false) + `mkdir -m 700 /work/` + path.Dir(podBinName) + ` || exit ` + strconv.Itoa(stTarFailed) + `
+		script = freshCheck(false, false) + `mkdir -m 700 /work/` + path.Dir(podBinName) + ` || exit ` + strconv.Itoa(stTarFailed) + `
 { dd bs=65536 count="$1" iflag=fullblock status=none && { [ "$2" = 0 ] || dd bs="$2" count=1 iflag=fullblock status=none; }; } >` + podBin + ` || exit ` + strconv.Itoa(stTarFailed) + `
 chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed) + `
 exec ` + serve

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"maps"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -47,6 +48,10 @@ type PodOptions struct {
 	// writable copy of them (the runtime's overlay, an upper layer of the
 	// pod's own), not read-only, and /work is not a volume.
 	TreeInImage bool
+	// bin, when set, is forkbomb's binary as ConfigMaps (binmap.go): an
+	// init container joins them in the pod's own emptyDir, mounted
+	// read-only at /work/.forkbomb. Not with TreeInImage.
+	bin binParts
 }
 
 // pullPolicy is IfNotPresent for an image named by its digest, whose
@@ -64,8 +69,10 @@ func pullPolicy(image string) string {
 // and no way to gain any, the runtime's default seccomp profile, a
 // read-only root filesystem with two emptyDirs (the tree and /tmp), and
 // the race's limits as requests and limits (with a tree image, the root
-// is the pod's writable copy of the image instead: PodOptions.TreeInImage). The pod's own process only
-// sleeps; the agent arrives over exec.
+// is the pod's writable copy of the image instead: PodOptions.TreeInImage),
+// and forkbomb's binary from ConfigMaps where the store made them
+// (binmap.go). The pod's own process only sleeps; the agent arrives over
+// exec.
 func podSpec(o PodOptions) map[string]any {
 	resources := map[string]any{}
 	limits := map[string]any{}
@@ -126,6 +133,13 @@ func podSpec(o PodOptions) map[string]any {
 			map[string]any{"name": "work", "emptyDir": map[string]any{}},
 			map[string]any{"name": "tmp", "emptyDir": map[string]any{}},
 		},
+	}
+	if o.bin.n > 0 && !o.TreeInImage {
+		ctr := spec["containers"].([]any)[0].(map[string]any)
+		ctr["volumeMounts"] = append(ctr["volumeMounts"].([]any),
+			map[string]any{"name": "forkbomb", "mountPath": "/work/.forkbomb", "readOnly": true})
+		spec["volumes"] = append(spec["volumes"].([]any), o.bin.volumes()...)
+		spec["initContainers"] = []any{o.bin.initContainer(o.Image, resources, maps.Clone(ctr["securityContext"].(map[string]any)))}
 	}
 	if o.TreeInImage {
 		ctr := spec["containers"].([]any)[0].(map[string]any)

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -78,6 +79,10 @@ type Options struct {
 	// Progress, when set, is told what a run's start does that takes a
 	// while (a tree image made and pushed, or found).
 	Progress io.Writer
+	// streamBin: forkbomb's binary is sent to each pod on its start even
+	// where it could be kept in the namespace (binmap.go): a test's or a
+	// benchmark's comparison
+	streamBin bool
 }
 
 // DefaultImage is the image scripts/k8s-cluster imports (busybox and git).
@@ -87,6 +92,7 @@ const DefaultImage = "forkbomb.local/agent:v2"
 type Store struct {
 	o      Options
 	dyn    dynamic.Interface
+	md     metadata.Interface // names and labels alone (binmap.go, Reap)
 	holder string
 	crd    bool
 	mu     sync.Mutex
@@ -107,6 +113,11 @@ type Store struct {
 	binOnce     sync.Once
 	bin, binSum string
 	binErr      error
+	// binParts: the binary is in the namespace as ConfigMaps, and every
+	// pod gets it from its start (binmap.go); unset: sent by the stream
+	binParts binParts
+	binAt    time.Time     // when the parts were last listed (s.mu)
+	binStale time.Duration // binStaleAfter, but in tests
 	// besidePort, when set, is ListenBeside's port (a test's script names
 	// it); 0: a random one
 	besidePort int
@@ -196,7 +207,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	host, _ := os.Hostname()
 	s := &Store{o: o, dyn: dyn, holder: fmt.Sprintf("forkbomb@%s/%d", host, os.Getpid()),
 		runs: map[string]*runState{}, forks: map[string]*forkState{}, probes: map[string]*nodeProbe{},
-		sessions: map[string]*sessionSlot{}, stopped: make(chan struct{})}
+		sessions: map[string]*sessionSlot{}, stopped: make(chan struct{}), binStale: binStaleAfter}
 	switch o.UseSandboxCRD {
 	case "always":
 		s.crd = true
@@ -204,8 +215,22 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	default:
 		s.crd = hasSandboxCRD(ctx, cfg)
 	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the cluster: %w", err)
+	}
+	s.md = md
 	if _, err := s.Reap(ctx); err != nil {
 		return nil, err
+	}
+	if !o.streamBin {
+		b, err := s.storeBin(ctx, md)
+		switch {
+		case err == nil:
+			s.binParts, s.binAt = b, time.Now()
+		case o.Progress != nil:
+			fmt.Fprintf(o.Progress, "forkbomb: each pod is sent forkbomb's binary on its start: it cannot be kept in namespace %s as ConfigMaps: %v\n", o.Namespace, err)
+		}
 	}
 	return s, nil
 }
@@ -238,6 +263,7 @@ func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	s.keepBin(ctx)
 	tree := make(chan struct{})
 	if !s.crd {
 		kind := "" // a tree image's run keeps nothing and claims nothing
@@ -428,7 +454,8 @@ func (s *Store) Close() error {
 
 // Reap deletes the anchors of runs whose forkbomb stopped renewing them
 // (killed), so the garbage collector deletes their pods and policies; it
-// returns their names.
+// returns their names. It also deletes other binaries' parts that no pod
+// names (reapBins).
 func (s *Store) Reap(ctx context.Context) ([]string, error) {
 	list, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed})
 	if err != nil {
@@ -456,5 +483,6 @@ func (s *Store) Reap(ctx context.Context) ([]string, error) {
 			fmt.Fprintf(os.Stderr, "forkbomb: delete %s: %v\n", l.GetName(), err)
 		}
 	}
+	s.reapBins(ctx)
 	return out, nil
 }
