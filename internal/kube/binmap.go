@@ -21,10 +21,13 @@ package kube
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
-	"io"
 	"os"
+	"sort"
 	"strconv"
 	"time"
 
@@ -32,6 +35,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 )
 
@@ -52,6 +56,9 @@ const (
 	// stBinSum: the init container's exit status when the parts joined are
 	// not the binary the spec names.
 	stBinSum = 23
+	// annBinUsed, on a binary's first part, is when a store last used it
+	// (storeBin): reapBins counts from then.
+	annBinUsed = "forkbomb.dev/used"
 )
 
 var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -62,69 +69,101 @@ type binParts struct {
 	n   int    // how many parts
 }
 
+// binInPod: the fork's pod has the binary from its start (a pod of a
+// tree image has it from its image instead).
+func (s *Store) binInPod(fs *forkState) bool { return s.binParts.n > 0 && fs.image == "" }
+
 func (b binParts) label() string { return b.sum[:32] }
 
 // name is part i's ConfigMap.
 func (b binParts) name(i int) string { return fmt.Sprintf("forkbomb-bin-%s-%02d", b.label(), i) }
 
 // storeBin makes the binary's parts in the namespace where they are not
-// yet, and returns them. It lists their names only (metadata): a run
-// after the first sends nothing.
+// yet, marks them used now (annBinUsed, on the first part), and returns
+// them. It lists their names only (metadata): a run after the first
+// sends nothing. The bytes uploaded are those whose SHA-256 the pods'
+// init containers check: a file changed since podBinFile read it is
+// refused, never stored under the old sum's names.
+//
+// Another forkbomb's reapBins deletes the first part (if its version is
+// still the one it listed) before the others; so where the mark finds
+// the first part gone, or the list found some parts missing but not
+// all, the list and the mark are made again a second later, until the
+// parts are all there and marked: by then a reap that had begun has
+// ended.
 func (s *Store) storeBin(ctx context.Context, md metadata.Interface) (binParts, error) {
 	bin, sum, err := s.podBinFile()
 	if err != nil {
 		return binParts{}, err
 	}
-	f, err := os.Open(bin)
-	if err != nil {
-		return binParts{}, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	st, err := os.Stat(bin)
 	if err != nil {
 		return binParts{}, err
 	}
 	if st.Size() > binInPodMax {
 		return binParts{}, fmt.Errorf("%s is %d MB, over the %d MB a pod gets as ConfigMaps", bin, st.Size()>>20, binInPodMax>>20)
 	}
-	b := binParts{sum: sum, n: int((st.Size() + binPartSize - 1) / binPartSize)}
-	list, err := md.Resource(cmGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelBin + "=" + b.label()})
+	data, err := os.ReadFile(bin)
 	if err != nil {
 		return binParts{}, err
 	}
-	have := map[string]bool{}
-	for _, m := range list.Items {
-		if m.DeletionTimestamp == nil {
-			have[m.Name] = true
-		}
+	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
+		return binParts{}, fmt.Errorf("%s changed since forkbomb read it", bin)
 	}
-	buf := make([]byte, binPartSize)
-	for i := 0; i < b.n; i++ {
-		if have[b.name(i)] {
-			continue
-		}
-		k, err := io.ReadFull(io.NewSectionReader(f, int64(i)*binPartSize, binPartSize), buf)
-		if err != nil && err != io.ErrUnexpectedEOF {
+	b := binParts{sum: sum, n: (len(data) + binPartSize - 1) / binPartSize}
+	cms := s.dyn.Resource(cmGVR).Namespace(s.o.Namespace)
+	for try := 0; ; try++ {
+		list, err := md.Resource(cmGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelBin + "=" + b.label()})
+		if err != nil {
 			return binParts{}, err
 		}
-		cm := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1",
-			"kind":       "ConfigMap",
-			"metadata": map[string]any{
-				"name":   b.name(i),
-				"labels": map[string]any{LabelManaged: Managed, LabelBin: b.label()},
-			},
-			"immutable":  true,
-			"binaryData": map[string]any{"part": base64.StdEncoding.EncodeToString(buf[:k])},
-		}}
-		_, err = s.dyn.Resource(cmGVR).Namespace(s.o.Namespace).Create(ctx, cm, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return binParts{}, err
+		have := map[string]bool{}
+		for _, m := range list.Items {
+			if m.DeletionTimestamp == nil {
+				have[m.Name] = true
+			}
 		}
-		// one that exists is taken as it is: the init container checks
-		// the bytes joined against the sum
+		made := 0
+		for i := 0; i < b.n; i++ {
+			if have[b.name(i)] {
+				continue
+			}
+			cm := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "v1",
+				"kind":       "ConfigMap",
+				"metadata": map[string]any{
+					"name":   b.name(i),
+					"labels": map[string]any{LabelManaged: Managed, LabelBin: b.label()},
+				},
+				"immutable":  true,
+				"binaryData": map[string]any{"part": base64.StdEncoding.EncodeToString(data[i*binPartSize : min((i+1)*binPartSize, len(data))])},
+			}}
+			_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return binParts{}, err
+			}
+			// one that exists is taken as it is: the init container checks
+			// the bytes joined against the sum
+			made++
+		}
+		mark, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{annBinUsed: time.Now().UTC().Format(time.RFC3339)}}})
+		_, err = cms.Patch(ctx, b.name(0), types.MergePatchType, mark, metav1.PatchOptions{})
+		switch {
+		case err == nil && (made == 0 || made == b.n && try == 0):
+			// all were there, or none was (a reap deletes only what it
+			// listed, by UID): no reap's deletes are still to come
+			return b, nil
+		case err != nil && !apierrors.IsNotFound(err):
+			return binParts{}, err
+		case try == 4:
+			return binParts{}, fmt.Errorf("forkbomb's binary's parts in namespace %s keep being deleted", s.o.Namespace)
+		}
+		select {
+		case <-ctx.Done():
+			return binParts{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
-	return b, nil
 }
 
 // binVolumes are the pod's volumes of the binary: its parts, projected
@@ -145,12 +184,17 @@ func (b binParts) volumes() []any {
 
 // initContainer joins the parts, checks them and leaves the binary,
 // executable by the pod's user alone; a sum that differs leaves nothing
-// and fails the pod, with why as its termination message. An image
-// without sha256sum leaves the check to the binary's hello, as for a
-// binary sent by the stream.
+// and fails the pod, with why as its termination message, as does an
+// image without sha256sum: the parts are whatever the namespace holds
+// under their names, and a binary's own hello could lie.
 func (b binParts) initContainer(image string, resources, securityContext map[string]any) map[string]any {
 	script := `cat /parts/* >/out/forkbomb || exit 1
-if command -v sha256sum >/dev/null && [ "$(sha256sum </out/forkbomb | cut -d' ' -f1)" != "$1" ]; then
+if ! command -v sha256sum >/dev/null; then
+  rm -f /out/forkbomb
+  echo "the image has no sha256sum to check forkbomb's binary with" >/dev/termination-log
+  exit ` + strconv.Itoa(stBinSum) + `
+fi
+if [ "$(sha256sum </out/forkbomb | cut -d' ' -f1)" != "$1" ]; then
   rm -f /out/forkbomb
   echo "forkbomb's binary joined from ConfigMaps $2 is not the one whose SHA-256 the pod's spec names" >/dev/termination-log
   exit ` + strconv.Itoa(stBinSum) + `
@@ -170,10 +214,13 @@ chmod 500 /out/forkbomb`
 	}
 }
 
-// reapBins deletes the parts of binaries other than this store's that
-// are older than binStaleAfter and named by no pod of the namespace — a
-// pod still starting reads them. Best effort: where they cannot be
-// listed, they stay.
+// reapBins deletes the parts of binaries other than this store's
+// whose last use (annBinUsed on the first part, else its making) is
+// older than binStaleAfter and which no pod of the namespace names — a
+// pod still starting reads them. The first part goes first, on the
+// condition that its version is the one listed (a store marking it used
+// meanwhile keeps the whole binary), then the others. Best effort: where
+// they cannot be listed, they stay.
 func (s *Store) reapBins(ctx context.Context) {
 	if s.md == nil {
 		return
@@ -183,13 +230,28 @@ func (s *Store) reapBins(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	var stale []metav1.PartialObjectMetadata
+	groups := map[string][]metav1.PartialObjectMetadata{}
+	last := map[string]time.Time{}
 	for _, m := range list.Items {
-		if (len(sum) < 32 || m.Labels[LabelBin] != sum[:32]) && time.Since(m.CreationTimestamp.Time) > s.binStale && m.DeletionTimestamp == nil {
-			stale = append(stale, m)
+		l := m.Labels[LabelBin]
+		if len(sum) >= 32 && l == sum[:32] || m.DeletionTimestamp != nil {
+			continue
+		}
+		groups[l] = append(groups[l], m)
+		used := m.CreationTimestamp.Time
+		if t, err := time.Parse(time.RFC3339, m.Annotations[annBinUsed]); err == nil && t.After(used) {
+			used = t
+		}
+		if used.After(last[l]) {
+			last[l] = used
 		}
 	}
-	if len(stale) == 0 {
+	for l := range groups {
+		if time.Since(last[l]) <= s.binStale {
+			delete(groups, l)
+		}
+	}
+	if len(groups) == 0 {
 		return
 	}
 	pods, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{})
@@ -210,10 +272,24 @@ func (s *Store) reapBins(ctx context.Context) {
 			}
 		}
 	}
-	for _, m := range stale {
-		if !named[m.Name] {
-			uid := m.UID
-			s.dyn.Resource(cmGVR).Namespace(s.o.Namespace).Delete(ctx, m.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	cms := s.dyn.Resource(cmGVR).Namespace(s.o.Namespace)
+groups:
+	for _, parts := range groups {
+		sort.Slice(parts, func(i, j int) bool { return parts[i].Name < parts[j].Name })
+		for _, m := range parts {
+			if named[m.Name] {
+				continue groups
+			}
+		}
+		for i, m := range parts {
+			uid, rv := m.UID, m.ResourceVersion
+			pre := &metav1.Preconditions{UID: &uid}
+			if i == 0 {
+				pre.ResourceVersion = &rv
+			}
+			if err := cms.Delete(ctx, m.Name, metav1.DeleteOptions{Preconditions: pre}); err != nil && i == 0 {
+				continue groups // marked used since, or gone
+			}
 		}
 	}
 }

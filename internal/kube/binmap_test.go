@@ -24,9 +24,11 @@ import (
 // data joined is the binary; a second store of the same binary makes
 // none again; a fork's pod gets an init container that joins them,
 // checking the binary's SHA-256, and mounts the result read-only where
-// the stream would have put it; a binary over binInPodMax goes by the
+// the stream would have put it — the spec as stored is forkbomb's as a
+// kept pod's claim compares it; a binary over binInPodMax goes by the
 // stream; the next forkbomb's Reap deletes another binary's parts no pod
-// names, once stale, and keeps those a pod names.
+// names once unused for binStaleAfter, and keeps those a pod names or
+// used since.
 func TestBinParts(t *testing.T) {
 	cfg := apiServer(t)
 	ctx := context.Background()
@@ -44,7 +46,7 @@ func TestBinParts(t *testing.T) {
 	}
 	cms := s.dyn.Resource(cmGVR).Namespace("default")
 	var joined []byte
-	versions := map[string]string{}
+	uids := map[string]string{}
 	for i := 0; i < 3; i++ {
 		cm, err := cms.Get(ctx, s.binParts.name(i), metav1.GetOptions{})
 		must(t, err)
@@ -58,7 +60,7 @@ func TestBinParts(t *testing.T) {
 		b, err := base64.StdEncoding.DecodeString(enc)
 		must(t, err)
 		joined = append(joined, b...)
-		versions[cm.GetName()] = cm.GetResourceVersion()
+		uids[cm.GetName()] = string(cm.GetUID())
 	}
 	if !bytes.Equal(joined, data) {
 		t.Fatalf("the parts joined are %d bytes, not the binary's %d", len(joined), len(data))
@@ -69,10 +71,10 @@ func TestBinParts(t *testing.T) {
 	if s2.binParts != s.binParts {
 		t.Errorf("second store: %+v", s2.binParts)
 	}
-	for name, rv := range versions {
+	for name, uid := range uids {
 		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 		must(t, err)
-		if cm.GetResourceVersion() != rv {
+		if string(cm.GetUID()) != uid { // the first part's version moves: it is marked used
 			t.Errorf("%s made again", name)
 		}
 	}
@@ -112,6 +114,23 @@ func TestBinParts(t *testing.T) {
 			}
 		})
 	}
+	// as stored, the spec is forkbomb's for its options: what a kept
+	// pod's claim compares (keptSpec) finds no field the API server added
+	// to the init container or the volumes
+	have, _, _ := unstructured.NestedMap(p.Object, "spec")
+	want := podSpec(PodOptions{Run: "run-bin", Image: DefaultImage, bin: s.binParts})
+	want["activeDeadlineSeconds"] = have["activeDeadlineSeconds"]
+	var w, hv any
+	must(t, roundTrip(want, &w))
+	must(t, roundTrip(have, &hv))
+	if err := sameFields("spec", w, hv); err != nil {
+		t.Errorf("the stored pod's spec is not forkbomb's as a claim compares it: %v", err)
+	}
+	if cm, err := cms.Get(ctx, s.binParts.name(0), metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if used, err := time.Parse(time.RFC3339, cm.GetAnnotations()[annBinUsed]); err != nil || time.Since(used) > time.Minute {
+		t.Errorf("the first part is not marked used: %v %v", cm.GetAnnotations(), err)
+	}
 	args, _, _ := unstructured.NestedStringSlice(ic.Object, "command")
 	if len(args) < 5 || args[4] != hexSum {
 		t.Errorf("the init container's command %q does not check %s", args, hexSum)
@@ -143,6 +162,12 @@ func TestBinParts(t *testing.T) {
 	}
 	must(t, s.Remove(ctx, fork))
 	must(t, s.Remove(ctx, "run-bin"))
+	so.binStale = time.Hour
+	must(t, reapNow(so))
+	if _, err := cms.Get(ctx, s.binParts.name(1), metav1.GetOptions{}); err != nil {
+		t.Errorf("parts used within the hour were deleted: %v", err)
+	}
+	so.binStale = 0
 	must(t, reapNow(so))
 	for i := 0; i < 3; i++ {
 		if _, err := cms.Get(ctx, s.binParts.name(i), metav1.GetOptions{}); err == nil {

@@ -50,7 +50,12 @@ func TestSandboxAttacksInPod(t *testing.T) {
 	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
 	bin := sandboxTests(t)
-	s := openStore(t, cfg, Options{Namespace: ns})
+	// forkbomb-pod from ConfigMaps, as a user's runs have it: the pod's
+	// layout theirs (the binary's read-only mount in /work)
+	s := openStore(t, cfg, Options{Namespace: ns, PodBin: podBinary(t)})
+	if s.binParts.n == 0 {
+		t.Fatal("forkbomb-pod is not kept as ConfigMaps")
+	}
 	fork := newRun(t, s, "run-attacks")
 	ctx := context.Background()
 	fs := s.forks[fork]

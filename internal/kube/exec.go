@@ -177,16 +177,16 @@ const (
 // for all. With inImage the pod's image holds both (a tree image): they
 // are checked, not sent. freshCheck runs before it.
 func startScript(probe, inImage, binInPod bool) string {
-	script := `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
-[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum) + `
+	sum := `[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum)
+	var script string
+	switch {
+	case inImage:
+		script = `[ -d ` + podRoot + `/.git ] || exit ` + strconv.Itoa(stTarFailed) + "\n" + sum
+	case binInPod: // the stream holds the tree alone; the binary is checked
+		script = `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + "\n" + sum
+	default:
+		script = `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + "\n" + sum + `
 chmod 700 ` + podBin + ` || exit ` + strconv.Itoa(stTarFailed)
-	if binInPod { // the stream holds the tree alone; the binary is checked
-		script = `tar -x -f - -C /work || exit ` + strconv.Itoa(stTarFailed) + `
-[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum)
-	}
-	if inImage {
-		script = `[ -d ` + podRoot + `/.git ] || exit ` + strconv.Itoa(stTarFailed) + `
-[ "$(sha256sum <` + podBin + ` | cut -d' ' -f1)" = "$1" ] || exit ` + strconv.Itoa(stBadSum)
 	}
 	if probe {
 		script += "\n" + shellLine(probeArgv)
@@ -208,14 +208,17 @@ func freshCheck(inImage, binInPod bool) string {
 	if !inImage {
 		dirs += " /work"
 	}
-	skip := ""
+	skip, mount := "", ""
 	if binInPod && !inImage {
-		// the read-only mount of the binary's emptyDir (binmap.go)
+		// the read-only mount of the binary's emptyDir (binmap.go), and
+		// only that: a mount there, read-only
 		skip = `[ "$f" = /work/.forkbomb ] && continue; `
+		mount = `ro=; while read -r _ _ _ _ m o _; do [ "$m" = /work/.forkbomb ] && case "$o" in ro|ro,*) ro=1 ;; *) ro= ;; esac; done </proc/self/mountinfo; [ "$ro" = 1 ] || exit ` + strconv.Itoa(stNotEmpty) + `
+`
 	}
 	return `for p in /proc/[0-9]*; do p=${p#/proc/}; if [ "$p" != 1 ] && [ "$p" != "$$" ]; then exit ` + strconv.Itoa(stNotAlone) + `; fi; done
 for d in ` + dirs + `; do for f in "$d"/* "$d"/.[!.]* "$d"/..?*; do ` + skip + `if [ -e "$f" ] || [ -L "$f" ]; then exit ` + strconv.Itoa(stNotEmpty) + `; fi; done; done
-`
+` + mount
 }
 
 // probeArgv runs forkbomb's sandbox's probe in the pod.
@@ -289,7 +292,7 @@ func (s *Store) sendTree(ctx context.Context, fs *forkState, node string) (mode 
 	if !s.noSessions {
 		return s.startInSession(ctx, fs, tree, bin, sum, first, np, node)
 	}
-	inPod := s.binParts.n > 0 && fs.image == ""
+	inPod := s.binInPod(fs)
 	script := startScript(first, fs.image != "", inPod)
 	var out []byte
 	var code int

@@ -652,7 +652,7 @@ func (s *Store) startSession(ctx context.Context, fs *forkState, bin, sum string
 	case fs.image != "":
 		script = freshCheck(true, false) + `[ -d ` + podRoot + `/.git ] || exit ` + strconv.Itoa(stTarFailed) + `
 exec ` + serve
-	case s.binParts.n > 0:
+	case s.binInPod(fs):
 		// the pod has it from its start (binmap.go): the hello's sum says
 		// it is the one the parts were made of
 		script = freshCheck(false, true) + `exec ` + serve
