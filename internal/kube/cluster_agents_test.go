@@ -168,8 +168,12 @@ func agentRace(t *testing.T, eng string, steps func(node string) map[string][]en
 	}
 
 	secret := fmt.Sprintf("pod-secret-%d", time.Now().UnixNano())
-	w := &watchedStore{Store: openStore(t, cfg, Options{Namespace: ns, Image: img}), secret: secret,
+	// forkbomb-pod from ConfigMaps, as a user's race has it (binmap.go)
+	w := &watchedStore{Store: openStore(t, cfg, Options{Namespace: ns, Image: img, PodBin: podBinary(t)}), secret: secret,
 		planted: map[string]bool{}, seen: map[string]string{}}
+	if w.binParts.n == 0 {
+		t.Fatal("forkbomb-pod is not kept as ConfigMaps")
+	}
 	o := raceOptions(t, nil, fixture(t), "", 3)
 	o.Store, o.JudgeStore, o.Engine = w, w.o.Local, agent
 	o.All, o.Timeout = true, 4*time.Minute
