@@ -71,6 +71,26 @@ func str(t *testing.T, u *unstructured.Unstructured, path ...string) string {
 	return toString(v)
 }
 
+// fieldCase is a field of u that must read want (str).
+type fieldCase struct {
+	name string
+	u    *unstructured.Unstructured
+	path []string
+	want string
+}
+
+// checkFields checks each case in a subtest of its name.
+func checkFields(t *testing.T, cases []fieldCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := str(t, tc.u, tc.path...); got != tc.want {
+				t.Errorf("%v = %s, want %s", tc.path, got, tc.want)
+			}
+		})
+	}
+}
+
 func toString(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -121,12 +141,7 @@ func TestPodConfinement(t *testing.T) {
 		t.Fatalf("containers: %v", cs)
 	}
 	ctr := &unstructured.Unstructured{Object: cs[0].(map[string]any)}
-	for _, tc := range []struct {
-		name string
-		u    *unstructured.Unstructured
-		path []string
-		want string
-	}{
+	checkFields(t, []fieldCase{
 		{"no token", p, []string{"spec", "automountServiceAccountToken"}, "false"},
 		{"no service links", p, []string{"spec", "enableServiceLinks"}, "false"},
 		{"runtime class", p, []string{"spec", "runtimeClassName"}, "gvisor"},
@@ -146,13 +161,7 @@ func TestPodConfinement(t *testing.T) {
 		{"env", ctr, []string{"env"}, `[{"name":"HOME","value":"/tmp/home"}]`},
 		{"spread over the nodes", p, []string{"spec", "topologySpreadConstraints"},
 			`[{"labelSelector":{"matchLabels":{"forkbomb.dev/run":"run-conf"}},"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway"}]`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := str(t, tc.u, tc.path...); got != tc.want {
-				t.Errorf("%v = %s, want %s", tc.path, got, tc.want)
-			}
-		})
-	}
+	})
 	for _, host := range []string{"hostNetwork", "hostPID", "hostIPC"} {
 		if v := str(t, p, "spec", host); v == "true" {
 			t.Errorf("spec.%s = %s", host, v)

@@ -21,12 +21,9 @@ package kube
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"time"
@@ -81,9 +78,8 @@ func (b binParts) name(i int) string { return fmt.Sprintf("forkbomb-bin-%s-%02d"
 // storeBin makes the binary's parts in the namespace where they are not
 // yet, marks them used now (annBinUsed, on the first part), and returns
 // them. It lists their names only (metadata): a run after the first
-// sends nothing. The bytes uploaded are those whose SHA-256 the pods'
-// init containers check: a file changed since podBinFile read it is
-// refused, never stored under the old sum's names.
+// sends nothing. The bytes uploaded are those podBinFile hashed, whose
+// SHA-256 the pods' init containers check.
 //
 // Another forkbomb's reapBins deletes the first part (if its version is
 // still the one it listed) before the others; so where the mark finds
@@ -96,19 +92,9 @@ func (s *Store) storeBin(ctx context.Context, md metadata.Interface) (binParts, 
 	if err != nil {
 		return binParts{}, err
 	}
-	st, err := os.Stat(bin)
-	if err != nil {
-		return binParts{}, err
-	}
-	if st.Size() > binInPodMax {
-		return binParts{}, fmt.Errorf("%s is %d MB, over the %d MB a pod gets as ConfigMaps", bin, st.Size()>>20, binInPodMax>>20)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		return binParts{}, err
-	}
-	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
-		return binParts{}, fmt.Errorf("%s changed since forkbomb read it", bin)
+	data := s.binData
+	if data == nil {
+		return binParts{}, fmt.Errorf("%s is over the %d MB a pod gets as ConfigMaps", bin, binInPodMax>>20)
 	}
 	b := binParts{sum: sum, n: (len(data) + binPartSize - 1) / binPartSize}
 	cms := s.dyn.Resource(cmGVR).Namespace(s.o.Namespace)

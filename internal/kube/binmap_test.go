@@ -93,12 +93,7 @@ func TestBinParts(t *testing.T) {
 	ic := &unstructured.Unstructured{Object: inits[0].(map[string]any)}
 	cs, _, _ := unstructured.NestedSlice(p.Object, "spec", "containers")
 	ctr := &unstructured.Unstructured{Object: cs[0].(map[string]any)}
-	for _, tc := range []struct {
-		name string
-		u    *unstructured.Unstructured
-		path []string
-		want string
-	}{
+	checkFields(t, []fieldCase{
 		{"init image", ic, []string{"image"}, DefaultImage},
 		{"init read-only root", ic, []string{"securityContext", "readOnlyRootFilesystem"}, "true"},
 		{"init caps dropped", ic, []string{"securityContext", "capabilities", "drop"}, `["ALL"]`},
@@ -107,13 +102,7 @@ func TestBinParts(t *testing.T) {
 			`[{"mountPath":"/parts","name":"forkbomb-parts","readOnly":true},{"mountPath":"/out","name":"forkbomb"}]`},
 		{"agent mounts", ctr, []string{"volumeMounts"},
 			`[{"mountPath":"/work","name":"work"},{"mountPath":"/tmp","name":"tmp"},{"mountPath":"/work/.forkbomb","name":"forkbomb","readOnly":true}]`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := str(t, tc.u, tc.path...); got != tc.want {
-				t.Errorf("%v = %s, want %s", tc.path, got, tc.want)
-			}
-		})
-	}
+	})
 	// as stored, the spec is forkbomb's for its options: what a kept
 	// pod's claim compares (keptSpec) finds no field the API server added
 	// to the init container or the volumes

@@ -125,33 +125,18 @@ awk '$5 == "/work/.forkbomb" { print substr($6, 1, 3) }' /proc/self/mountinfo`},
 		must(t, s.Keep(ctx))
 		return obj
 	}
-	keptRunning := func(s *Store) string {
-		t.Helper()
-		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-			l, err := s.dyn.Resource(podGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
-			must(t, err)
-			if len(l.Items) == 1 {
-				if ok, err := podRunning(&l.Items[0]); ok && err == nil {
-					return l.Items[0].GetName()
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the kept pod does not run: %d in the pool", len(l.Items))
-			}
-		}
-	}
 
 	a := openStore(t, cfg, o)
 	if a.binParts.n == 0 || a.binParts.sum != sum {
 		t.Fatalf("the store keeps no parts of %s: %+v", pb, a.binParts)
 	}
 	race(a, "bin1")
-	kept := keptRunning(a)
+	kept := keptRunning(t, a)
 	b := openStore(t, cfg, o)
 	if obj := race(b, "bin2"); obj != kept {
 		t.Errorf("the second run's fork ran in %s, want the kept pod %s", obj, kept)
 	}
-	planted := keptRunning(b)
+	planted := keptRunning(t, b)
 	if code, err := b.stream(ctx, planted, []string{"/bin/sh", "-c", "echo x > /work/planted"}, nil, io.Discard, io.Discard); err != nil || code != 0 {
 		t.Fatalf("plant in %s: %d %v", planted, code, err)
 	}

@@ -409,29 +409,13 @@ func TestClusterKeptPods(t *testing.T) {
 		must(t, s.Keep(ctx))
 		return obj
 	}
-	// keptRunning waits for the pool's one pod to run and returns it
-	keptRunning := func(s *Store) string {
-		t.Helper()
-		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-			l, err := s.dyn.Resource(podGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
-			must(t, err)
-			if len(l.Items) == 1 {
-				if ok, err := podRunning(&l.Items[0]); ok && err == nil {
-					return l.Items[0].GetName()
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the kept pod does not run: %d in the pool", len(l.Items))
-			}
-		}
-	}
 	script := func(run string) string { return `cat value && echo ` + run + ` > value` }
 
 	a := openStore(t, cfg, o)
 	if obj := race(a, "kept1", script("kept1"), "1\n"); strings.HasPrefix(obj, "fb-pool-") {
 		t.Fatalf("the first run claimed %s from an empty pool", obj)
 	}
-	kept := keptRunning(a)
+	kept := keptRunning(t, a)
 	b := openStore(t, cfg, o)
 	if obj := race(b, "kept2", script("kept2"), "1\n"); obj != kept {
 		t.Errorf("the second run's fork ran in %s, want the kept pod %s", obj, kept)
@@ -439,7 +423,7 @@ func TestClusterKeptPods(t *testing.T) {
 	// someone with exec in the namespace leaves something in the next
 	// kept pods: a file in /work, a file in /tmp, a process
 	for i, plant := range []string{"echo x > /work/planted", "mkdir /tmp/home", "nohup sleep 600 >/dev/null 2>&1 &"} {
-		planted := keptRunning(b)
+		planted := keptRunning(t, b)
 		var serr bytes.Buffer
 		if code, err := b.stream(ctx, planted, []string{"/bin/sh", "-c", plant}, nil, io.Discard, &serr); err != nil || code != 0 {
 			t.Fatalf("plant in %s: %d %v %s", planted, code, err, serr.String())
@@ -459,4 +443,22 @@ func TestClusterKeptPods(t *testing.T) {
 	bg := metav1.DeletePropagationBackground
 	must(t, c.dyn.Resource(leaseGVR).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed}))
 	waitNothingLeft(t, cfg, ns, 2*time.Minute)
+}
+
+// keptRunning waits for the pool's one pod in s's namespace to run and
+// returns its name.
+func keptRunning(t *testing.T, s *Store) string {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		l, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: LabelPool})
+		must(t, err)
+		if len(l.Items) == 1 {
+			if ok, err := podRunning(&l.Items[0]); ok && err == nil {
+				return l.Items[0].GetName()
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the kept pod does not run: %d in the pool", len(l.Items))
+		}
+	}
 }

@@ -113,6 +113,7 @@ type Store struct {
 	binOnce     sync.Once
 	bin, binSum string
 	binErr      error
+	binData     []byte // the binary's bytes, where small enough for ConfigMaps
 	// binParts: the binary is in the namespace as ConfigMaps, and every
 	// pod gets it from its start (binmap.go); unset: sent by the stream
 	binParts binParts

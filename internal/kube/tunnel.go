@@ -10,6 +10,7 @@ package kube
 // (internal/tunnel). The key stays in the model proxy, on this side.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -62,6 +63,8 @@ type podTunnel struct {
 }
 
 // podBinFile is the binary sent into each pod and its SHA-256, read once.
+// One small enough for ConfigMaps (binInPodMax) is read whole and its
+// bytes kept (s.binData): those hashed are those storeBin uploads.
 func (s *Store) podBinFile() (string, string, error) {
 	s.binOnce.Do(func() {
 		bin := s.o.PodBin
@@ -79,13 +82,37 @@ func (s *Store) podBinFile() (string, string, error) {
 		}
 		defer f.Close()
 		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
+		var keep bytes.Buffer
+		// at most one byte past the limit: then it is too large to keep
+		w := io.Writer(h)
+		if !s.o.streamBin {
+			w = io.MultiWriter(h, &limitWriter{w: &keep, n: binInPodMax + 1})
+		}
+		n, err := io.Copy(w, f)
+		if err != nil {
 			s.binErr = fmt.Errorf("forkbomb's binary for the pods: %w", err)
 			return
+		}
+		if !s.o.streamBin && n <= binInPodMax {
+			s.binData = keep.Bytes()
 		}
 		s.bin, s.binSum = bin, hex.EncodeToString(h.Sum(nil))
 	})
 	return s.bin, s.binSum, s.binErr
+}
+
+// limitWriter keeps the first n bytes written to it and drops the rest.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if k := min(int64(len(p)), l.n); k > 0 {
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
 }
 
 // sendFile copies a host file to path in the pod, again when the bytes
