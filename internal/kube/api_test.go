@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,12 @@ func openStore(t *testing.T, cfg *rest.Config, o Options) *Store {
 		t.Fatal(err)
 	}
 	o.Local, o.Config = local, cfg
+	if o.UseSandboxCRD == "" {
+		// the test cluster serves agent-sandbox's Sandbox, whose forks
+		// have no warm or kept pods: a test asks for Sandboxes itself
+		// (inEachTreeMode's "sandboxes", TestSandboxCRD)
+		o.UseSandboxCRD = "never"
+	}
 	s, err := Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -239,20 +246,24 @@ func TestReapLapsedRun(t *testing.T) {
 func TestSandboxCRD(t *testing.T) {
 	cfg := apiServer(t)
 	installSandboxCRD(t, cfg)
-	s := openStore(t, cfg, Options{})
+	s := openStore(t, cfg, Options{UseSandboxCRD: "auto"})
 	if !s.UsesSandboxCRD() {
 		t.Fatal("the Sandbox CRD is served but the store makes plain pods")
 	}
 	fork := newRun(t, s, "run-crd")
-	// the first object of a new CRD can take seconds on a loaded machine
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	// no controller here: the test plays its part (playController)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"true"}, Memory: 128 << 20}, sandbox.Stdio{})
-	t.Logf("Exec with no controller: %v", err)
-	sb, err := s.dyn.Resource(sandboxGVR).Namespace("default").Get(context.Background(), "fb-run-crd-f0", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	exec := func(fork string) chan error {
+		errc := make(chan error, 1)
+		go func() {
+			_, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"true"}, Memory: 128 << 20}, sandbox.Stdio{})
+			errc <- err
+		}()
+		return errc
 	}
+	errc := exec(fork)
+	sb := waitSandbox(t, s, "fb-run-crd-f0")
 	for path, want := range map[string]string{
 		"automountServiceAccountToken": "false",
 		"securityContext.runAsNonRoot": "true",
@@ -267,10 +278,74 @@ func TestSandboxCRD(t *testing.T) {
 	if _, err := s.dyn.Resource(podGVR).Namespace("default").Get(context.Background(), "fb-run-crd-f0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a plain pod was made besides the Sandbox: %v", err)
 	}
+	// the pod made from a template someone changed meanwhile (a root
+	// filesystem made writable): the fork refuses it
+	playController(t, s, sb, func(spec map[string]any) {
+		spec["containers"].([]any)[0].(map[string]any)["securityContext"].(map[string]any)["readOnlyRootFilesystem"] = false
+	})
+	if err := <-errc; err == nil || !strings.Contains(err.Error(), "is not forkbomb's") || !strings.Contains(err.Error(), "readOnlyRootFilesystem") {
+		t.Errorf("a Sandbox's pod with a writable root: %v", err)
+	}
+	// the control: the next fork's pod from its template as made passes
+	// the check (its start then fails: there is no kubelet here)
+	if _, err := s.Fork(context.Background(), "run-crd", "run-crd-f1"); err != nil {
+		t.Fatal(err)
+	}
+	errc = exec("run-crd-f1")
+	playController(t, s, waitSandbox(t, s, "fb-run-crd-f1"), nil)
+	if err := <-errc; err == nil || strings.Contains(err.Error(), "not forkbomb's") {
+		t.Errorf("control: the Sandbox's own pod: %v", err)
+	}
 	// the control: told never, the same store makes a plain pod
 	s2 := openStore(t, cfg, Options{UseSandboxCRD: "never"})
 	if s2.UsesSandboxCRD() {
 		t.Error("UseSandboxCRD never, still Sandboxes")
+	}
+}
+
+// waitSandbox waits for the store to have made Sandbox name.
+func waitSandbox(t *testing.T, s *Store, name string) *unstructured.Unstructured {
+	t.Helper()
+	// the first object of a new CRD can take seconds on a loaded machine
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sb, err := s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil {
+			return sb
+		}
+		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
+			t.Fatalf("Sandbox %s: %v", name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// playController does what agent-sandbox's controller and a kubelet
+// would for Sandbox sb, on an API server that has neither: its pod, of
+// its template's spec (changed by change, if given), owned by it, and
+// marked running.
+func playController(t *testing.T, s *Store, sb *unstructured.Unstructured, change func(spec map[string]any)) {
+	t.Helper()
+	spec, _, _ := unstructured.NestedMap(sb.Object, "spec", "podTemplate", "spec")
+	labels, _, _ := unstructured.NestedMap(sb.Object, "spec", "podTemplate", "metadata", "labels")
+	if change != nil {
+		change(spec)
+	}
+	p := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": sb.GetName(), "labels": labels}, "spec": spec}}
+	yes := true
+	p.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: sandboxGVR.GroupVersion().String(), Kind: "Sandbox",
+		Name: sb.GetName(), UID: sb.GetUID(), Controller: &yes}})
+	pods := s.dyn.Resource(podGVR).Namespace(s.o.Namespace)
+	made, err := pods.Create(context.Background(), p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(made.Object, "Running", "status", "phase"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.UpdateStatus(context.Background(), made, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -297,6 +372,15 @@ func TestProbeAPI(t *testing.T) {
 				t.Errorf("report %+v", r)
 			}
 		})
+	}
+	// Sandboxes asked for where none are served: refused at the start,
+	// not a failed create per fork
+	local, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), Options{Local: local, Config: cfg, UseSandboxCRD: "always"}); err == nil || !strings.Contains(err.Error(), "serves no agents.x-k8s.io/v1beta1") {
+		t.Errorf("--sandbox-crd always without the CRD: %v", err)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -144,41 +145,25 @@ func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 func splitDots(s string) []string { return strings.Split(s, ".") }
 
-// installSandboxCRD serves agents.x-k8s.io/v1alpha1 Sandbox as
-// kubernetes-sigs/agent-sandbox's CRD does (its podTemplate kept whole:
-// the schema here preserves unknown fields rather than copy theirs).
+// installSandboxCRD installs kubernetes-sigs/agent-sandbox's own
+// Sandbox CRD, as scripts/k8s-cluster build keeps it beside the pinned
+// release's controller (no controller runs here: a Sandbox is stored,
+// its pod never made).
 func installSandboxCRD(t *testing.T, cfg *rest.Config) {
 	t.Helper()
+	path := filepath.Join(binDir(), "agent-sandbox-crds", "agents.x-k8s.io_sandboxes.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		testutil.SkipOrFail(t, "agent-sandbox's CRD is not built (scripts/k8s-cluster build): %v", err)
+	}
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &crd.Object); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1",
-		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": "sandboxes.agents.x-k8s.io"},
-		"spec": map[string]any{
-			"group": "agents.x-k8s.io",
-			"scope": "Namespaced",
-			"names": map[string]any{"plural": "sandboxes", "singular": "sandbox", "kind": "Sandbox", "listKind": "SandboxList"},
-			"versions": []any{map[string]any{
-				"name": "v1alpha1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{
-					"type": "object",
-					"properties": map[string]any{
-						"spec": map[string]any{
-							"type":     "object",
-							"required": []any{"podTemplate"},
-							"properties": map[string]any{
-								"podTemplate": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-							},
-						},
-						"status": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-					},
-				}},
-			}},
-		},
-	}}
 	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	if _, err := dyn.Resource(gvr).Create(context.Background(), crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

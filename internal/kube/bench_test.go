@@ -143,11 +143,17 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 		}
 		var limits sandbox.Policy
 		run.ForkLimits(o).Apply(&limits)
-		ko := Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"),
+		ko := Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"), UseSandboxCRD: "never",
 			Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, Image: image}
 		// FORKBOMB_BENCH_BIN_STREAM=1: forkbomb-pod sent to each pod on
 		// its start, as before the pods had it from ConfigMaps (binmap.go)
 		ko.streamBin = os.Getenv("FORKBOMB_BENCH_BIN_STREAM") == "1"
+		// FORKBOMB_BENCH_SANDBOXES=1: each fork an agent-sandbox Sandbox,
+		// its pod made by the cluster's agent-sandbox controller (no warm
+		// pods then: compare with FORKBOMB_BENCH_WARM=0)
+		if os.Getenv("FORKBOMB_BENCH_SANDBOXES") == "1" {
+			ko.UseSandboxCRD = "always"
+		}
 		if os.Getenv("FORKBOMB_BENCH_REGISTRY") == "1" { // a tree image, in a registry on loopback
 			if image != "" {
 				b.Fatal("FORKBOMB_BENCH_REGISTRY serves the default image only")
@@ -342,7 +348,7 @@ func BenchmarkForkStart(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				o := Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"), Warm: m.warm}
+				o := Options{Local: local, Config: cfg, Namespace: ns, PodBin: os.Getenv("FORKBOMB_BENCH_POD_BIN"), Warm: m.warm, UseSandboxCRD: "never"}
 				if m.registry {
 					o.Image, o.Registry = image, reg
 				}
@@ -406,7 +412,7 @@ func (s *Store) waitPool(ctx context.Context) error {
 		return err
 	}
 	for _, u := range list.Items {
-		if _, err := s.waitRunning(ctx, u.GetName()); err != nil {
+		if _, err := s.waitRunning(ctx, u.GetName(), ""); err != nil {
 			return err
 		}
 	}

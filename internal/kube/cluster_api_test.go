@@ -73,7 +73,7 @@ func apiScripts() map[string][]engine.Step {
 // folder).
 func TestClusterAPIRace(t *testing.T) {
 	t.Parallel() // namespaces of their own; their waits are the cluster's
-	inEachTreeMode(t, clusterAPIRace)
+	inEachTreeMode(t, clusterAPIRace, false)
 }
 
 func clusterAPIRace(t *testing.T, cfg *rest.Config, ns string, ko Options) {

@@ -177,3 +177,42 @@ awk '$5 == "/work/.forkbomb" { print substr($6, 1, 3) }' /proc/self/mountinfo`},
 	must(t, c.dyn.Resource(leaseGVR).Namespace(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed}))
 	waitNothingLeft(t, cfg, ns, 2*time.Minute)
 }
+
+// TestClusterPodWarning: a pod that cannot start because the binary's
+// parts are gone (deleted under it) says why — the kubelet's FailedMount
+// warning, which waitRunning adds to its error — not only "Pending"; the
+// control, a pod that runs, has no such warning (the test cluster's
+// kubelet warns of its missing cluster DNS for every pod).
+func TestClusterPodWarning(t *testing.T) {
+	t.Parallel()
+	cfg, ns := cluster(t)
+	s := openStore(t, cfg, Options{Namespace: ns, streamBin: true})
+	ctx := context.Background()
+	gone := binParts{sum: strings.Repeat("ab", 32), n: 1} // no such ConfigMap
+	for _, name := range []string{"parts-gone", "control"} {
+		po := PodOptions{Name: name, Run: "warning", Image: DefaultImage, DeadlineSeconds: 300}
+		if name == "parts-gone" {
+			po.bin = gone
+		}
+		if _, err := s.dyn.Resource(podGVR).Namespace(ns).Create(ctx, pod(po), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.waitRunning(ctx, "control", ""); err != nil {
+		t.Fatal(err)
+	}
+	if w := s.lastWarning("control"); strings.Contains(w, "FailedMount") {
+		t.Errorf("control: a running pod's warnings %s", w)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		w := s.lastWarning("parts-gone")
+		if strings.Contains(w, "FailedMount") && strings.Contains(w, gone.name(0)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no FailedMount naming %s for the pod whose parts are gone: %q", gone.name(0), w)
+		}
+		time.Sleep(time.Second)
+	}
+}

@@ -73,7 +73,7 @@ func TestExecProtocols(t *testing.T) {
 	if _, err := s.dyn.Resource(podGVR).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.waitRunning(ctx, "exec-protocols"); err != nil {
+	if _, err := s.waitRunning(ctx, "exec-protocols", ""); err != nil {
 		t.Fatal(err)
 	}
 

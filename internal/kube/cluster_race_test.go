@@ -41,27 +41,34 @@ func raceOptions(t testing.TB, s *Store, repo, agent string, forks int) run.Opti
 // value, one crashes, one would work for five minutes — has the honest
 // fork win, its patch (made in its pod, sent back as text, judged here)
 // applies to the repository, and nothing of the run is left in the
-// cluster afterwards — with the tree sent into each pod, and with the
-// run's tree image (Options.Registry).
+// cluster afterwards — with the tree sent into each pod, with the run's
+// tree image (Options.Registry), and with each fork an agent-sandbox
+// Sandbox whose pod the real agent-sandbox controller makes.
 func TestClusterRace(t *testing.T) {
-	inEachTreeMode(t, clusterRace)
+	inEachTreeMode(t, clusterRace, true)
 }
 
 // inEachTreeMode runs a cluster test's body in parallel subtests, each in
 // a namespace of its own: the pid 1's tree sent into each pod at its
-// start, and a tree image pushed to a registry on loopback.
-func inEachTreeMode(t *testing.T, body func(t *testing.T, cfg *rest.Config, ns string, o Options)) {
-	for _, image := range []bool{false, true} {
-		name := "tree sent"
-		if image {
-			name = "tree image"
-		}
-		t.Run(name, func(t *testing.T) {
+// start, and a tree image pushed to a registry on loopback; withSandboxes,
+// also with the tree sent into each fork's pod made as an agent-sandbox
+// Sandbox (Options.UseSandboxCRD always; the test cluster runs
+// agent-sandbox's controller).
+func inEachTreeMode(t *testing.T, body func(t *testing.T, cfg *rest.Config, ns string, o Options), withSandboxes bool) {
+	modes := []string{"tree sent", "tree image"}
+	if withSandboxes {
+		modes = append(modes, "sandboxes")
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			cfg, ns := cluster(t)
 			o := Options{Namespace: ns}
-			if image {
+			switch mode {
+			case "tree image":
 				o.Registry, o.Image = testRegistry(t)
+			case "sandboxes":
+				o.UseSandboxCRD = "always"
 			}
 			body(t, cfg, ns, o)
 		})
@@ -112,7 +119,7 @@ esac`
 // tree image the pod's root is not read-only: forkbomb's sandbox in the
 // pod still keeps the agent's writes in its tree.
 func TestClusterAttack(t *testing.T) {
-	inEachTreeMode(t, clusterAttack)
+	inEachTreeMode(t, clusterAttack, true)
 }
 
 func clusterAttack(t *testing.T, cfg *rest.Config, ns string, o Options) {
@@ -198,11 +205,17 @@ id -u`
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.deleteFork(context.Background(), "token-control")
+		zero := int64(0)
+		defer s.dyn.Resource(podGVR).Namespace(ns).Delete(context.Background(), "token-control", metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		if v, _, _ := unstructured.NestedSlice(got.Object, "spec", "volumes"); !strings.Contains(toString(v), "serviceAccountToken") {
 			t.Errorf("control: no token volume on a pod that allows one: %s", toString(v))
 		}
 	})
+	if o.UseSandboxCRD == "always" {
+		// the pod the attack ran in is the one agent-sandbox's controller
+		// made for the fork's Sandbox, which the run's anchor owns
+		t.Run("sandbox", func(t *testing.T) { sandboxOwns(t, s, "fb-run-attack-f0") })
+	}
 	s.Close()
 	waitNothingLeft(t, cfg, ns, time.Minute)
 }
@@ -375,4 +388,79 @@ func TestWarmPods(t *testing.T) {
 		}
 		waitNothingLeft(t, cfg, ns, time.Minute)
 	}
+}
+
+// sandboxOwns checks that pod name is its Sandbox's — the controller's
+// owner reference, the Sandbox's uid — and the Sandbox the run's: owned
+// by its anchor, a Lease.
+func sandboxOwns(t *testing.T, s *Store, name string) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the fork's Sandbox: %v", err)
+	}
+	if err := ownedBy(p, sb.GetUID()); err != nil {
+		t.Errorf("%v (owners %+v)", err, p.GetOwnerReferences())
+	}
+	if refs := sb.GetOwnerReferences(); len(refs) != 1 || refs[0].Kind != "Lease" {
+		t.Errorf("the Sandbox's owners %+v, want the run's Lease", refs)
+	}
+	// control: the check refuses the pod for another uid
+	if ownedBy(p, "not-the-sandbox") == nil {
+		t.Error("control: ownedBy accepts the pod for another uid")
+	}
+}
+
+// TestClusterSandboxImpostor: a pod someone made first under the name a
+// fork's Sandbox gives its pod (agent-sandbox's controller refuses to
+// adopt it, but it is there by that name) is refused by the fork, which
+// sends it nothing: its /work holds no tree.
+func TestClusterSandboxImpostor(t *testing.T) {
+	t.Parallel()
+	cfg, ns := cluster(t)
+	s := openStore(t, cfg, Options{Namespace: ns, UseSandboxCRD: "always"})
+	ctx := context.Background()
+	fork := newRun(t, s, "run-imp")
+	// the impostor: a plain pod of the very spec forkbomb asks its
+	// Sandbox for (the deadline a one-minute command's fork gets, the
+	// binary's parts), its labels forkbomb's, in the Sandbox's pod's name:
+	// only its owner tells it apart
+	imp := pod(PodOptions{Name: "fb-run-imp-f0", Run: "run-imp", Image: DefaultImage, DeadlineSeconds: int64((time.Minute + 10*time.Minute) / time.Second), bin: s.binParts})
+	if _, err := s.dyn.Resource(podGVR).Namespace(ns).Create(ctx, imp, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	zero := int64(0)
+	defer s.dyn.Resource(podGVR).Namespace(ns).Delete(context.Background(), "fb-run-imp-f0", metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	ectx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	_, err := s.Exec(ectx, fork, sandbox.Policy{Command: []string{"true"}, Timeout: time.Minute}, sandbox.Stdio{})
+	if err == nil || !strings.Contains(err.Error(), "not its Sandbox's") {
+		t.Fatalf("the fork ran in a pod that is not its Sandbox's: %v", err)
+	}
+	if _, err := s.waitRunning(ectx, "fb-run-imp-f0", ""); err != nil {
+		t.Fatal(err)
+	}
+	// nothing but the binary's read-only mount, which the pod has from
+	// its start
+	out, _, err := s.output(ectx, "fb-run-imp-f0", "ls -A /work", nil, 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(out)) != ".forkbomb" {
+		t.Errorf("the impostor's /work holds %q: the fork sent it its tree", out)
+	}
+	// control: the same store's next fork, whose name nobody took, runs
+	if _, err := s.Fork(ctx, "run-imp", "run-imp-f1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Exec(ectx, "run-imp-f1", sandbox.Policy{Command: []string{"true"}, Timeout: time.Minute}, sandbox.Stdio{})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("control: a fork with its own Sandbox's pod: %v, %+v", err, res)
+	}
+	sandboxOwns(t, s, "fb-run-imp-f1")
 }

@@ -325,7 +325,7 @@ func BenchmarkPodTunnel(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns})
+	s, err := Open(context.Background(), Options{Local: local, Config: cfg, Namespace: ns, UseSandboxCRD: "never"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func getJSON(ctx context.Context, cfg *rest.Config, p string, out any) error {
 }
 
 // hasSandboxCRD reports whether the cluster serves agent-sandbox's
-// Sandbox (agents.x-k8s.io/v1alpha1).
+// Sandbox (sandboxGVR).
 func hasSandboxCRD(ctx context.Context, cfg *rest.Config) bool {
 	var rl struct {
 		Resources []struct {

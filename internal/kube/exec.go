@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
@@ -124,9 +126,14 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	if fs.image != "" {
 		po.Image, po.TreeInImage = fs.image, true
 	}
+	var made *unstructured.Unstructured
 	var err error
+	var sandboxUID types.UID // the pod's owner, where agent-sandbox's controller makes it
 	if s.crd {
-		_, err = s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Create(ctx, sandboxObject(po), metav1.CreateOptions{})
+		made, err = s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Create(ctx, sandboxObject(po), metav1.CreateOptions{})
+		if err == nil {
+			sandboxUID = made.GetUID()
+		}
 	} else {
 		_, err = s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{})
 	}
@@ -137,9 +144,24 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 		s.deleteFork(context.WithoutCancel(ctx), fs.obj)
 		return fmt.Errorf("fork %s was removed", name)
 	}
-	node, err := s.waitRunning(ctx, fs.obj)
+	node, err := s.waitRunning(ctx, fs.obj, sandboxUID)
 	if err != nil {
 		return err
+	}
+	if s.crd {
+		// the pod agent-sandbox's controller made is the Sandbox's
+		// template as forkbomb wrote it (the template is the Sandbox's,
+		// which whoever may update Sandboxes could change meanwhile)
+		u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, fs.obj, metav1.GetOptions{})
+		if err == nil {
+			err = ownedBy(u, sandboxUID)
+		}
+		if err == nil {
+			err = specIs(u, podSpec(po))
+		}
+		if err != nil {
+			return fmt.Errorf("fork %s: its Sandbox's pod is not forkbomb's: %w", name, err)
+		}
 	}
 	if fs.mode, fs.scoped, err = s.sendTree(ctx, fs, node); err != nil {
 		return fmt.Errorf("fork %s: %w", name, err)
@@ -453,15 +475,19 @@ func runnerSpec(mode sandbox.Mode, p sandbox.Policy) podrun.Spec {
 // waitRunning waits until the pod runs, watching it (a poll would see
 // the change up to its interval late); one that fails, or does not run in
 // time, is an error naming why (its waiting reason).
-func (s *Store) waitRunning(ctx context.Context, pod string) (string, error) {
+func (s *Store) waitRunning(ctx context.Context, pod string, owner types.UID) (string, error) {
+	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, podReadyTimeout)
 	defer cancel()
 	pods := s.dyn.Resource(podGVR).Namespace(s.o.Namespace)
-	var why string
+	why := "not made yet"
 	for {
 		// the pod as it is now, then its changes from that version on
 		u, err := pods.Get(ctx, pod, metav1.GetOptions{})
 		if err == nil {
+			if err := ownedBy(u, owner); err != nil {
+				return "", err
+			}
 			if done, err := podRunning(u); done || err != nil {
 				return nodeName(u), err
 			}
@@ -470,6 +496,10 @@ func (s *Store) waitRunning(ctx context.Context, pod string) (string, error) {
 			if werr == nil {
 				for ev := range w.ResultChan() {
 					if o, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type != watch.Error {
+						if err := ownedBy(o, owner); err != nil {
+							w.Stop()
+							return "", err
+						}
 						if done, err := podRunning(o); done || err != nil {
 							w.Stop()
 							return nodeName(o), err
@@ -482,10 +512,67 @@ func (s *Store) waitRunning(ctx context.Context, pod string) (string, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("pod %s did not run within %s (%s): %w", pod, podReadyTimeout, why, ctx.Err())
+			if ev := s.lastWarning(pod); ev != "" {
+				why += "; its warnings: " + ev
+			}
+			return "", fmt.Errorf("pod %s did not run within %s (%s): %w", pod, time.Since(t0).Round(time.Second), why, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// lastWarning names the warnings the cluster's components recorded for
+// pod (a volume that cannot be mounted — the binary's parts deleted under
+// it, binmap.go —, a failed scheduling): the newest of each reason, newest
+// first, at most three, each quoted and cut short; "" where there is none
+// or they cannot be read.
+func (s *Store) lastWarning(pod string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l, err := s.dyn.Resource(eventGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod + ",type=Warning"})
+	if err != nil {
+		return ""
+	}
+	at := func(u *unstructured.Unstructured) string {
+		t, _, _ := unstructured.NestedString(u.Object, "lastTimestamp")
+		if t == "" {
+			t, _, _ = unstructured.NestedString(u.Object, "eventTime")
+		}
+		return t // RFC 3339, UTC: ordered as text
+	}
+	items := l.Items
+	sort.SliceStable(items, func(i, j int) bool { return at(&items[i]) > at(&items[j]) })
+	seen := map[string]bool{}
+	var out []string
+	for i := range items {
+		reason, _, _ := unstructured.NestedString(items[i].Object, "reason")
+		if seen[reason] || len(out) == 3 {
+			continue
+		}
+		seen[reason] = true
+		msg, _, _ := unstructured.NestedString(items[i].Object, "message")
+		out = append(out, fmt.Sprintf("%.200q", reason+": "+msg))
+	}
+	return strings.Join(out, ", ")
+}
+
+// ownedBy checks that a fork's pod is its Sandbox's (owner; "": a pod
+// forkbomb made itself, by a create that fails where the name is taken).
+// agent-sandbox's controller makes a Sandbox's pod under the Sandbox's
+// name and refuses to adopt one someone made first under that name, but
+// that pod is still there by the name: forkbomb must not send it the tree
+// or run the fork in it.
+func ownedBy(u *unstructured.Unstructured, owner types.UID) error {
+	if owner == "" {
+		return nil
+	}
+	for _, r := range u.GetOwnerReferences() {
+		if r.Controller != nil && *r.Controller && r.UID == owner && r.Kind == "Sandbox" {
+			return nil
+		}
+	}
+	return fmt.Errorf("pod %s is not its Sandbox's (made by someone else under its name): the fork does not use it", u.GetName())
 }
 
 func nodeName(u *unstructured.Unstructured) string {

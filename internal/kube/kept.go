@@ -262,10 +262,20 @@ func (s *Store) keptSpec(u *unstructured.Unstructured, po PodOptions, kind strin
 	po.Name, po.Run, po.Owner = "", poolRun(kind), nil
 	want := podSpec(po)
 	have, _, _ := unstructured.NestedMap(u.Object, "spec")
-	if have == nil {
-		return fmt.Errorf("kept pod %s has no spec", u.GetName())
-	}
 	want["activeDeadlineSeconds"] = have["activeDeadlineSeconds"] // lowered by design
+	if err := specIs(u, want); err != nil {
+		return fmt.Errorf("kept pod %s: %w", u.GetName(), err)
+	}
+	return nil
+}
+
+// specIs checks that pod u's stored spec is want, forkbomb's: every field
+// forkbomb sets has its value, and any other is a default (podDefaults).
+func specIs(u *unstructured.Unstructured, want map[string]any) error {
+	have, _, _ := unstructured.NestedMap(u.Object, "spec")
+	if have == nil {
+		return errors.New("no spec")
+	}
 	var w, h any
 	if err := roundTrip(want, &w); err != nil {
 		return err
@@ -273,10 +283,7 @@ func (s *Store) keptSpec(u *unstructured.Unstructured, po PodOptions, kind strin
 	if err := roundTrip(have, &h); err != nil {
 		return err
 	}
-	if err := sameFields("spec", w, h); err != nil {
-		return fmt.Errorf("kept pod %s: %w", u.GetName(), err)
-	}
-	return nil
+	return sameFields("spec", w, h)
 }
 
 // roundTrip gives v's JSON form (numbers as float64), so that forkbomb's

@@ -91,7 +91,7 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 		wp.err = errors.New("abandoned")
 		return
 	}
-	node, err := s.waitRunning(ctx, wp.name())
+	node, err := s.waitRunning(ctx, wp.name(), "")
 	if err != nil {
 		wp.err = err
 		return

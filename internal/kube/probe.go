@@ -24,7 +24,7 @@ type ProbeReport struct {
 	RuntimeClass string   `json:"runtime_class,omitempty"` // the one asked for
 	RuntimeFound bool     `json:"runtime_class_found"`
 	Runtimes     []string `json:"runtime_classes"` // every RuntimeClass of the cluster
-	SandboxCRD   bool     `json:"sandbox_crd"`     // agents.x-k8s.io Sandbox served
+	SandboxCRD   bool     `json:"sandbox_crd"`     // agents.x-k8s.io/v1beta1 Sandbox served
 	// NetworkPolicy says whether the cluster's CNI enforces
 	// NetworkPolicy: "enforced" or "not enforced" when NetworkProbe
 	// measured it (a pod behind a deny-all policy reached, or not, a
@@ -172,7 +172,11 @@ func (r *ProbeReport) WriteText(w io.Writer) {
 		rc = r.RuntimeClass + map[bool]string{true: " (present)", false: " (MISSING)"}[r.RuntimeFound]
 	}
 	fmt.Fprintf(w, "runtime class:   %s; cluster has: %s\n", rc, orNone(r.Runtimes))
-	fmt.Fprintf(w, "sandbox CRD:     %v (agents.x-k8s.io Sandbox; forks are %s)\n", r.SandboxCRD, map[bool]string{true: "Sandboxes", false: "plain Pods"}[r.SandboxCRD])
+	forks := "plain Pods"
+	if r.SandboxCRD {
+		forks = "Sandboxes"
+	}
+	fmt.Fprintf(w, "sandbox CRD:     %v (agents.x-k8s.io/v1beta1 Sandbox; forks are %s)\n", r.SandboxCRD, forks)
 	fmt.Fprintf(w, "network policy:  %s\n", r.NetworkPolicy)
 	fmt.Fprintf(w, "pod security:    %s\n", orNone([]string{r.PodSecurity}))
 	fmt.Fprintf(w, "limit ranges:    %s; resource quotas: %s\n", orNone(r.LimitRanges), orNone(r.ResourceQuotas))

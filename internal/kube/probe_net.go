@@ -71,7 +71,7 @@ func measureNetworkPolicy(ctx context.Context, dyn dynamic.Interface, cfg *rest.
 	}
 	s := &Store{o: Options{Namespace: ns, Config: cfg}, dyn: dyn}
 	listener := objectName("fb-", run+"-listener")
-	if _, err := s.waitRunning(ctx, listener); err != nil {
+	if _, err := s.waitRunning(ctx, listener, ""); err != nil {
 		return false, err
 	}
 	u, err := dyn.Resource(podGVR).Namespace(ns).Get(ctx, listener, metav1.GetOptions{})
@@ -174,7 +174,7 @@ func inProbePod(ctx context.Context, dyn dynamic.Interface, cfg *rest.Config, ns
 		return fmt.Errorf("start the probe's pod: %w", err)
 	}
 	s := &Store{o: Options{Namespace: ns, Config: cfg}, dyn: dyn}
-	if _, err := s.waitRunning(ctx, name); err != nil {
+	if _, err := s.waitRunning(ctx, name, ""); err != nil {
 		return err
 	}
 	if code, err := s.stream(ctx, name, []string{"mkdir", "-p", "/work/" + filepath.Dir(podBinName), podRoot}, nil, nil, nil); err != nil || code != 0 {

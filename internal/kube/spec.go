@@ -23,13 +23,18 @@ const (
 )
 
 var (
-	podGVR     = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	leaseGVR   = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
-	netpolGVR  = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
-	sandboxGVR = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1alpha1", Resource: "sandboxes"}
-	rcGVR      = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
-	nsGVR      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	podGVR    = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	leaseGVR  = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+	netpolGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
+	rcGVR     = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
+	nsGVR     = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	eventGVR  = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 )
+
+// sandboxGVR is agent-sandbox's Sandbox (kubernetes-sigs/agent-sandbox)
+// as its v1 releases serve it; the v1alpha1 of its releases before is not
+// used (a cluster that serves only that gets plain pods).
+var sandboxGVR = schema.GroupVersionResource{Group: "agents.x-k8s.io", Version: "v1beta1", Resource: "sandboxes"}
 
 // PodOptions are what a fork's pod is made from.
 type PodOptions struct {

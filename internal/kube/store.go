@@ -94,7 +94,7 @@ type Store struct {
 	dyn    dynamic.Interface
 	md     metadata.Interface // names and labels alone (binmap.go, Reap)
 	holder string
-	crd    bool
+	crd    bool // forks are agent-sandbox Sandboxes (sandboxGVR)
 	mu     sync.Mutex
 	runs   map[string]*runState  // pid 1 name → its anchor
 	forks  map[string]*forkState // fork name → its pod
@@ -209,12 +209,14 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{o: o, dyn: dyn, holder: fmt.Sprintf("forkbomb@%s/%d", host, os.Getpid()),
 		runs: map[string]*runState{}, forks: map[string]*forkState{}, probes: map[string]*nodeProbe{},
 		sessions: map[string]*sessionSlot{}, stopped: make(chan struct{}), binStale: binStaleAfter}
-	switch o.UseSandboxCRD {
-	case "always":
-		s.crd = true
-	case "never":
-	default:
+	if o.UseSandboxCRD != "never" {
 		s.crd = hasSandboxCRD(ctx, cfg)
+		if !s.crd && o.UseSandboxCRD == "always" {
+			return nil, fmt.Errorf("forks as agent-sandbox Sandboxes (--sandbox-crd always): the cluster serves no %s %s", sandboxGVR.GroupVersion(), sandboxGVR.Resource)
+		}
+		if s.crd && (o.Warm > 0 || o.KeepWarm > 0) && o.Progress != nil {
+			fmt.Fprintf(o.Progress, "forkbomb: forks are agent-sandbox Sandboxes in namespace %s, so no warm pods are started or kept (--sandbox-crd never: plain pods, with warm pods)\n", o.Namespace)
+		}
 	}
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
