@@ -15,6 +15,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -358,26 +359,57 @@ func TestClusterProbe(t *testing.T) {
 // TestWarmPods: a run's warm pods start with the run, and its forks'
 // commands run in them — each fork in a pod of the pool (its hostname is
 // the pod's name), with the tree there, a patch that wins — and the pod
-// no fork claimed is deleted with the run. The control: a fork of a run
-// without a pool runs in a pod named after itself.
+// no fork claimed is deleted with the run; with forks as agent-sandbox
+// Sandboxes too, each warm pod then a Sandbox's. The control: a fork of a
+// run without a pool runs in a pod named after itself.
 func TestWarmPods(t *testing.T) {
 	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
 	repo := fixture(t)
 	agent := `echo "pod $(hostname)"; cat value; echo 2 > value`
-	for _, warm := range []int{3, 0} {
+	for _, tc := range []struct {
+		warm int
+		crd  string
+	}{{3, "never"}, {0, "never"}, {3, "always"}} {
+		warm := tc.warm
 		o := raceOptions(t, nil, repo, agent, 2)
 		o.All = true
 		var limits sandbox.Policy
 		run.ForkLimits(o).Apply(&limits)
-		s := openStore(t, cfg, Options{Namespace: ns, Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs})
+		s := openStore(t, cfg, Options{Namespace: ns, Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, UseSandboxCRD: tc.crd})
 		o.Store, o.JudgeStore = s, s.o.Local
+		// the Sandboxes the run makes, as the API server saw them
+		var sandboxes []string
+		stop := func() {}
+		if tc.crd == "always" {
+			w, err := s.dyn.Resource(sandboxGVR).Namespace(ns).Watch(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for ev := range w.ResultChan() {
+					if u, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type == watch.Added {
+						sandboxes = append(sandboxes, u.GetName())
+					}
+				}
+			}()
+			stop = func() { w.Stop(); <-done }
+		}
 		r, dir, err := run.Race(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.Status != event.RunWon {
 			t.Fatalf("warm %d: status %s: %+v", warm, r.Status, r.Fork)
+		}
+		if tc.crd == "always" {
+			time.Sleep(time.Second) // the watch's last events
+			stop()
+			if n := len(regexp.MustCompile(`fb-run-\S+-w[0-9]+`).FindAllString(strings.Join(sandboxes, " "), -1)); n != warm {
+				t.Errorf("the warm pods' Sandboxes: %v, want %d", sandboxes, warm)
+			}
 		}
 		for n := range 2 {
 			log, _ := os.ReadFile(filepath.Join(dir, "forks", strconv.Itoa(n), "agent.log"))
@@ -423,7 +455,12 @@ func sandboxOwns(t *testing.T, s *Store, name string) {
 func TestClusterSandboxImpostor(t *testing.T) {
 	t.Parallel()
 	cfg, ns := cluster(t)
-	s := openStore(t, cfg, Options{Namespace: ns, UseSandboxCRD: "always"})
+	// forkbomb-pod, small enough to be kept as ConfigMaps: the pods get
+	// it from their start
+	s := openStore(t, cfg, Options{Namespace: ns, UseSandboxCRD: "always", PodBin: podBinary(t)})
+	if s.binParts.n == 0 {
+		t.Fatal("forkbomb-pod is not kept as ConfigMaps")
+	}
 	ctx := context.Background()
 	fork := newRun(t, s, "run-imp")
 	// the impostor: a plain pod of the very spec forkbomb asks its

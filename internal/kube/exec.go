@@ -126,17 +126,7 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 	if fs.image != "" {
 		po.Image, po.TreeInImage = fs.image, true
 	}
-	var made *unstructured.Unstructured
-	var err error
-	var sandboxUID types.UID // the pod's owner, where agent-sandbox's controller makes it
-	if s.crd {
-		made, err = s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Create(ctx, sandboxObject(po), metav1.CreateOptions{})
-		if err == nil {
-			sandboxUID = made.GetUID()
-		}
-	} else {
-		_, err = s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{})
-	}
+	sandboxUID, err := s.makePod(ctx, po)
 	if err != nil {
 		return fmt.Errorf("create the pod of %s: %w", name, err)
 	}
@@ -144,29 +134,51 @@ func (s *Store) start(ctx context.Context, name string, fs *forkState, p sandbox
 		s.deleteFork(context.WithoutCancel(ctx), fs.obj)
 		return fmt.Errorf("fork %s was removed", name)
 	}
-	node, err := s.waitRunning(ctx, fs.obj, sandboxUID)
+	node, err := s.waitOurs(ctx, po, sandboxUID)
 	if err != nil {
-		return err
-	}
-	if s.crd {
-		// the pod agent-sandbox's controller made is the Sandbox's
-		// template as forkbomb wrote it (the template is the Sandbox's,
-		// which whoever may update Sandboxes could change meanwhile)
-		u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, fs.obj, metav1.GetOptions{})
-		if err == nil {
-			err = ownedBy(u, sandboxUID)
-		}
-		if err == nil {
-			err = specIs(u, podSpec(po))
-		}
-		if err != nil {
-			return fmt.Errorf("fork %s: its Sandbox's pod is not forkbomb's: %w", name, err)
-		}
+		return fmt.Errorf("fork %s: %w", name, err)
 	}
 	if fs.mode, fs.scoped, err = s.sendTree(ctx, fs, node); err != nil {
 		return fmt.Errorf("fork %s: %w", name, err)
 	}
 	return s.started(ctx, name, fs)
+}
+
+// makePod makes a pod of po's: a plain pod, or where forks are
+// Sandboxes (s.crd) a Sandbox of it, whose uid it returns — the pod's
+// owner once agent-sandbox's controller has made it.
+func (s *Store) makePod(ctx context.Context, po PodOptions) (types.UID, error) {
+	if !s.crd {
+		_, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{})
+		return "", err
+	}
+	made, err := s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Create(ctx, sandboxObject(po), metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return made.GetUID(), nil
+}
+
+// waitOurs waits for makePod's pod to run (waitRunning) and returns its
+// node. A Sandbox's pod must be the Sandbox's and, as stored, the
+// template as forkbomb wrote it: the template is the Sandbox's, which
+// whoever may update Sandboxes could change meanwhile.
+func (s *Store) waitOurs(ctx context.Context, po PodOptions, sandbox types.UID) (string, error) {
+	node, err := s.waitRunning(ctx, po.Name, sandbox)
+	if err != nil || sandbox == "" {
+		return node, err
+	}
+	u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, po.Name, metav1.GetOptions{})
+	if err == nil {
+		err = ownedBy(u, sandbox)
+	}
+	if err == nil {
+		err = specIs(u, podSpec(po))
+	}
+	if err != nil {
+		return "", fmt.Errorf("its Sandbox's pod is not forkbomb's: %w", err)
+	}
+	return node, nil
 }
 
 // started sends the pod what the editor wrote to the local fork before

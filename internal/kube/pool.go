@@ -21,7 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
@@ -78,9 +78,11 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 	po := s.warmOptions(rs)
 	po.Name, po.Run, po.Owner = wp.name(), run, rs.anchor
 	po.DeadlineSeconds = int64(s.o.Deadline / time.Second)
+	var sandboxUID types.UID // where forks are Sandboxes: the warm pod's, made by agent-sandbox's controller
+	var err error
 	if kept := s.claimKeptIf(ctx, run, rs, po); kept != "" {
 		wp.setName(kept)
-	} else if _, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Create(ctx, pod(po), metav1.CreateOptions{}); err != nil {
+	} else if sandboxUID, err = s.makePod(ctx, po); err != nil {
 		wp.err = err // the fork that claims it starts its own
 		return
 	}
@@ -91,7 +93,8 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 		wp.err = errors.New("abandoned")
 		return
 	}
-	node, err := s.waitRunning(ctx, wp.name(), "")
+	po.Name = wp.name() // a kept pod's, once claimed
+	node, err := s.waitOurs(ctx, po, sandboxUID)
 	if err != nil {
 		wp.err = err
 		return
@@ -106,9 +109,9 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 }
 
 // claimKeptIf is claimKept when kept pods are asked for (never of a tree
-// image: Store.Remove).
+// image, nor where forks are Sandboxes: Store.Remove).
 func (s *Store) claimKeptIf(ctx context.Context, run string, rs *runState, po PodOptions) string {
-	if s.o.KeepWarm <= 0 || po.TreeInImage {
+	if s.o.KeepWarm <= 0 || po.TreeInImage || s.crd {
 		return ""
 	}
 	return s.claimKept(ctx, run, rs, po)

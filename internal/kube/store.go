@@ -214,8 +214,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		if !s.crd && o.UseSandboxCRD == "always" {
 			return nil, fmt.Errorf("forks as agent-sandbox Sandboxes (--sandbox-crd always): the cluster serves no %s %s", sandboxGVR.GroupVersion(), sandboxGVR.Resource)
 		}
-		if s.crd && (o.Warm > 0 || o.KeepWarm > 0) && o.Progress != nil {
-			fmt.Fprintf(o.Progress, "forkbomb: forks are agent-sandbox Sandboxes in namespace %s, so no warm pods are started or kept (--sandbox-crd never: plain pods, with warm pods)\n", o.Namespace)
+		if s.crd && o.KeepWarm > 0 && o.Progress != nil {
+			fmt.Fprintf(o.Progress, "forkbomb: forks are agent-sandbox Sandboxes in namespace %s, so no warm pods are kept for the next run (--sandbox-crd never: plain pods, kept)\n", o.Namespace)
 		}
 	}
 	md, err := metadata.NewForConfig(cfg)
@@ -275,7 +275,7 @@ func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*
 		}
 		s.dropOtherPools(ctx, kind)
 	}
-	if s.o.Warm > 0 && !s.crd {
+	if s.o.Warm > 0 {
 		s.startPool(rs.ctx, name, rs, tree)
 	}
 	m, err := s.o.Local.New(ctx, name, o)
