@@ -2,8 +2,10 @@ package kube
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,9 +41,9 @@ func openStore(t *testing.T, cfg *rest.Config, o Options) *Store {
 	}
 	o.Local, o.Config = local, cfg
 	if o.UseSandboxCRD == "" {
-		// the test cluster serves agent-sandbox's Sandbox, whose forks
-		// have no warm or kept pods: a test asks for Sandboxes itself
-		// (inEachTreeMode's "sandboxes", TestSandboxCRD)
+		// the test cluster serves agent-sandbox's Sandbox, whose runs
+		// keep no pods for the next: a test asks for Sandboxes itself
+		// (inEachTreeMode's "sandboxes", TestWarmPods, TestSandboxCRD)
 		o.UseSandboxCRD = "never"
 	}
 	s, err := Open(context.Background(), o)
@@ -280,21 +282,40 @@ func TestSandboxCRD(t *testing.T) {
 	}
 	// the pod made from a template someone changed meanwhile (a root
 	// filesystem made writable): the fork refuses it
-	playController(t, s, sb, func(spec map[string]any) {
-		spec["containers"].([]any)[0].(map[string]any)["securityContext"].(map[string]any)["readOnlyRootFilesystem"] = false
+	playController(t, s, sb, func(p *unstructured.Unstructured) {
+		p.Object["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["securityContext"].(map[string]any)["readOnlyRootFilesystem"] = false
 	})
 	if err := <-errc; err == nil || !strings.Contains(err.Error(), "is not forkbomb's") || !strings.Contains(err.Error(), "readOnlyRootFilesystem") {
 		t.Errorf("a Sandbox's pod with a writable root: %v", err)
 	}
-	// the control: the next fork's pod from its template as made passes
-	// the check (its start then fails: there is no kubelet here)
-	if _, err := s.Fork(context.Background(), "run-crd", "run-crd-f1"); err != nil {
-		t.Fatal(err)
-	}
-	errc = exec("run-crd-f1")
-	playController(t, s, waitSandbox(t, s, "fb-run-crd-f1"), nil)
-	if err := <-errc; err == nil || strings.Contains(err.Error(), "not forkbomb's") {
-		t.Errorf("control: the Sandbox's own pod: %v", err)
+	// the next forks: one whose pod has a label more (another
+	// NetworkPolicy could select it), refused; the control, its pod as
+	// the controller makes it of the template, passes the check (its
+	// start then fails: there is no kubelet here)
+	for _, tc := range []struct {
+		fork   string
+		change func(p *unstructured.Unstructured)
+		want   string
+	}{
+		{"run-crd-f1", func(p *unstructured.Unstructured) {
+			l := p.GetLabels()
+			l["team"] = "egress-allowed"
+			p.SetLabels(l)
+		}, "labels"},
+		{"run-crd-f2", nil, ""},
+	} {
+		if _, err := s.Fork(context.Background(), "run-crd", tc.fork); err != nil {
+			t.Fatal(err)
+		}
+		errc = exec(tc.fork)
+		playController(t, s, waitSandbox(t, s, "fb-"+tc.fork), tc.change)
+		err := <-errc
+		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), "is not forkbomb's") || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: a Sandbox's pod with %s changed: %v", tc.fork, tc.want, err)
+		}
+		if tc.want == "" && (err == nil || strings.Contains(err.Error(), "not forkbomb's")) {
+			t.Errorf("control: the Sandbox's own pod: %v", err)
+		}
 	}
 	// the control: told never, the same store makes a plain pod
 	s2 := openStore(t, cfg, Options{UseSandboxCRD: "never"})
@@ -322,20 +343,25 @@ func waitSandbox(t *testing.T, s *Store, name string) *unstructured.Unstructured
 
 // playController does what agent-sandbox's controller and a kubelet
 // would for Sandbox sb, on an API server that has neither: its pod, of
-// its template's spec (changed by change, if given), owned by it, and
-// marked running.
-func playController(t *testing.T, s *Store, sb *unstructured.Unstructured, change func(spec map[string]any)) {
+// its template (labels, spec) with the controller's name hash and list
+// of copied labels, owned by it, changed by change if given, and marked
+// running.
+func playController(t *testing.T, s *Store, sb *unstructured.Unstructured, change func(p *unstructured.Unstructured)) {
 	t.Helper()
 	spec, _, _ := unstructured.NestedMap(sb.Object, "spec", "podTemplate", "spec")
-	labels, _, _ := unstructured.NestedMap(sb.Object, "spec", "podTemplate", "metadata", "labels")
-	if change != nil {
-		change(spec)
-	}
-	p := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": sb.GetName(), "labels": labels}, "spec": spec}}
+	labels, _, _ := unstructured.NestedStringMap(sb.Object, "spec", "podTemplate", "metadata", "labels")
+	keys := slices.Sorted(maps.Keys(labels))
+	labels[sandboxNameHashLabel] = sandboxNameHash(sb.GetName())
+	p := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{}, "spec": spec}}
+	p.SetName(sb.GetName())
+	p.SetLabels(labels)
+	p.SetAnnotations(map[string]string{sandboxPropagatedLabels: strings.Join(keys, ",")})
 	yes := true
 	p.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: sandboxGVR.GroupVersion().String(), Kind: "Sandbox",
 		Name: sb.GetName(), UID: sb.GetUID(), Controller: &yes}})
+	if change != nil {
+		change(p)
+	}
 	pods := s.dyn.Resource(podGVR).Namespace(s.o.Namespace)
 	made, err := pods.Create(context.Background(), p, metav1.CreateOptions{})
 	if err != nil {

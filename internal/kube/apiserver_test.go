@@ -169,7 +169,7 @@ func installSandboxCRD(t *testing.T, cfg *rest.Config) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)
-	for !hasSandboxCRD(context.Background(), cfg) {
+	for ok, _ := hasSandboxCRD(context.Background(), cfg); !ok; ok, _ = hasSandboxCRD(context.Background(), cfg) {
 		if time.Now().After(deadline) {
 			t.Fatal("the Sandbox CRD was never served")
 		}

@@ -148,9 +148,9 @@ func benchBackends(b *testing.B, setup func(o *run.Options, kube bool), image st
 		// FORKBOMB_BENCH_BIN_STREAM=1: forkbomb-pod sent to each pod on
 		// its start, as before the pods had it from ConfigMaps (binmap.go)
 		ko.streamBin = os.Getenv("FORKBOMB_BENCH_BIN_STREAM") == "1"
-		// FORKBOMB_BENCH_SANDBOXES=1: each fork an agent-sandbox Sandbox,
-		// its pod made by the cluster's agent-sandbox controller (no warm
-		// pods then: compare with FORKBOMB_BENCH_WARM=0)
+		// FORKBOMB_BENCH_SANDBOXES=1: each fork and warm pod an
+		// agent-sandbox Sandbox, its pod made by the cluster's
+		// agent-sandbox controller (no kept pods then)
 		if os.Getenv("FORKBOMB_BENCH_SANDBOXES") == "1" {
 			ko.UseSandboxCRD = "always"
 		}

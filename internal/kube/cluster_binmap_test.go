@@ -17,6 +17,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -178,35 +179,39 @@ awk '$5 == "/work/.forkbomb" { print substr($6, 1, 3) }' /proc/self/mountinfo`},
 	waitNothingLeft(t, cfg, ns, 2*time.Minute)
 }
 
-// TestClusterPodWarning: a pod that cannot start because the binary's
-// parts are gone (deleted under it) says why — the kubelet's FailedMount
-// warning, which waitRunning adds to its error — not only "Pending"; the
-// control, a pod that runs, has no such warning (the test cluster's
-// kubelet warns of its missing cluster DNS for every pod).
+// TestClusterPodWarning: lastWarning, which waitRunning adds to its error
+// when a pod does not run within its limit (three minutes: not waited
+// for here), names the kubelet's FailedMount for a pod whose binary parts
+// are gone (deleted under it), where the pod's state says only
+// "Pending"; the control, a pod that runs, has no such warning (the test
+// cluster's kubelet warns of its missing cluster DNS for every pod).
 func TestClusterPodWarning(t *testing.T) {
 	t.Parallel()
 	cfg, ns := cluster(t)
 	s := openStore(t, cfg, Options{Namespace: ns, streamBin: true})
 	ctx := context.Background()
 	gone := binParts{sum: strings.Repeat("ab", 32), n: 1} // no such ConfigMap
+	uid := map[string]types.UID{}
 	for _, name := range []string{"parts-gone", "control"} {
 		po := PodOptions{Name: name, Run: "warning", Image: DefaultImage, DeadlineSeconds: 300}
 		if name == "parts-gone" {
 			po.bin = gone
 		}
-		if _, err := s.dyn.Resource(podGVR).Namespace(ns).Create(ctx, pod(po), metav1.CreateOptions{}); err != nil {
+		made, err := s.dyn.Resource(podGVR).Namespace(ns).Create(ctx, pod(po), metav1.CreateOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		uid[name] = made.GetUID()
 	}
 	if _, err := s.waitRunning(ctx, "control", ""); err != nil {
 		t.Fatal(err)
 	}
-	if w := s.lastWarning("control"); strings.Contains(w, "FailedMount") {
+	if w := s.lastWarning("control", uid["control"]); strings.Contains(w, "FailedMount") {
 		t.Errorf("control: a running pod's warnings %s", w)
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		w := s.lastWarning("parts-gone")
+		w := s.lastWarning("parts-gone", uid["parts-gone"])
 		if strings.Contains(w, "FailedMount") && strings.Contains(w, gone.name(0)) {
 			break
 		}

@@ -3,10 +3,12 @@ package kube
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -449,9 +451,9 @@ func sandboxOwns(t *testing.T, s *Store, name string) {
 }
 
 // TestClusterSandboxImpostor: a pod someone made first under the name a
-// fork's Sandbox gives its pod (agent-sandbox's controller refuses to
-// adopt it, but it is there by that name) is refused by the fork, which
-// sends it nothing: its /work holds no tree.
+// fork's Sandbox gives its pod — one agent-sandbox's controller refuses to
+// adopt but which is there by that name, and one it adopts — is refused
+// by the fork, which sends it nothing: its /work holds no tree.
 func TestClusterSandboxImpostor(t *testing.T) {
 	t.Parallel()
 	cfg, ns := cluster(t)
@@ -462,42 +464,83 @@ func TestClusterSandboxImpostor(t *testing.T) {
 		t.Fatal("forkbomb-pod is not kept as ConfigMaps")
 	}
 	ctx := context.Background()
-	fork := newRun(t, s, "run-imp")
-	// the impostor: a plain pod of the very spec forkbomb asks its
-	// Sandbox for (the deadline a one-minute command's fork gets, the
-	// binary's parts), its labels forkbomb's, in the Sandbox's pod's name:
-	// only its owner tells it apart
-	imp := pod(PodOptions{Name: "fb-run-imp-f0", Run: "run-imp", Image: DefaultImage, DeadlineSeconds: int64((time.Minute + 10*time.Minute) / time.Second), bin: s.binParts})
-	if _, err := s.dyn.Resource(podGVR).Namespace(ns).Create(ctx, imp, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	zero := int64(0)
-	defer s.dyn.Resource(podGVR).Namespace(ns).Delete(context.Background(), "fb-run-imp-f0", metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	newRun(t, s, "run-imp")
 	ectx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	_, err := s.Exec(ectx, fork, sandbox.Policy{Command: []string{"true"}, Timeout: time.Minute}, sandbox.Stdio{})
-	if err == nil || !strings.Contains(err.Error(), "not its Sandbox's") {
-		t.Fatalf("the fork ran in a pod that is not its Sandbox's: %v", err)
-	}
-	if _, err := s.waitRunning(ectx, "fb-run-imp-f0", ""); err != nil {
-		t.Fatal(err)
-	}
-	// nothing but the binary's read-only mount, which the pod has from
-	// its start
-	out, _, err := s.output(ectx, "fb-run-imp-f0", "ls -A /work", nil, 1<<10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.TrimSpace(string(out)) != ".forkbomb" {
-		t.Errorf("the impostor's /work holds %q: the fork sent it its tree", out)
+	for _, tc := range []struct {
+		fork, why string
+		adoptable bool
+	}{
+		// a plain pod of the very spec forkbomb asks its Sandbox for (the
+		// deadline a one-minute command's fork gets, the binary's parts),
+		// its labels forkbomb's, in the Sandbox's pod's name: the
+		// controller does not adopt it, and its owner tells it apart
+		{"run-imp-f0", "not its Sandbox's", false},
+		// the same with the controller's name hash and its list of copied
+		// labels, made a second before the Sandbox: the controller adopts
+		// it, so once adopted its owner is the Sandbox and its creation
+		// time tells it apart (seen before the adoption, its owner does)
+		{"run-imp-f1", "made before its Sandbox|not its Sandbox's", true},
+	} {
+		name := "fb-" + tc.fork
+		imp := pod(PodOptions{Name: name, Run: "run-imp", Image: DefaultImage, DeadlineSeconds: int64((time.Minute + 10*time.Minute) / time.Second), bin: s.binParts})
+		if tc.adoptable {
+			l := imp.GetLabels()
+			keys := slices.Sorted(maps.Keys(l))
+			l[sandboxNameHashLabel] = sandboxNameHash(name)
+			imp.SetLabels(l)
+			imp.SetAnnotations(map[string]string{sandboxPropagatedLabels: strings.Join(keys, ",")})
+		}
+		if _, err := s.dyn.Resource(podGVR).Namespace(ns).Create(ctx, imp, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		zero := int64(0)
+		defer s.dyn.Resource(podGVR).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		time.Sleep(1100 * time.Millisecond) // creation times are in seconds
+		if tc.fork != "run-imp-f0" {
+			if _, err := s.Fork(ctx, "run-imp", tc.fork); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := s.Exec(ectx, tc.fork, sandbox.Policy{Command: []string{"true"}, Timeout: time.Minute}, sandbox.Stdio{})
+		if err == nil || !regexp.MustCompile(tc.why).MatchString(err.Error()) {
+			t.Fatalf("%s: the fork ran in a pod the controller did not make for its Sandbox: %v", tc.fork, err)
+		}
+		t.Logf("%s: %v", tc.fork, err)
+		if tc.adoptable { // control: the controller adopts it
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(p.GetOwnerReferences()) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("control: the controller did not adopt %s: the case proves nothing", name)
+				}
+			}
+		}
+		if _, err := s.waitRunning(ectx, name, ""); err != nil {
+			t.Fatal(err)
+		}
+		// nothing but the binary's read-only mount, which the pod has
+		// from its start
+		out, _, err := s.output(ectx, name, "ls -A /work", nil, 1<<10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(string(out)) != ".forkbomb" {
+			t.Errorf("%s: the impostor's /work holds %q: the fork sent it its tree", tc.fork, out)
+		}
 	}
 	// control: the same store's next fork, whose name nobody took, runs
-	if _, err := s.Fork(ctx, "run-imp", "run-imp-f1"); err != nil {
+	if _, err := s.Fork(ctx, "run-imp", "run-imp-f2"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Exec(ectx, "run-imp-f1", sandbox.Policy{Command: []string{"true"}, Timeout: time.Minute}, sandbox.Stdio{})
+	res, err := s.Exec(ectx, "run-imp-f2", sandbox.Policy{Command: []string{"true"}, Timeout: time.Minute}, sandbox.Stdio{})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("control: a fork with its own Sandbox's pod: %v, %+v", err, res)
 	}
-	sandboxOwns(t, s, "fb-run-imp-f1")
+	sandboxOwns(t, s, "fb-run-imp-f2")
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,27 +60,37 @@ func getJSON(ctx context.Context, cfg *rest.Config, p string, out any) error {
 	if err != nil {
 		return err
 	}
+	if resp.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("GET %s: %w", p, errNotServed)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", p, resp.Status)
 	}
 	return json.Unmarshal(body, out)
 }
 
+// errNotServed: the API server has no such path (a group or version it
+// does not serve).
+var errNotServed = errors.New("not served (404)")
+
 // hasSandboxCRD reports whether the cluster serves agent-sandbox's
-// Sandbox (sandboxGVR).
-func hasSandboxCRD(ctx context.Context, cfg *rest.Config) bool {
+// Sandbox (sandboxGVR); an error where the API server could not say.
+func hasSandboxCRD(ctx context.Context, cfg *rest.Config) (bool, error) {
 	var rl struct {
 		Resources []struct {
 			Name string `json:"name"`
 		} `json:"resources"`
 	}
 	if err := getJSON(ctx, cfg, "/apis/"+sandboxGVR.GroupVersion().String(), &rl); err != nil {
-		return false
+		if errors.Is(err, errNotServed) {
+			return false, nil
+		}
+		return false, err
 	}
 	for _, r := range rl.Resources {
 		if r.Name == sandboxGVR.Resource {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"maps"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,25 +163,74 @@ func (s *Store) makePod(ctx context.Context, po PodOptions) (types.UID, error) {
 }
 
 // waitOurs waits for makePod's pod to run (waitRunning) and returns its
-// node. A Sandbox's pod must be the Sandbox's and, as stored, the
-// template as forkbomb wrote it: the template is the Sandbox's, which
-// whoever may update Sandboxes could change meanwhile.
+// node. A Sandbox's pod must be the one agent-sandbox's controller made
+// for it from the template as forkbomb wrote it (sandboxPod).
 func (s *Store) waitOurs(ctx context.Context, po PodOptions, sandbox types.UID) (string, error) {
 	node, err := s.waitRunning(ctx, po.Name, sandbox)
 	if err != nil || sandbox == "" {
 		return node, err
 	}
-	u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, po.Name, metav1.GetOptions{})
-	if err == nil {
-		err = ownedBy(u, sandbox)
-	}
-	if err == nil {
-		err = specIs(u, podSpec(po))
-	}
-	if err != nil {
+	if err := s.sandboxPod(ctx, po, sandbox); err != nil {
 		return "", fmt.Errorf("its Sandbox's pod is not forkbomb's: %w", err)
 	}
 	return node, nil
+}
+
+// sandboxPod checks that the pod of po's Sandbox (of uid sandbox) is what
+// agent-sandbox's controller makes of forkbomb's template: controlled by
+// that Sandbox; not made before it — the controller adopts a pod someone
+// made first under the Sandbox's name if it carries the Sandbox's name
+// hash or its adoptable label, so a pod's owner alone does not say the
+// controller made it —; its labels the template's and the controller's
+// name hash alone, its annotations the controller's list of the labels it
+// copied alone, no finalizer (a label could match another NetworkPolicy,
+// an annotation give the pod a network or runtime option); and its spec
+// forkbomb's (specIs; the template is the Sandbox's, which whoever may
+// update Sandboxes could change meanwhile).
+func (s *Store) sandboxPod(ctx context.Context, po PodOptions, sandbox types.UID) error {
+	u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, po.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	sb, err := s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Get(ctx, po.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if sb.GetUID() != sandbox {
+		return fmt.Errorf("the Sandbox %s was made again", po.Name)
+	}
+	if err := ownedBy(u, sandbox); err != nil {
+		return err
+	}
+	if made, sbMade := u.GetCreationTimestamp(), sb.GetCreationTimestamp(); made.Before(&sbMade) {
+		return fmt.Errorf("pod %s was made before its Sandbox", u.GetName())
+	}
+	want := sandboxObject(po)
+	labels, _, _ := unstructured.NestedStringMap(want.Object, "spec", "podTemplate", "metadata", "labels")
+	keys := slices.Sorted(maps.Keys(labels))
+	labels[sandboxNameHashLabel] = sandboxNameHash(po.Name)
+	if got := u.GetLabels(); !maps.Equal(got, labels) {
+		return fmt.Errorf("pod %s: labels %v, not the template's and the controller's %v", u.GetName(), got, labels)
+	}
+	wantAnn := map[string]string{sandboxPropagatedLabels: strings.Join(keys, ",")}
+	if got := u.GetAnnotations(); !maps.Equal(got, wantAnn) || len(u.GetFinalizers()) > 0 {
+		return fmt.Errorf("pod %s: annotations %v or finalizers %v not the controller's", u.GetName(), got, u.GetFinalizers())
+	}
+	return specIs(u, podSpec(po))
+}
+
+// What agent-sandbox's controller (v1.0) puts on a Sandbox's pod: the
+// FNV-1a hash of the Sandbox's name, and the keys of the labels it copied
+// from the template.
+const (
+	sandboxNameHashLabel    = "agents.x-k8s.io/sandbox-name-hash"
+	sandboxPropagatedLabels = "agents.x-k8s.io/propagated-labels"
+)
+
+func sandboxNameHash(name string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 // started sends the pod what the editor wrote to the local fork before
@@ -489,10 +541,12 @@ func runnerSpec(mode sandbox.Mode, p sandbox.Policy) podrun.Spec {
 // time, is an error naming why (its waiting reason).
 func (s *Store) waitRunning(ctx context.Context, pod string, owner types.UID) (string, error) {
 	t0 := time.Now()
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, podReadyTimeout)
 	defer cancel()
 	pods := s.dyn.Resource(podGVR).Namespace(s.o.Namespace)
 	why := "not made yet"
+	var uid types.UID // the pod's, once seen
 	for {
 		// the pod as it is now, then its changes from that version on
 		u, err := pods.Get(ctx, pod, metav1.GetOptions{})
@@ -500,6 +554,7 @@ func (s *Store) waitRunning(ctx context.Context, pod string, owner types.UID) (s
 			if err := ownedBy(u, owner); err != nil {
 				return "", err
 			}
+			uid = u.GetUID()
 			if done, err := podRunning(u); done || err != nil {
 				return nodeName(u), err
 			}
@@ -524,8 +579,11 @@ func (s *Store) waitRunning(ctx context.Context, pod string, owner types.UID) (s
 		}
 		select {
 		case <-ctx.Done():
-			if ev := s.lastWarning(pod); ev != "" {
-				why += "; its warnings: " + ev
+			// its own limit, not the caller's end (a loser, a Ctrl-C)
+			if caller.Err() == nil && uid != "" {
+				if ev := s.lastWarning(pod, uid); ev != "" {
+					why += "; its warnings: " + ev
+				}
 			}
 			return "", fmt.Errorf("pod %s did not run within %s (%s): %w", pod, time.Since(t0).Round(time.Second), why, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
@@ -533,16 +591,17 @@ func (s *Store) waitRunning(ctx context.Context, pod string, owner types.UID) (s
 	}
 }
 
-// lastWarning names the warnings the cluster's components recorded for
-// pod (a volume that cannot be mounted — the binary's parts deleted under
-// it, binmap.go —, a failed scheduling): the newest of each reason, newest
-// first, at most three, each quoted and cut short; "" where there is none
-// or they cannot be read.
-func (s *Store) lastWarning(pod string) string {
+// lastWarning names the warnings recorded for pod, of uid (not another
+// pod of its name): a volume that cannot be mounted — the binary's parts
+// deleted under it, binmap.go —, a failed scheduling. The newest of each
+// reason, newest first, at most three, each quoted and cut short; "" where
+// there is none or they cannot be read. Whoever may make events in the
+// namespace can add to them: they are words for the error, never acted on.
+func (s *Store) lastWarning(pod string, uid types.UID) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	l, err := s.dyn.Resource(eventGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{
-		FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod + ",type=Warning"})
+		FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod + ",involvedObject.uid=" + string(uid) + ",type=Warning"})
 	if err != nil {
 		return ""
 	}
@@ -621,7 +680,10 @@ func waitingReason(u *unstructured.Unstructured) string {
 			if m, ok := c.(map[string]any); ok {
 				if r, ok, _ := unstructured.NestedString(m, "state", "waiting", "reason"); ok && r != "PodInitializing" {
 					msg, _, _ := unstructured.NestedString(m, "state", "waiting", "message")
-					return strings.TrimSpace(r + " " + msg)
+					if msg == "" {
+						return r
+					}
+					return fmt.Sprintf("%s %.300q", r, msg) // the pod's status: quoted, cut short
 				}
 			}
 		}

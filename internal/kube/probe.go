@@ -105,7 +105,9 @@ func Probe(ctx context.Context, o ProbeOptions) (*ProbeReport, error) {
 	if runtimeClass == "" {
 		r.Notes = append(r.Notes, "no runtime class: pods run on the node's default runtime (runc: the node's kernel is the boundary, as for the local backend)")
 	}
-	r.SandboxCRD = hasSandboxCRD(ctx, cfg)
+	if r.SandboxCRD, err = hasSandboxCRD(ctx, cfg); err != nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("cannot tell whether the cluster serves agent-sandbox's Sandbox: %v", err))
+	}
 	if ns, err := dyn.Resource(nsGVR).Get(ctx, namespace, metav1.GetOptions{}); err == nil {
 		r.PodSecurity = ns.GetLabels()["pod-security.kubernetes.io/enforce"]
 	}

@@ -210,8 +210,14 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		runs: map[string]*runState{}, forks: map[string]*forkState{}, probes: map[string]*nodeProbe{},
 		sessions: map[string]*sessionSlot{}, stopped: make(chan struct{}), binStale: binStaleAfter}
 	if o.UseSandboxCRD != "never" {
-		s.crd = hasSandboxCRD(ctx, cfg)
-		if !s.crd && o.UseSandboxCRD == "always" {
+		var err error
+		s.crd, err = hasSandboxCRD(ctx, cfg)
+		switch {
+		case err != nil && o.UseSandboxCRD == "always":
+			return nil, fmt.Errorf("forks as agent-sandbox Sandboxes (--sandbox-crd always): cannot tell whether the cluster serves them: %w", err)
+		case err != nil && o.Progress != nil:
+			fmt.Fprintf(o.Progress, "forkbomb: cannot tell whether the cluster serves agent-sandbox's Sandbox (%v): forks are plain pods (--sandbox-crd always insists)\n", err)
+		case !s.crd && o.UseSandboxCRD == "always":
 			return nil, fmt.Errorf("forks as agent-sandbox Sandboxes (--sandbox-crd always): the cluster serves no %s %s", sandboxGVR.GroupVersion(), sandboxGVR.Resource)
 		}
 		if s.crd && o.KeepWarm > 0 && o.Progress != nil {

@@ -309,4 +309,13 @@ func TestPodRunningGivesUp(t *testing.T) {
 			t.Errorf("%s: the error does not say why: %v", reason, err)
 		}
 	}
+	// the message is the pod's status, which whoever may write it
+	// chooses: quoted, so no line or terminal control of its reaches
+	// forkbomb's output
+	u := waiting("ErrImageNeverPull")
+	unstructured.SetNestedSlice(u.Object, []any{map[string]any{"state": map[string]any{"waiting": map[string]any{
+		"reason": "ErrImageNeverPull", "message": "no\nforkbomb: fork 0 won\x1b[2J"}}}}, "status", "containerStatuses")
+	if got := waitingReason(u); strings.ContainsAny(got, "\n\x1b") || !strings.Contains(got, `\n`) {
+		t.Errorf("waitingReason let the pod's message through as it is: %q", got)
+	}
 }
