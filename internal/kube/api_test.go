@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -284,14 +285,15 @@ func TestSandboxCRD(t *testing.T) {
 	// filesystem made writable): the fork refuses it
 	playController(t, s, sb, func(p *unstructured.Unstructured) {
 		p.Object["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["securityContext"].(map[string]any)["readOnlyRootFilesystem"] = false
-	})
+	}, nil)
 	if err := <-errc; err == nil || !strings.Contains(err.Error(), "is not forkbomb's") || !strings.Contains(err.Error(), "readOnlyRootFilesystem") {
 		t.Errorf("a Sandbox's pod with a writable root: %v", err)
 	}
 	// the next forks: one whose pod has a label more (another
-	// NetworkPolicy could select it), refused; the control, its pod as
-	// the controller makes it of the template, passes the check (its
-	// start then fails: there is no kubelet here)
+	// NetworkPolicy could select it) and one made with an annotation
+	// more, refused; the control, its pod as the controller makes it of
+	// the template and then annotated by another component, passes the
+	// check (its start then fails: there is no kubelet here)
 	for _, tc := range []struct {
 		fork   string
 		change func(p *unstructured.Unstructured)
@@ -302,13 +304,32 @@ func TestSandboxCRD(t *testing.T) {
 			l["team"] = "egress-allowed"
 			p.SetLabels(l)
 		}, "labels"},
-		{"run-crd-f2", nil, ""},
+		// made with an annotation more (a CNI could read it as the pod
+		// starts): refused
+		{"run-crd-f2", func(p *unstructured.Unstructured) {
+			a := p.GetAnnotations()
+			a["k8s.v1.cni.cncf.io/networks"] = "wide-open"
+			p.SetAnnotations(a)
+		}, "made with annotations"},
+		// the control: as made, then annotated by another of the
+		// cluster's components (a CNI's record of the pod's address)
+		{"run-crd-f3", nil, ""},
 	} {
 		if _, err := s.Fork(context.Background(), "run-crd", tc.fork); err != nil {
 			t.Fatal(err)
 		}
 		errc = exec(tc.fork)
-		playController(t, s, waitSandbox(t, s, "fb-"+tc.fork), tc.change)
+		var later func()
+		if tc.want == "" {
+			later = func() {
+				patch := []byte(`{"metadata":{"annotations":{"cni.projectcalico.org/podIP":"10.0.0.9/32"}}}`)
+				if _, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Patch(context.Background(), "fb-"+tc.fork, types.MergePatchType, patch,
+					metav1.PatchOptions{FieldManager: "calico"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		playController(t, s, waitSandbox(t, s, "fb-"+tc.fork), tc.change, later)
 		err := <-errc
 		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), "is not forkbomb's") || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: a Sandbox's pod with %s changed: %v", tc.fork, tc.want, err)
@@ -344,9 +365,9 @@ func waitSandbox(t *testing.T, s *Store, name string) *unstructured.Unstructured
 // playController does what agent-sandbox's controller and a kubelet
 // would for Sandbox sb, on an API server that has neither: its pod, of
 // its template (labels, spec) with the controller's name hash and list
-// of copied labels, owned by it, changed by change if given, and marked
-// running.
-func playController(t *testing.T, s *Store, sb *unstructured.Unstructured, change func(p *unstructured.Unstructured)) {
+// of copied labels, owned by it, changed by change if given, then later
+// run if given, and marked running.
+func playController(t *testing.T, s *Store, sb *unstructured.Unstructured, change func(p *unstructured.Unstructured), later func()) {
 	t.Helper()
 	spec, _, _ := unstructured.NestedMap(sb.Object, "spec", "podTemplate", "spec")
 	labels, _, _ := unstructured.NestedStringMap(sb.Object, "spec", "podTemplate", "metadata", "labels")
@@ -366,6 +387,12 @@ func playController(t *testing.T, s *Store, sb *unstructured.Unstructured, chang
 	made, err := pods.Create(context.Background(), p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if later != nil {
+		later()
+		if made, err = pods.Get(context.Background(), p.GetName(), metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := unstructured.SetNestedField(made.Object, "Running", "status", "phase"); err != nil {
 		t.Fatal(err)
@@ -407,6 +434,17 @@ func TestProbeAPI(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), Options{Local: local, Config: cfg, UseSandboxCRD: "always"}); err == nil || !strings.Contains(err.Error(), "serves no agents.x-k8s.io/v1beta1") {
 		t.Errorf("--sandbox-crd always without the CRD: %v", err)
+	}
+}
+
+// TestSandboxNameHash: the name hash agent-sandbox's controller labels a
+// Sandbox's pod with is FNV-1a 32 in 8 hex digits (its NameHash).
+func TestSandboxNameHash(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"a": "e40c292c", "": "811c9dc5"} {
+		if got := sandboxNameHash(in); got != want {
+			t.Errorf("sandboxNameHash(%q) = %s, want %s", in, got, want)
+		}
 	}
 }
 

@@ -520,6 +520,16 @@ func TestClusterSandboxImpostor(t *testing.T) {
 					t.Fatalf("control: the controller did not adopt %s: the case proves nothing", name)
 				}
 			}
+			// adopted, its owner is the Sandbox: the fork's check now
+			// refuses it by its creation time alone
+			sb, err := s.dyn.Resource(sandboxGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			po := PodOptions{Name: name, Run: "run-imp", Image: DefaultImage, DeadlineSeconds: int64((time.Minute + 10*time.Minute) / time.Second), bin: s.binParts}
+			if err := s.sandboxPod(ctx, po, sb.GetUID()); err == nil || !strings.Contains(err.Error(), "made before its Sandbox") {
+				t.Errorf("the adopted impostor: %v", err)
+			}
 		}
 		if _, err := s.waitRunning(ectx, name, ""); err != nil {
 			t.Fatal(err)

@@ -212,11 +212,52 @@ func (s *Store) sandboxPod(ctx context.Context, po PodOptions, sandbox types.UID
 	if got := u.GetLabels(); !maps.Equal(got, labels) {
 		return fmt.Errorf("pod %s: labels %v, not the template's and the controller's %v", u.GetName(), got, labels)
 	}
-	wantAnn := map[string]string{sandboxPropagatedLabels: strings.Join(keys, ",")}
-	if got := u.GetAnnotations(); !maps.Equal(got, wantAnn) || len(u.GetFinalizers()) > 0 {
-		return fmt.Errorf("pod %s: annotations %v or finalizers %v not the controller's", u.GetName(), got, u.GetFinalizers())
+	if got := u.GetAnnotations()[sandboxPropagatedLabels]; got != strings.Join(keys, ",") {
+		return fmt.Errorf("pod %s: the controller's list of copied labels is %q", u.GetName(), got)
+	}
+	// the annotations of the pod's maker, the controller's list alone:
+	// those a CNI or a runtime reads as the pod starts. Others come from
+	// the cluster's components as the pod runs (a CNI's own record of the
+	// pod's address), and are not asked of the pod by its maker.
+	if made, err := makersAnnotations(u); err != nil || len(made) != 1 || made[0] != sandboxPropagatedLabels {
+		return fmt.Errorf("pod %s was made with annotations %v, not the controller's alone (%v)", u.GetName(), made, err)
+	}
+	if len(u.GetFinalizers()) > 0 {
+		return fmt.Errorf("pod %s has finalizers %v", u.GetName(), u.GetFinalizers())
 	}
 	return specIs(u, podSpec(po))
+}
+
+// makersAnnotations are the keys of the annotations set by pod u's maker:
+// the field manager that set its spec (no other sets a pod's spec), in the
+// API server's record of which manager set which field (managedFields).
+func makersAnnotations(u *unstructured.Unstructured) ([]string, error) {
+	for _, mf := range u.GetManagedFields() {
+		if mf.Subresource != "" || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields struct {
+			Metadata struct {
+				Annotations map[string]json.RawMessage `json:"f:annotations"`
+			} `json:"f:metadata"`
+			Spec json.RawMessage `json:"f:spec"`
+		}
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			return nil, err
+		}
+		if fields.Spec == nil {
+			continue
+		}
+		var keys []string
+		for k := range fields.Metadata.Annotations {
+			if key, ok := strings.CutPrefix(k, "f:"); ok { // "." is the map itself
+				keys = append(keys, key)
+			}
+		}
+		slices.Sort(keys)
+		return keys, nil
+	}
+	return nil, errors.New("no record of its maker's fields")
 }
 
 // What agent-sandbox's controller (v1.0) puts on a Sandbox's pod: the
@@ -579,8 +620,9 @@ func (s *Store) waitRunning(ctx context.Context, pod string, owner types.UID) (s
 		}
 		select {
 		case <-ctx.Done():
-			// its own limit, not the caller's end (a loser, a Ctrl-C)
-			if caller.Err() == nil && uid != "" {
+			// a limit (its own or the caller's), not a cancel (a loser, a
+			// Ctrl-C)
+			if !errors.Is(caller.Err(), context.Canceled) && uid != "" {
 				if ev := s.lastWarning(pod, uid); ev != "" {
 					why += "; its warnings: " + ev
 				}
