@@ -242,7 +242,7 @@ func makersAnnotations(u *unstructured.Unstructured) ([]string, error) {
 			} `json:"f:metadata"`
 			Spec json.RawMessage `json:"f:spec"`
 		}
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			return nil, err
 		}
 		if fields.Spec == nil {
