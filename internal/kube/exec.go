@@ -182,9 +182,10 @@ func (s *Store) waitOurs(ctx context.Context, po PodOptions, sandbox types.UID) 
 // made first under the Sandbox's name if it carries the Sandbox's name
 // hash or its adoptable label, so a pod's owner alone does not say the
 // controller made it —; its labels the template's and the controller's
-// name hash alone, its annotations the controller's list of the labels it
-// copied alone, no finalizer (a label could match another NetworkPolicy,
-// an annotation give the pod a network or runtime option); and its spec
+// name hash alone, the annotations its maker set the controller's list of
+// the labels it copied alone, no finalizer (a label could match another
+// NetworkPolicy, an annotation give the pod a network or runtime option);
+// and its spec
 // forkbomb's (specIs; the template is the Sandbox's, which whoever may
 // update Sandboxes could change meanwhile).
 func (s *Store) sandboxPod(ctx context.Context, po PodOptions, sandbox types.UID) error {
@@ -205,8 +206,7 @@ func (s *Store) sandboxPod(ctx context.Context, po PodOptions, sandbox types.UID
 	if made, sbMade := u.GetCreationTimestamp(), sb.GetCreationTimestamp(); made.Before(&sbMade) {
 		return fmt.Errorf("pod %s was made before its Sandbox", u.GetName())
 	}
-	want := sandboxObject(po)
-	labels, _, _ := unstructured.NestedStringMap(want.Object, "spec", "podTemplate", "metadata", "labels")
+	labels := templateLabels(po)
 	keys := slices.Sorted(maps.Keys(labels))
 	labels[sandboxNameHashLabel] = sandboxNameHash(po.Name)
 	if got := u.GetLabels(); !maps.Equal(got, labels) {
@@ -673,9 +673,10 @@ func (s *Store) lastWarning(pod string, uid types.UID) string {
 // ownedBy checks that a fork's pod is its Sandbox's (owner; "": a pod
 // forkbomb made itself, by a create that fails where the name is taken).
 // agent-sandbox's controller makes a Sandbox's pod under the Sandbox's
-// name and refuses to adopt one someone made first under that name, but
-// that pod is still there by the name: forkbomb must not send it the tree
-// or run the fork in it.
+// name, and leaves alone a pod someone made first under that name unless
+// it carries the Sandbox's name hash (sandboxPod): that pod is still there
+// by the name, and forkbomb must not send it the tree or run the fork in
+// it.
 func ownedBy(u *unstructured.Unstructured, owner types.UID) error {
 	if owner == "" {
 		return nil

@@ -197,17 +197,27 @@ func pod(o PodOptions) *unstructured.Unstructured {
 // sandboxObject is a fork as an agent-sandbox Sandbox: the same pod template,
 // one replica; the controller makes the pod (named as the Sandbox).
 func sandboxObject(o PodOptions) *unstructured.Unstructured {
+	labels := map[string]any{}
+	for k, v := range templateLabels(o) {
+		labels[k] = v
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": sandboxGVR.GroupVersion().String(),
 		"kind":       "Sandbox",
 		"metadata":   objectMeta(o.Name, o.Run, o.Name, o.Owner),
 		"spec": map[string]any{
 			"podTemplate": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{LabelManaged: Managed, LabelRun: o.Run, LabelFork: o.Name}},
+				"metadata": map[string]any{"labels": labels},
 				"spec":     podSpec(o),
 			},
 		},
 	}}
+}
+
+// templateLabels are the labels of a Sandbox's pod template, which
+// agent-sandbox's controller copies onto the pod.
+func templateLabels(o PodOptions) map[string]string {
+	return map[string]string{LabelManaged: Managed, LabelRun: o.Run, LabelFork: o.Name}
 }
 
 // lease is a run's anchor: it owns everything else of the run, and its
