@@ -14,6 +14,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/modelproxy"
@@ -407,6 +408,28 @@ func BenchmarkForkStart(b *testing.B) {
 // waitPool waits until every kept pod of the namespace not yet claimed
 // is running.
 func (s *Store) waitPool(ctx context.Context) error {
+	if s.crd { // agent-sandbox's pools: each as ready as it is large
+		for {
+			list, err := s.dyn.Resource(sandboxPoolGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
+			if err != nil {
+				return err
+			}
+			ready := true
+			for _, u := range list.Items {
+				want, _, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+				have, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas")
+				ready = ready && have >= want
+			}
+			if ready {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
 	list, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,9 +82,10 @@ func leftovers(t testing.TB, cfg *rest.Config, ns string) []string {
 	for _, gvr := range []struct {
 		kind string
 		r    dynamic.NamespaceableResourceInterface
-	}{{"pod", dyn.Resource(podGVR)}, {"lease", dyn.Resource(leaseGVR)}, {"networkpolicy", dyn.Resource(netpolGVR)}, {"sandbox", dyn.Resource(sandboxGVR)}} {
+	}{{"pod", dyn.Resource(podGVR)}, {"lease", dyn.Resource(leaseGVR)}, {"networkpolicy", dyn.Resource(netpolGVR)}, {"sandbox", dyn.Resource(sandboxGVR)},
+		{"sandboxtemplate", dyn.Resource(sandboxTemplateGVR)}, {"sandboxwarmpool", dyn.Resource(sandboxPoolGVR)}, {"sandboxclaim", dyn.Resource(sandboxClaimGVR)}} {
 		l, err := gvr.r.Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed})
-		if gvr.kind == "sandbox" && apierrors.IsNotFound(err) {
+		if strings.HasPrefix(gvr.kind, "sandbox") && apierrors.IsNotFound(err) {
 			continue // a cluster that serves no Sandbox
 		}
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -73,22 +74,38 @@ func getJSON(ctx context.Context, cfg *rest.Config, p string, out any) error {
 // does not serve).
 var errNotServed = errors.New("not served (404)")
 
+// hasSandboxPools reports whether the cluster serves agent-sandbox's
+// SandboxTemplate, SandboxWarmPool and SandboxClaim (kept_sandbox.go).
+func hasSandboxPools(ctx context.Context, cfg *rest.Config) (bool, error) {
+	for _, gvr := range []schema.GroupVersionResource{sandboxTemplateGVR, sandboxPoolGVR, sandboxClaimGVR} {
+		if ok, err := serves(ctx, cfg, gvr); !ok || err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 // hasSandboxCRD reports whether the cluster serves agent-sandbox's
 // Sandbox (sandboxGVR); an error where the API server could not say.
 func hasSandboxCRD(ctx context.Context, cfg *rest.Config) (bool, error) {
+	return serves(ctx, cfg, sandboxGVR)
+}
+
+// serves reports whether the cluster serves gvr, from its discovery.
+func serves(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource) (bool, error) {
 	var rl struct {
 		Resources []struct {
 			Name string `json:"name"`
 		} `json:"resources"`
 	}
-	if err := getJSON(ctx, cfg, "/apis/"+sandboxGVR.GroupVersion().String(), &rl); err != nil {
+	if err := getJSON(ctx, cfg, "/apis/"+gvr.GroupVersion().String(), &rl); err != nil {
 		if errors.Is(err, errNotServed) {
 			return false, nil
 		}
 		return false, err
 	}
 	for _, r := range rl.Resources {
-		if r.Name == sandboxGVR.Resource {
+		if r.Name == gvr.Resource {
 			return true, nil
 		}
 	}

@@ -374,7 +374,11 @@ func (s *Store) Keep(ctx context.Context) error {
 	for _, po := range kinds {
 		if kind := s.keptKind(po); !seen[kind] {
 			seen[kind] = true
-			if err := s.keep(ctx, po, kind); err != nil {
+			keep := s.keep
+			if s.crd {
+				keep = s.keepSandboxes
+			}
+			if err := keep(ctx, po, kind); err != nil {
 				errs = append(errs, fmt.Errorf("keep warm pods: %w", err))
 			}
 		}

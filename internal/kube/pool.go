@@ -80,7 +80,8 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 	po.DeadlineSeconds = int64(s.o.Deadline / time.Second)
 	var sandboxUID types.UID // where forks are Sandboxes: the warm pod's, made by agent-sandbox's controller
 	var err error
-	if kept := s.claimKeptIf(ctx, run, rs, po); kept != "" {
+	kept, keptUID := s.claimKeptIf(ctx, run, rs, po)
+	if kept != "" {
 		wp.setName(kept)
 	} else if sandboxUID, err = s.makePod(ctx, po); err != nil {
 		wp.err = err // the fork that claims it starts its own
@@ -94,7 +95,12 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 		return
 	}
 	po.Name = wp.name() // a kept pod's, once claimed
-	node, err := s.waitOurs(ctx, po, sandboxUID)
+	var node string
+	if kept != "" { // checked as claimed: kept.go, kept_sandbox.go
+		node, err = s.waitRunning(ctx, kept, keptUID)
+	} else {
+		node, err = s.waitOurs(ctx, po, sandboxUID)
+	}
 	if err != nil {
 		wp.err = err
 		return
@@ -108,13 +114,20 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 	wp.mode, wp.scoped, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.name(), image: rs.image.Ref}, node)
 }
 
-// claimKeptIf is claimKept when kept pods are asked for (never of a tree
-// image, nor where forks are Sandboxes: Store.Remove).
-func (s *Store) claimKeptIf(ctx context.Context, run string, rs *runState, po PodOptions) string {
-	if s.o.KeepWarm <= 0 || po.TreeInImage || s.crd {
-		return ""
+// claimKeptIf is claimKept, or claimKeptSandbox where forks are
+// Sandboxes (its Sandbox's uid too), when kept pods are asked for (never
+// of a tree image: Store.Remove). A pool Sandbox's pod keeps the pool's
+// labels, so the pool's deny-all NetworkPolicy is its own, not the
+// run's: none is claimed by a run whose policy lets its pods reach the
+// model proxy (Options.ProxyCIDR).
+func (s *Store) claimKeptIf(ctx context.Context, run string, rs *runState, po PodOptions) (string, types.UID) {
+	switch {
+	case s.o.KeepWarm <= 0 || po.TreeInImage || s.crd && (!s.pools || s.o.ProxyCIDR != ""):
+		return "", ""
+	case s.crd:
+		return s.claimKeptSandbox(ctx, run, rs, po)
 	}
-	return s.claimKept(ctx, run, rs, po)
+	return s.claimKept(ctx, run, rs, po), ""
 }
 
 // name is the warm pod's name: the run's own, or a kept pod's once

@@ -95,10 +95,16 @@ type Store struct {
 	md     metadata.Interface // names and labels alone (binmap.go, Reap)
 	holder string
 	crd    bool // forks are agent-sandbox Sandboxes (sandboxGVR)
-	mu     sync.Mutex
-	runs   map[string]*runState  // pid 1 name → its anchor
-	forks  map[string]*forkState // fork name → its pod
-	probes map[string]*nodeProbe // node name → forkbomb's sandbox's probe there
+	// pools: kept warm pods are agent-sandbox's pools of Sandboxes
+	// (kept_sandbox.go); crd and the cluster serves its extensions
+	pools bool
+	// claimOf names the claim of each pool Sandbox a run took, by the
+	// Sandbox's name: the fork ends by deleting it (s.mu)
+	claimOf map[string]string
+	mu      sync.Mutex
+	runs    map[string]*runState  // pid 1 name → its anchor
+	forks   map[string]*forkState // fork name → its pod
+	probes  map[string]*nodeProbe // node name → forkbomb's sandbox's probe there
 	// sessions are the started pods' sessions (session.go), by pod name
 	sessions map[string]*sessionSlot
 	// noSessions: no pod gets a session (a benchmark's comparison)
@@ -134,8 +140,10 @@ type Store struct {
 type runState struct {
 	anchor *unstructured.Unstructured
 	stop   context.CancelFunc
-	pool   chan *warmPod   // the run's warm pods not yet claimed (pool.go)
-	ctx    context.Context // ended with the run (stop)
+	pool   chan *warmPod // the run's warm pods not yet claimed (pool.go)
+	// keptClaims counts the run's claims of pool Sandboxes (kept_sandbox.go)
+	keptClaims atomic.Int64
+	ctx        context.Context // ended with the run (stop)
 	// image is the run's tree image by its digest (Options.Registry),
 	// set before the pid 1 is returned; "": the tree is sent to each pod
 	image TreeImage
@@ -208,7 +216,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	host, _ := os.Hostname()
 	s := &Store{o: o, dyn: dyn, holder: fmt.Sprintf("forkbomb@%s/%d", host, os.Getpid()),
 		runs: map[string]*runState{}, forks: map[string]*forkState{}, probes: map[string]*nodeProbe{},
-		sessions: map[string]*sessionSlot{}, stopped: make(chan struct{}), binStale: binStaleAfter}
+		sessions: map[string]*sessionSlot{}, claimOf: map[string]string{}, stopped: make(chan struct{}), binStale: binStaleAfter}
 	if o.UseSandboxCRD != "never" {
 		var err error
 		s.crd, err = hasSandboxCRD(ctx, cfg)
@@ -220,8 +228,15 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		case !s.crd && o.UseSandboxCRD == "always":
 			return nil, fmt.Errorf("forks as agent-sandbox Sandboxes (--sandbox-crd always): the cluster serves no %s %s", sandboxGVR.GroupVersion(), sandboxGVR.Resource)
 		}
-		if s.crd && o.KeepWarm > 0 && o.Progress != nil {
-			fmt.Fprintf(o.Progress, "forkbomb: forks are agent-sandbox Sandboxes in namespace %s, so no warm pods are kept for the next run (--sandbox-crd never: plain pods, kept)\n", o.Namespace)
+		if s.crd && o.KeepWarm > 0 {
+			s.pools, err = hasSandboxPools(ctx, cfg)
+			if !s.pools && o.Progress != nil {
+				why := fmt.Sprintf("the cluster serves no %s SandboxWarmPool and SandboxClaim", sandboxPoolGVR.GroupVersion())
+				if err != nil {
+					why = err.Error()
+				}
+				fmt.Fprintf(o.Progress, "forkbomb: forks are agent-sandbox Sandboxes in namespace %s, and no warm pods are kept for the next run (%s; --sandbox-crd never: plain pods, kept)\n", o.Namespace, why)
+			}
 		}
 	}
 	md, err := metadata.NewForConfig(cfg)
@@ -274,12 +289,16 @@ func (s *Store) New(ctx context.Context, name string, o workspace.NewOptions) (*
 	}
 	s.keepBin(ctx)
 	tree := make(chan struct{})
-	if !s.crd {
+	if !s.crd || s.pools {
 		kind := "" // a tree image's run keeps nothing and claims nothing
 		if s.o.Registry == "" {
 			kind = s.keptKind(s.warmOptions(rs))
 		}
-		s.dropOtherPools(ctx, kind)
+		if s.crd {
+			s.dropOtherSandboxPools(ctx, kind)
+		} else {
+			s.dropOtherPools(ctx, kind)
+		}
 	}
 	if s.o.Warm > 0 {
 		s.startPool(rs.ctx, name, rs, tree)
@@ -410,7 +429,7 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 		// kept pods of the run's kind, made by Keep (not with a tree
 		// image: its /work is the image's, writable by the pod's user, and
 		// what someone wrote there while the pod waited is not seen)
-		if po := s.warmOptions(rs); s.o.KeepWarm > 0 && s.o.Warm > 0 && !s.crd && !po.TreeInImage {
+		if po := s.warmOptions(rs); s.o.KeepWarm > 0 && s.o.Warm > 0 && (!s.crd || s.pools) && !po.TreeInImage {
 			s.mu.Lock()
 			s.toKeep = append(s.toKeep, po)
 			s.mu.Unlock()
@@ -422,6 +441,14 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 
 func (s *Store) deleteFork(ctx context.Context, obj string) {
 	s.endSession(obj)
+	s.mu.Lock()
+	claim, ok := s.claimOf[obj]
+	delete(s.claimOf, obj)
+	s.mu.Unlock()
+	if ok { // a pool Sandbox's: its claim, or the controller finds it another
+		s.deleteClaim(ctx, claim)
+		return
+	}
 	zero := int64(0)
 	bg := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero, PropagationPolicy: &bg}

@@ -1,0 +1,220 @@
+package kube
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// TestClusterKeptSandboxes: where forks are Sandboxes, a run's end keeps
+// agent-sandbox's SandboxTemplate and SandboxWarmPool under the pool's
+// Lease, the real controller fills the pool, the next run's fork runs in
+// one of its Sandboxes by a claim the run owns, after the chain of
+// owners, labels and spec was checked (and each check refuses the
+// objects as read when one link is changed); a pool Sandbox someone was
+// in first is refused by the fresh check; the fork's end deletes its
+// claim, and the pool is topped up again by the controller.
+func TestClusterKeptSandboxes(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
+	cfg, ns := cluster(t)
+	ctx := t.Context()
+	o := Options{Namespace: ns, Warm: 1, KeepWarm: 10 * time.Minute, UseSandboxCRD: "always"}
+	repo := fixture(t)
+	top, base, err := workspace.ResolveBase(ctx, repo, "HEAD")
+	must(t, err)
+	// race runs one fork of a run on s, calls during with the fork's
+	// pod's name before the fork ends, and returns that name
+	race := func(s *Store, run, want string, during func(obj string)) string {
+		t.Helper()
+		_, err := s.New(ctx, run, workspace.NewOptions{Repo: top, Rev: base})
+		must(t, err)
+		f := run + "-f"
+		_, err = s.Fork(ctx, run, f)
+		must(t, err)
+		var out bytes.Buffer
+		res, err := s.Exec(ctx, f, sandbox.Policy{Command: []string{"/bin/sh", "-c", `cat value && echo ` + run + ` > value`}, Timeout: time.Minute},
+			sandbox.Stdio{Stdout: &out, Stderr: &out})
+		if err != nil || res.ExitCode != 0 || out.String() != want {
+			t.Fatalf("%s: %v %+v: %q, want %q", f, err, res, out.String(), want)
+		}
+		d, err := s.Diff(ctx, f, false)
+		must(t, err)
+		if !strings.Contains(string(d.Patch), "-1\n+"+run+"\n") {
+			t.Errorf("%s: patch:\n%s", f, d.Patch)
+		}
+		s.mu.Lock()
+		obj := s.forks[f].obj
+		s.mu.Unlock()
+		if during != nil {
+			during(obj)
+		}
+		must(t, s.Remove(ctx, f))
+		must(t, s.Remove(ctx, run))
+		must(t, s.Keep(ctx))
+		return obj
+	}
+	a := openStore(t, cfg, o)
+	if !a.pools {
+		t.Fatal("the test cluster serves agent-sandbox's extensions, but the store found none")
+	}
+	if obj := race(a, "ks1", "1\n", nil); strings.HasPrefix(obj, "forkbomb-pool-") {
+		t.Fatalf("the first run ran in %s from an empty pool", obj)
+	}
+	kept := keptSandboxRunning(t, a, "")
+	b := openStore(t, cfg, o)
+	var claimName string
+	obj := race(b, "ks2", "1\n", func(obj string) {
+		b.mu.Lock()
+		claimName = b.claimOf[obj]
+		rs := b.runs["ks2"]
+		b.mu.Unlock()
+		anchor := rs.anchor
+		if claimName == "" {
+			t.Fatalf("the fork's pod %s is not a claimed pool Sandbox's", obj)
+		}
+		c, err := b.dyn.Resource(sandboxClaimGVR).Namespace(ns).Get(ctx, claimName, metav1.GetOptions{})
+		must(t, err)
+		if refs := c.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != anchor.GetUID() {
+			t.Errorf("claim %s: owners %+v, want the run's anchor", claimName, refs)
+		}
+		sb, err := b.dyn.Resource(sandboxGVR).Namespace(ns).Get(ctx, obj, metav1.GetOptions{})
+		must(t, err)
+		p, err := b.dyn.Resource(podGVR).Namespace(ns).Get(ctx, obj, metav1.GetOptions{})
+		must(t, err)
+		if d, _, _ := unstructured.NestedInt64(p.Object, "spec", "activeDeadlineSeconds"); d > int64((10*time.Minute+b.o.Deadline)/time.Second) {
+			t.Errorf("pod %s: deadline %d s, not lowered to the run's", obj, d)
+		}
+		l, err := b.dyn.Resource(leaseGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed + "," + LabelRun + "=" + poolRun(p.GetLabels()[LabelPool])})
+		must(t, err)
+		if len(l.Items) != 1 {
+			t.Fatalf("pool leases: %d", len(l.Items))
+		}
+		poolName := sandboxPoolName(p.GetLabels()[LabelPool], &l.Items[0])
+		kind := p.GetLabels()[LabelPool]
+		if err := keptSandboxChain(c, sb, p, poolName, kind); err != nil {
+			t.Fatalf("the claimed pool Sandbox as read: %v", err)
+		}
+		// each link changed, as an impostor's would be
+		for _, tc := range []struct {
+			name   string
+			change func(c, sb, p *unstructured.Unstructured)
+		}{
+			{"Sandbox owned by another claim", func(c, sb, p *unstructured.Unstructured) { c.SetUID("other") }},
+			{"Sandbox still the pool's", func(c, sb, p *unstructured.Unstructured) {
+				refs := sb.GetOwnerReferences()
+				refs[0].Kind = "SandboxWarmPool"
+				sb.SetOwnerReferences(refs)
+			}},
+			{"Sandbox names another pod", func(c, sb, p *unstructured.Unstructured) {
+				sb.SetAnnotations(map[string]string{sandboxPodNameAnnotation: "x"})
+			}},
+			{"pod of another Sandbox", func(c, sb, p *unstructured.Unstructured) { sb.SetUID("other") }},
+			{"pod made before its Sandbox", func(c, sb, p *unstructured.Unstructured) {
+				p.SetCreationTimestamp(metav1.NewTime(sb.GetCreationTimestamp().Add(-time.Second)))
+			}},
+			{"an extra label", func(c, sb, p *unstructured.Unstructured) {
+				l := p.GetLabels()
+				l["role"] = "db"
+				p.SetLabels(l)
+			}},
+			{"another template", func(c, sb, p *unstructured.Unstructured) {}},
+			{"a finalizer", func(c, sb, p *unstructured.Unstructured) { p.SetFinalizers([]string{"x/y"}) }},
+		} {
+			c2, sb2, p2 := c.DeepCopy(), sb.DeepCopy(), p.DeepCopy()
+			tc.change(c2, sb2, p2)
+			pool := poolName
+			if tc.name == "another template" {
+				pool += "x"
+			}
+			if err := keptSandboxChain(c2, sb2, p2, pool, kind); err == nil {
+				t.Errorf("%s: passed", tc.name)
+			}
+		}
+		// its spec is forkbomb's for the kind, and a writable root is not
+		want := podSpec(b.keptSandboxOptions(b.warmOptions(rs), kind))
+		want["activeDeadlineSeconds"], _, _ = unstructured.NestedFieldNoCopy(p.Object, "spec", "activeDeadlineSeconds")
+		if err := specIs(p, want); err != nil {
+			t.Errorf("pod %s's spec: %v", obj, err)
+		}
+		p2 := p.DeepCopy()
+		cs, _, _ := unstructured.NestedSlice(p2.Object, "spec", "containers")
+		must(t, unstructured.SetNestedField(cs[0].(map[string]any), false, "securityContext", "readOnlyRootFilesystem"))
+		must(t, unstructured.SetNestedSlice(p2.Object, cs, "spec", "containers"))
+		if err := specIs(p2, want); err == nil {
+			t.Error("a writable root passed")
+		}
+	})
+	if obj != kept {
+		t.Errorf("the second run's fork ran in %s, want the pool's Sandbox %s", obj, kept)
+	}
+	waitGone(t, b, sandboxClaimGVR, claimName)
+	waitGone(t, b, sandboxGVR, obj)
+	// the controller tops the pool up; someone with exec in the namespace
+	// is in its new Sandbox first
+	planted := keptSandboxRunning(t, b, obj)
+	var serr bytes.Buffer
+	if code, err := b.stream(ctx, planted, []string{"/bin/sh", "-c", "echo x > /work/planted"}, nil, io.Discard, &serr); err != nil || code != 0 {
+		t.Fatalf("plant in %s: %d %v %s", planted, code, err, serr.String())
+	}
+	if obj := race(b, "ks3", "1\n", nil); obj == planted {
+		t.Errorf("the fork ran in %s, where someone else had been first", planted)
+	}
+	c := openStore(t, cfg, o)
+	a.Close()
+	b.Close()
+	c.Close()
+	bg := metav1.DeletePropagationBackground
+	must(t, c.dyn.Resource(leaseGVR).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed}))
+	waitNothingLeft(t, cfg, ns, 2*time.Minute)
+}
+
+// keptSandboxRunning waits for the namespace's one pool Sandbox (not
+// named not) to be ready and its pod to run, and returns its name.
+func keptSandboxRunning(t *testing.T, s *Store, not string) string {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		l, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: LabelPool})
+		must(t, err)
+		var names []string
+		for _, p := range l.Items {
+			if ok, err := podRunning(&p); ok && err == nil && p.GetName() != not && p.GetDeletionTimestamp() == nil &&
+				p.GetLabels()["agents.x-k8s.io/warm-pool-sandbox"] != "" {
+				names = append(names, p.GetName())
+			}
+		}
+		if len(names) == 1 {
+			return names[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pool's Sandbox does not run: %d pods, %v running", len(l.Items), names)
+		}
+	}
+}
+
+// waitGone waits for the object to be gone (the garbage collector takes
+// a moment).
+func waitGone(t *testing.T, s *Store, gvr schema.GroupVersionResource, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		u, err := s.dyn.Resource(gvr).Namespace(s.o.Namespace).Get(t.Context(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				t.Fatalf("%s %s: %v", gvr.Resource, name, err)
+			}
+			t.Fatalf("%s %s is still there (deleting since %v)", gvr.Resource, name, u.GetDeletionTimestamp())
+		}
+	}
+}
