@@ -410,7 +410,7 @@ func BenchmarkForkStart(b *testing.B) {
 func (s *Store) waitPool(ctx context.Context) error {
 	if s.crd { // agent-sandbox's pools: each as ready as it is large
 		for {
-			list, err := s.dyn.Resource(sandboxPoolGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
+			list, err := s.dyn.Resource(sandboxPoolGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelSandboxPool})
 			if err != nil {
 				return err
 			}

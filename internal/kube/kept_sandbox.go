@@ -70,10 +70,16 @@ func sandboxPoolName(kind string, anchor *unstructured.Unstructured) string {
 	return "forkbomb-pool-" + kind + "-" + string(anchor.GetUID())[:8]
 }
 
+// LabelSandboxPool marks a pool of Sandboxes' objects and pods with its
+// kind: not LabelPool, which names forkbomb's own kept pods (kept.go),
+// whose top-up, reap and memory fit must leave these alone — a claimed
+// pool Sandbox's pod keeps its labels while its fork runs.
+const LabelSandboxPool = "forkbomb.dev/sandbox-pool"
+
 // keptSandboxLabels are the labels of a pool's pod template: those of a
 // kept pod but its fork's name, which the template cannot know.
 func keptSandboxLabels(kind string) map[string]string {
-	return map[string]string{LabelManaged: Managed, LabelRun: poolRun(kind), LabelPool: kind}
+	return map[string]string{LabelManaged: Managed, LabelRun: poolRun(kind), LabelSandboxPool: kind}
 }
 
 // keptSandboxOptions are po's, a pool's pod: no name, the pool's run, its
@@ -99,7 +105,7 @@ func (s *Store) keepSandboxes(ctx context.Context, po PodOptions, kind string) e
 		labels[k] = v
 	}
 	meta := objectMeta(name, poolRun(kind), "", anchor)
-	meta["labels"].(map[string]any)[LabelPool] = kind
+	meta["labels"].(map[string]any)[LabelSandboxPool] = kind
 	tmpl := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": sandboxTemplateGVR.GroupVersion().String(),
 		"kind":       "SandboxTemplate",
@@ -115,7 +121,10 @@ func (s *Store) keepSandboxes(ctx context.Context, po PodOptions, kind string) e
 			"networkPolicyManagement": "Unmanaged",
 		},
 	}}
-	if err := s.ensurePoolObject(ctx, sandboxTemplateGVR, tmpl, anchor, nil); err != nil {
+	// the deadline as this run's options make it (the kind leaves it out);
+	// a pool of Recreate makes its Sandboxes again if it changed
+	tpatch := fmt.Appendf(nil, `{"spec":{"podTemplate":{"spec":{"activeDeadlineSeconds":%d}}}}`, p.DeadlineSeconds)
+	if err := s.ensurePoolObject(ctx, sandboxTemplateGVR, tmpl, anchor, tpatch); err != nil {
 		return err
 	}
 	replicas := int64(s.o.Warm)
@@ -131,7 +140,7 @@ func (s *Store) keepSandboxes(ctx context.Context, po PodOptions, kind string) e
 			"updateStrategy": map[string]any{"type": "Recreate"},
 		},
 	}}
-	pool.Object["metadata"].(map[string]any)["labels"].(map[string]any)[LabelPool] = kind
+	pool.Object["metadata"].(map[string]any)["labels"].(map[string]any)[LabelSandboxPool] = kind
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
 	if err := s.ensurePoolObject(ctx, sandboxPoolGVR, pool, anchor, patch); err != nil {
 		return err
@@ -169,11 +178,27 @@ func (s *Store) ensurePoolObject(ctx context.Context, gvr schema.GroupVersionRes
 	return nil
 }
 
+// keptClaim is a pool Sandbox one of the run's warm pods claimed: its
+// claim, its pool, and the Sandbox and pod that passed keptSandbox.
+type keptClaim struct {
+	claim      *unstructured.Unstructured
+	pool, kind string
+	po         PodOptions // keptSandboxOptions
+	sb         string
+	sbUID      types.UID
+	podUID     types.UID
+}
+
+// errKeptRefused: a pool Sandbox refused for what waiting will not change
+// (its spec, its deadline, another pod): its claim is given back at once.
+var errKeptRefused = errors.New("refused")
+
 // claimKeptSandbox claims one of kind's pool Sandboxes for one of the
 // run's warm pods (po) and returns its name and uid once keptSandbox
-// passes; "" when the pool has none ready for this warm pod, or the one
-// the controller handed over is not forkbomb's (then said on
-// Options.Progress).
+// passes and the pod's own NetworkPolicy is made; "" when the pool has
+// none ready for this warm pod, or the one the controller handed over is
+// not forkbomb's (then its claim is deleted, which deletes it, and that is
+// said on Options.Progress).
 func (s *Store) claimKeptSandbox(ctx context.Context, run string, rs *runState, po PodOptions) (string, types.UID) {
 	kind := s.keptKind(po)
 	anchor, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Get(ctx, "forkbomb-pool-"+kind, metav1.GetOptions{})
@@ -192,95 +217,149 @@ func (s *Store) claimKeptSandbox(ctx context.Context, run string, rs *runState, 
 	if rs.keptClaims.Add(1) > ready {
 		return "", ""
 	}
-	claims := s.dyn.Resource(sandboxClaimGVR).Namespace(s.o.Namespace)
-	claim, err := claims.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+	// not the warm pod's name, which its own Sandbox takes if this one is
+	// refused (a claim the pool cannot serve gets a Sandbox of its name)
+	claim, err := s.dyn.Resource(sandboxClaimGVR).Namespace(s.o.Namespace).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": sandboxClaimGVR.GroupVersion().String(),
 		"kind":       "SandboxClaim",
-		"metadata":   objectMeta(po.Name, run, "", rs.anchor),
+		"metadata":   objectMeta(objectName("", po.Name+"-c"), run, "", rs.anchor),
 		"spec":       map[string]any{"warmPoolRef": map[string]any{"name": name}},
 	}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", ""
 	}
-	want := s.keptSandboxOptions(po, kind)
+	kc := &keptClaim{claim: claim, pool: name, kind: kind, po: s.keptSandboxOptions(po, kind)}
 	wctx, cancel := context.WithTimeout(ctx, keptClaimTimeout)
 	defer cancel()
 	for {
-		sb, uid, why := s.keptSandbox(wctx, claim, name, kind, want)
+		why := s.keptSandbox(wctx, kc, true)
+		if why == nil {
+			// the pod's deny-all NetworkPolicy, the run's: it keeps the
+			// pool's labels, and the pool's policy lapses with the pool
+			why = s.claimPolicy(wctx, kc, rs)
+		}
 		if why == nil {
 			s.mu.Lock()
-			s.claimOf[sb] = claim.GetName()
+			s.claimOf[kc.sb] = kc
 			s.mu.Unlock()
-			return sb, uid
+			return kc.sb, kc.sbUID
+		}
+		wait := time.After(100 * time.Millisecond)
+		if errors.Is(why, errKeptRefused) {
+			wait = nil
+			cancel()
 		}
 		select {
 		case <-wctx.Done():
-			s.deleteClaim(context.WithoutCancel(ctx), claim.GetName())
+			s.deleteClaim(ctx, claim.GetName())
 			if s.o.Progress != nil && ctx.Err() == nil {
 				fmt.Fprintf(s.o.Progress, "forkbomb: warm Sandbox claim %s given back (%v): the warm pod is made anew\n", claim.GetName(), why)
 			}
 			return "", ""
-		case <-time.After(100 * time.Millisecond):
+		case <-wait:
 		}
 	}
 }
 
-// keptSandbox checks, once, that claim is bound to a Sandbox of pool
-// poolName whose pod is forkbomb's for the kind (po: keptSandboxOptions),
-// and lowers the pod's deadline to the run's. The Sandbox must be the
-// claim's alone and not going; its pod named as it (no pod-name
-// annotation pointing elsewhere), controlled by it, made after it, with
-// the template's labels and the controllers' (its name hash, the claim's
-// uid, the template's name hash) alone, its maker's annotations the
-// controller's lists and the pool's eviction mark alone, no finalizer,
-// and its spec forkbomb's but for its deadline, which may only be
-// lowered. Until the controllers are done with a new claim, some of this
-// does not hold yet: the caller asks again.
-func (s *Store) keptSandbox(ctx context.Context, claim *unstructured.Unstructured, poolName, kind string, po PodOptions) (string, types.UID, error) {
-	c, err := s.dyn.Resource(sandboxClaimGVR).Namespace(s.o.Namespace).Get(ctx, claim.GetName(), metav1.GetOptions{})
-	if err != nil {
-		return "", "", err
+// claimPolicy makes the claimed pod's own deny-all NetworkPolicy, owned
+// by the run's anchor and as the run's (the model proxy where the run's
+// lets its pods reach it), selecting the pod by the controller's hash of
+// its Sandbox's name — a label no template can set or take off, where the
+// template's labels are whatever whoever may update it makes them.
+func (s *Store) claimPolicy(ctx context.Context, kc *keptClaim, rs *runState) error {
+	np := networkPolicySelecting(objectName("forkbomb-", kc.claim.GetName()), rs.anchor.GetLabels()[LabelRun], rs.anchor,
+		map[string]any{sandboxNameHashLabel: sandboxNameHash(kc.sb)}, s.o.ProxyCIDR, s.o.ProxyPort)
+	if _, err := s.dyn.Resource(netpolGVR).Namespace(s.o.Namespace).Create(ctx, np, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("make the claimed pod's network policy: %w", err)
 	}
-	if c.GetUID() != claim.GetUID() {
-		return "", "", fmt.Errorf("claim %s was made again", claim.GetName())
+	return nil
+}
+
+// recheckKept checks a claimed pool Sandbox's pod again (keptSandbox),
+// now that it runs and just before it is sent the tree: the same pod, by
+// uid, still forkbomb's. nil for a pod that is no pool Sandbox's.
+func (s *Store) recheckKept(ctx context.Context, pod string) error {
+	s.mu.Lock()
+	kc := s.claimOf[pod]
+	s.mu.Unlock()
+	if kc == nil {
+		return nil
+	}
+	if err := s.keptSandbox(ctx, kc, false); err != nil {
+		return fmt.Errorf("the pool Sandbox %s is no longer as claimed: %w", pod, err)
+	}
+	return nil
+}
+
+// keptSandbox checks, once, that kc's claim is bound to a Sandbox of its
+// pool whose pod is forkbomb's for the kind (keptSandboxChain, specIs);
+// claiming, it lowers the pod's deadline to the run's and notes the
+// Sandbox and pod, else (recheckKept) they must be those noted. Until the
+// controllers are done with a new claim, some of this does not hold yet:
+// the caller asks again, unless the error is errKeptRefused.
+func (s *Store) keptSandbox(ctx context.Context, kc *keptClaim, claiming bool) error {
+	c, err := s.dyn.Resource(sandboxClaimGVR).Namespace(s.o.Namespace).Get(ctx, kc.claim.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if c.GetUID() != kc.claim.GetUID() {
+		return fmt.Errorf("claim %s was made again: %w", c.GetName(), errKeptRefused)
 	}
 	name, _, _ := unstructured.NestedString(c.Object, "status", "sandbox", "name")
 	if name == "" {
-		return "", "", errors.New("not bound to a Sandbox yet")
+		return errors.New("not bound to a Sandbox yet")
+	}
+	if !claiming && name != kc.sb {
+		return fmt.Errorf("claim %s is bound to %s now: %w", c.GetName(), name, errKeptRefused)
 	}
 	sb, err := s.dyn.Resource(sandboxGVR).Namespace(s.o.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return "", "", err
+		return err
 	}
 	u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return "", "", err
+		return err
 	}
-	if err := keptSandboxChain(c, sb, u, poolName, kind); err != nil {
-		return "", "", err
+	if err := keptSandboxChain(c, sb, u, kc.pool, kc.kind); err != nil {
+		return err
 	}
-	want := podSpec(po)
+	if u.GetDeletionTimestamp() != nil {
+		return fmt.Errorf("pod %s is being deleted: %w", name, errKeptRefused)
+	}
+	want := podSpec(kc.po)
 	have, _, _ := unstructured.NestedMap(u.Object, "spec")
 	want["activeDeadlineSeconds"] = have["activeDeadlineSeconds"] // lowered below
 	if err := specIs(u, want); err != nil {
-		return "", "", fmt.Errorf("pod %s: %w", name, err)
+		return fmt.Errorf("pod %s: %w: %w", name, err, errKeptRefused)
+	}
+	if !claiming {
+		if u.GetUID() != kc.podUID || sb.GetUID() != kc.sbUID {
+			return fmt.Errorf("pod %s was made again: %w", name, errKeptRefused)
+		}
+		return nil
 	}
 	deadline, ok := s.claimDeadline(u)
-	if !ok || u.GetDeletionTimestamp() != nil {
-		return "", "", fmt.Errorf("pod %s is going, or has less than the run's deadline left", name)
+	if !ok {
+		return fmt.Errorf("pod %s has less than the run's deadline left: %w", name, errKeptRefused)
 	}
 	patch, _ := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": u.GetResourceVersion()},
 		"spec":     map[string]any{"activeDeadlineSeconds": deadline},
 	})
 	if _, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return "", "", fmt.Errorf("lower pod %s's deadline: %w", name, err)
+		return fmt.Errorf("lower pod %s's deadline: %w", name, err) // a conflict: read again
 	}
-	return name, sb.GetUID(), nil
+	kc.sb, kc.sbUID, kc.podUID = name, sb.GetUID(), u.GetUID()
+	return nil
 }
 
 // keptSandboxChain checks claim c's Sandbox sb and its pod u as read
-// (keptSandbox), all but the pod's spec.
+// (keptSandbox), all but the pod's spec. The Sandbox must be the claim's
+// alone and not going, name no other pod; its pod controlled by it and
+// made after it, with the template's labels and the controllers' (its
+// name hash, the claim's uid, the template's name hash) alone, its
+// maker's annotations the controller's lists and the pool's eviction mark
+// alone, no finalizer.
 func keptSandboxChain(c, sb, u *unstructured.Unstructured, poolName, kind string) error {
 	refs := sb.GetOwnerReferences()
 	if len(refs) != 1 || refs[0].Controller == nil || !*refs[0].Controller || refs[0].Kind != "SandboxClaim" || refs[0].UID != c.GetUID() {
@@ -333,6 +412,10 @@ func keptSandboxChain(c, sb, u *unstructured.Unstructured, poolName, kind string
 // deleteClaim deletes a warm pod's claim, and through it its Sandbox and
 // pod.
 func (s *Store) deleteClaim(ctx context.Context, name string) {
+	// not the caller's end: a loser's or a Ctrl-C's; a cluster that
+	// stalls must not hold forkbomb
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
 	bg := metav1.DeletePropagationBackground
 	if err := s.dyn.Resource(sandboxClaimGVR).Namespace(s.o.Namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) && s.o.Progress != nil {
 		fmt.Fprintf(s.o.Progress, "forkbomb: delete claim %s: %v\n", name, err)
@@ -344,13 +427,13 @@ func (s *Store) deleteClaim(ctx context.Context, name string) {
 // dropOtherPools).
 func (s *Store) dropOtherSandboxPools(ctx context.Context, kind string) {
 	r := s.dyn.Resource(sandboxPoolGVR).Namespace(s.o.Namespace)
-	list, err := r.List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed + "," + LabelPool})
+	list, err := r.List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed + "," + LabelSandboxPool})
 	if err != nil {
 		return
 	}
 	bg := metav1.DeletePropagationBackground
 	for _, u := range list.Items {
-		if u.GetLabels()[LabelPool] == kind || u.GetDeletionTimestamp() != nil {
+		if u.GetLabels()[LabelSandboxPool] == kind || u.GetDeletionTimestamp() != nil {
 			continue
 		}
 		r.Delete(ctx, u.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg})

@@ -2,8 +2,10 @@ package kube
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,17 +73,21 @@ func TestClusterKeptSandboxes(t *testing.T) {
 		t.Fatalf("the first run ran in %s from an empty pool", obj)
 	}
 	kept := keptSandboxRunning(t, a, "")
-	b := openStore(t, cfg, o)
+	var said lockedBuffer // what b says on Options.Progress
+	ob := o
+	ob.Progress = &said
+	b := openStore(t, cfg, ob)
 	var claimName string
 	obj := race(b, "ks2", "1\n", func(obj string) {
 		b.mu.Lock()
-		claimName = b.claimOf[obj]
+		kc := b.claimOf[obj]
 		rs := b.runs["ks2"]
 		b.mu.Unlock()
 		anchor := rs.anchor
-		if claimName == "" {
+		if kc == nil {
 			t.Fatalf("the fork's pod %s is not a claimed pool Sandbox's", obj)
 		}
+		claimName = kc.claim.GetName()
 		c, err := b.dyn.Resource(sandboxClaimGVR).Namespace(ns).Get(ctx, claimName, metav1.GetOptions{})
 		must(t, err)
 		if refs := c.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != anchor.GetUID() {
@@ -91,16 +97,28 @@ func TestClusterKeptSandboxes(t *testing.T) {
 		must(t, err)
 		p, err := b.dyn.Resource(podGVR).Namespace(ns).Get(ctx, obj, metav1.GetOptions{})
 		must(t, err)
-		if d, _, _ := unstructured.NestedInt64(p.Object, "spec", "activeDeadlineSeconds"); d > int64((10*time.Minute+b.o.Deadline)/time.Second) {
-			t.Errorf("pod %s: deadline %d s, not lowered to the run's", obj, d)
+		// its deadline the run's from now on, no longer the pool's
+		started, _, _ := unstructured.NestedString(p.Object, "status", "startTime")
+		at, err := time.Parse(time.RFC3339, started)
+		must(t, err)
+		if d, _, _ := unstructured.NestedInt64(p.Object, "spec", "activeDeadlineSeconds"); d > int64(time.Since(at).Seconds())+2+int64(b.o.Deadline/time.Second) {
+			t.Errorf("pod %s: deadline %d s from its start %s, not lowered to the run's %s", obj, d, started, b.o.Deadline)
 		}
-		l, err := b.dyn.Resource(leaseGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed + "," + LabelRun + "=" + poolRun(p.GetLabels()[LabelPool])})
+		kind := p.GetLabels()[LabelSandboxPool]
+		l, err := b.dyn.Resource(leaseGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed + "," + LabelRun + "=" + poolRun(kind)})
 		must(t, err)
 		if len(l.Items) != 1 {
 			t.Fatalf("pool leases: %d", len(l.Items))
 		}
-		poolName := sandboxPoolName(p.GetLabels()[LabelPool], &l.Items[0])
-		kind := p.GetLabels()[LabelPool]
+		poolName := sandboxPoolName(kind, &l.Items[0])
+		// its own deny-all NetworkPolicy, the run's, selecting it by the
+		// controller's name hash
+		np, err := b.dyn.Resource(netpolGVR).Namespace(ns).Get(ctx, objectName("forkbomb-", claimName), metav1.GetOptions{})
+		must(t, err)
+		sel, _, _ := unstructured.NestedStringMap(np.Object, "spec", "podSelector", "matchLabels")
+		if refs := np.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != anchor.GetUID() || len(sel) != 1 || sel[sandboxNameHashLabel] != p.GetLabels()[sandboxNameHashLabel] {
+			t.Errorf("the claimed pod's policy: owners %+v, selector %v", refs, sel)
+		}
 		if err := keptSandboxChain(c, sb, p, poolName, kind); err != nil {
 			t.Fatalf("the claimed pool Sandbox as read: %v", err)
 		}
@@ -129,6 +147,24 @@ func TestClusterKeptSandboxes(t *testing.T) {
 			}},
 			{"another template", func(c, sb, p *unstructured.Unstructured) {}},
 			{"a finalizer", func(c, sb, p *unstructured.Unstructured) { p.SetFinalizers([]string{"x/y"}) }},
+			{"Sandbox of two owners", func(c, sb, p *unstructured.Unstructured) {
+				sb.SetOwnerReferences(append(sb.GetOwnerReferences(), metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: "x", UID: "x"}))
+			}},
+			{"Sandbox owned, not controlled, by its claim", func(c, sb, p *unstructured.Unstructured) {
+				refs := sb.GetOwnerReferences()
+				refs[0].Controller = nil
+				sb.SetOwnerReferences(refs)
+			}},
+			{"Sandbox being deleted", func(c, sb, p *unstructured.Unstructured) { now := metav1.Now(); sb.SetDeletionTimestamp(&now) }},
+			{"another list of copied labels", func(c, sb, p *unstructured.Unstructured) {
+				a := p.GetAnnotations()
+				a[sandboxPropagatedLabels] = LabelManaged
+				p.SetAnnotations(a)
+			}},
+			{"made with an annotation more", func(c, sb, p *unstructured.Unstructured) { makerAnnotates(t, p, "k8s.v1.cni.cncf.io/networks", "x") }},
+			{"the eviction mark made false", func(c, sb, p *unstructured.Unstructured) {
+				makerAnnotates(t, p, autoscalerSafeToEvictAnnot, "false")
+			}},
 		} {
 			c2, sb2, p2 := c.DeepCopy(), sb.DeepCopy(), p.DeepCopy()
 			tc.change(c2, sb2, p2)
@@ -169,6 +205,49 @@ func TestClusterKeptSandboxes(t *testing.T) {
 	if obj := race(b, "ks3", "1\n", nil); obj == planted {
 		t.Errorf("the fork ran in %s, where someone else had been first", planted)
 	}
+	// whoever may update SandboxTemplates changes the pool's: the pool
+	// makes its Sandboxes again from it, and the next run's claim of one
+	// is given back, its fork in a Sandbox of its own
+	tl, err := b.dyn.Resource(sandboxTemplateGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelSandboxPool})
+	must(t, err)
+	if len(tl.Items) != 1 {
+		t.Fatalf("%d SandboxTemplates", len(tl.Items))
+	}
+	tmpl := &tl.Items[0]
+	cs, _, _ := unstructured.NestedSlice(tmpl.Object, "spec", "podTemplate", "spec", "containers")
+	must(t, unstructured.SetNestedSlice(cs[0].(map[string]any), []any{map[string]any{"name": "PLANTED", "value": "1"}}, "env"))
+	must(t, unstructured.SetNestedSlice(tmpl.Object, cs, "spec", "podTemplate", "spec", "containers"))
+	_, err = b.dyn.Resource(sandboxTemplateGVR).Namespace(ns).Update(ctx, tmpl, metav1.UpdateOptions{})
+	must(t, err)
+	changed := ""
+	for deadline := time.Now().Add(3 * time.Minute); changed == ""; time.Sleep(200 * time.Millisecond) {
+		name := keptSandboxRunning(t, b, "")
+		p, err := b.dyn.Resource(podGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue // one of the old template's, deleted meanwhile
+		}
+		must(t, err)
+		if env, _ := json.Marshal(p.Object["spec"]); strings.Contains(string(env), `"PLANTED"`) {
+			changed = name
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pool made no Sandbox of the changed template")
+		}
+	}
+	must(t, b.waitPool(ctx)) // counted ready by the pool, which the claims go by
+	if obj := race(b, "ks4", "1\n", func(obj string) {
+		b.mu.Lock()
+		kc := b.claimOf[obj]
+		b.mu.Unlock()
+		if kc != nil {
+			t.Errorf("the fork runs in pool Sandbox %s, of a changed template", obj)
+		}
+	}); obj == changed {
+		t.Errorf("the fork ran in %s, of a changed template", changed)
+	}
+	if got := said.String(); !strings.Contains(got, "claim fb-ks4-w0-c given back (pod forkbomb-pool-") || !strings.Contains(got, "spec.containers[].env[].name is PLANTED") {
+		t.Errorf("no claim of the changed template's Sandbox given back for its spec; said:\n%s", got)
+	}
 	c := openStore(t, cfg, o)
 	a.Close()
 	b.Close()
@@ -183,7 +262,7 @@ func TestClusterKeptSandboxes(t *testing.T) {
 func keptSandboxRunning(t *testing.T, s *Store, not string) string {
 	t.Helper()
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		l, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: LabelPool})
+		l, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: LabelSandboxPool})
 		must(t, err)
 		var names []string
 		for _, p := range l.Items {
@@ -217,4 +296,55 @@ func waitGone(t *testing.T, s *Store, gvr schema.GroupVersionResource, name stri
 			t.Fatalf("%s %s is still there (deleting since %v)", gvr.Resource, name, u.GetDeletionTimestamp())
 		}
 	}
+}
+
+// makerAnnotates gives pod u annotation k=v as set by its maker (the
+// field manager that set its spec).
+func makerAnnotates(t *testing.T, u *unstructured.Unstructured, k, v string) {
+	t.Helper()
+	a := u.GetAnnotations()
+	a[k] = v
+	u.SetAnnotations(a)
+	mfs := u.GetManagedFields()
+	for i, mf := range mfs {
+		var fields map[string]any
+		if mf.FieldsV1 == nil || json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields) != nil || fields["f:spec"] == nil {
+			continue
+		}
+		meta, _ := fields["f:metadata"].(map[string]any)
+		if meta == nil {
+			meta = map[string]any{}
+			fields["f:metadata"] = meta
+		}
+		an, _ := meta["f:annotations"].(map[string]any)
+		if an == nil {
+			an = map[string]any{}
+			meta["f:annotations"] = an
+		}
+		an["f:"+k] = map[string]any{}
+		b, err := json.Marshal(fields)
+		must(t, err)
+		mfs[i].FieldsV1 = metav1.NewFieldsV1(string(b))
+		u.SetManagedFields(mfs)
+		return
+	}
+	t.Fatal("no maker's fields")
+}
+
+// lockedBuffer is a bytes.Buffer for writers on several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

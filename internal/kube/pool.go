@@ -111,18 +111,19 @@ func (s *Store) warm(ctx context.Context, run string, rs *runState, wp *warmPod)
 		wp.err = ctx.Err()
 		return
 	}
+	if err := s.recheckKept(ctx, wp.name()); err != nil {
+		wp.err = err
+		return
+	}
 	wp.mode, wp.scoped, wp.err = s.sendTree(ctx, &forkState{pid1: run, obj: wp.name(), image: rs.image.Ref}, node)
 }
 
 // claimKeptIf is claimKept, or claimKeptSandbox where forks are
 // Sandboxes (its Sandbox's uid too), when kept pods are asked for (never
-// of a tree image: Store.Remove). A pool Sandbox's pod keeps the pool's
-// labels, so the pool's deny-all NetworkPolicy is its own, not the
-// run's: none is claimed by a run whose policy lets its pods reach the
-// model proxy (Options.ProxyCIDR).
+// of a tree image: Store.Remove).
 func (s *Store) claimKeptIf(ctx context.Context, run string, rs *runState, po PodOptions) (string, types.UID) {
 	switch {
-	case s.o.KeepWarm <= 0 || po.TreeInImage || s.crd && (!s.pools || s.o.ProxyCIDR != ""):
+	case s.o.KeepWarm <= 0 || po.TreeInImage || s.crd && !s.pools:
 		return "", ""
 	case s.crd:
 		return s.claimKeptSandbox(ctx, run, rs, po)

@@ -240,6 +240,11 @@ func lease(name, run, holder string, seconds int64, now string) *unstructured.Un
 // egress only to the model proxy when one is given. Whether it holds is
 // the CNI's business: Probe reports whether this cluster enforces it.
 func networkPolicy(name, run string, owner *unstructured.Unstructured, proxyCIDR string, proxyPort int) *unstructured.Unstructured {
+	return networkPolicySelecting(name, run, owner, map[string]any{LabelRun: run}, proxyCIDR, proxyPort)
+}
+
+// networkPolicySelecting is networkPolicy for the pods of those labels.
+func networkPolicySelecting(name, run string, owner *unstructured.Unstructured, labels map[string]any, proxyCIDR string, proxyPort int) *unstructured.Unstructured {
 	egress := []any{}
 	if proxyCIDR != "" && proxyPort > 0 {
 		egress = append(egress, map[string]any{
@@ -252,7 +257,7 @@ func networkPolicy(name, run string, owner *unstructured.Unstructured, proxyCIDR
 		"kind":       "NetworkPolicy",
 		"metadata":   objectMeta(name, run, "", owner),
 		"spec": map[string]any{
-			"podSelector": map[string]any{"matchLabels": map[string]any{LabelRun: run}},
+			"podSelector": map[string]any{"matchLabels": labels},
 			"policyTypes": []any{"Ingress", "Egress"},
 			"ingress":     []any{},
 			"egress":      egress,

@@ -98,9 +98,9 @@ type Store struct {
 	// pools: kept warm pods are agent-sandbox's pools of Sandboxes
 	// (kept_sandbox.go); crd and the cluster serves its extensions
 	pools bool
-	// claimOf names the claim of each pool Sandbox a run took, by the
+	// claimOf is the claim of each pool Sandbox a run took, by the
 	// Sandbox's name: the fork ends by deleting it (s.mu)
-	claimOf map[string]string
+	claimOf map[string]*keptClaim
 	mu      sync.Mutex
 	runs    map[string]*runState  // pid 1 name → its anchor
 	forks   map[string]*forkState // fork name → its pod
@@ -216,7 +216,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	host, _ := os.Hostname()
 	s := &Store{o: o, dyn: dyn, holder: fmt.Sprintf("forkbomb@%s/%d", host, os.Getpid()),
 		runs: map[string]*runState{}, forks: map[string]*forkState{}, probes: map[string]*nodeProbe{},
-		sessions: map[string]*sessionSlot{}, claimOf: map[string]string{}, stopped: make(chan struct{}), binStale: binStaleAfter}
+		sessions: map[string]*sessionSlot{}, claimOf: map[string]*keptClaim{}, stopped: make(chan struct{}), binStale: binStaleAfter}
 	if o.UseSandboxCRD != "never" {
 		var err error
 		s.crd, err = hasSandboxCRD(ctx, cfg)
@@ -442,11 +442,11 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 func (s *Store) deleteFork(ctx context.Context, obj string) {
 	s.endSession(obj)
 	s.mu.Lock()
-	claim, ok := s.claimOf[obj]
+	kc := s.claimOf[obj]
 	delete(s.claimOf, obj)
 	s.mu.Unlock()
-	if ok { // a pool Sandbox's: its claim, or the controller finds it another
-		s.deleteClaim(ctx, claim)
+	if kc != nil { // a pool Sandbox's: its claim, or the controller finds it another
+		s.deleteClaim(ctx, kc.claim.GetName())
 		return
 	}
 	zero := int64(0)
