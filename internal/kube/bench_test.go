@@ -409,6 +409,8 @@ func BenchmarkForkStart(b *testing.B) {
 // is running.
 func (s *Store) waitPool(ctx context.Context) error {
 	if s.crd { // agent-sandbox's pools: each as ready as it is large
+		ctx, cancel := context.WithTimeout(ctx, podReadyTimeout)
+		defer cancel()
 		for {
 			list, err := s.dyn.Resource(sandboxPoolGVR).Namespace(s.o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelSandboxPool})
 			if err != nil {

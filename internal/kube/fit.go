@@ -19,7 +19,7 @@ import (
 // node's allocatable memory, less what the pods already on it request
 // (where forkbomb may list them), over the nodes a fork's pod can go to
 // (ready, not cordoned, no NoSchedule or NoExecute taint: a fork's pod
-// tolerates none). Unclaimed kept pods (LabelPool) are not counted
+// tolerates none). Unclaimed kept pods (unclaimedKept) are not counted
 // against it: a run claims them for its forks. 0 when the nodes cannot be
 // read (a user may not list them) or hold no memory. A fork's default
 // memory is the local machine's share (its memory over the forks), which a
@@ -81,7 +81,7 @@ func freeMemory(nodes, pods []unstructured.Unstructured) []int64 {
 	}
 	for _, p := range pods {
 		node, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName")
-		if _, ok := free[node]; !ok || p.GetLabels()[LabelPool] != "" {
+		if _, ok := free[node]; !ok || unclaimedKept(&p) {
 			continue
 		}
 		free[node] -= podRequest(p)
@@ -162,4 +162,12 @@ func DefaultMemory(ctx context.Context, cfg *rest.Config, pods int, def int64) (
 	}
 	mem = min(def, max(fit, sandbox.MinDefaultMemory))
 	return mem, mem < def
+}
+
+// unclaimedKept: p is a kept pod no run has claimed — forkbomb's own
+// (LabelPool), or a pool Sandbox's (LabelSandboxPool) without the claim
+// controller's label of its claim.
+func unclaimedKept(p *unstructured.Unstructured) bool {
+	l := p.GetLabels()
+	return l[LabelPool] != "" || l[LabelSandboxPool] != "" && l[sandboxClaimUIDLabel] == ""
 }

@@ -82,12 +82,15 @@ func TestFreeMemory(t *testing.T) {
 	pods := []unstructured.Unstructured{
 		pod("a", nil, map[string]any{"containers": []any{ctr("1Gi"), ctr("512Mi")}, "overhead": map[string]any{"memory": "256Mi"}}),
 		pod("a", map[string]any{LabelPool: "k"}, map[string]any{"containers": []any{ctr("2Gi")}}),
+		// a pool Sandbox's pod: not counted until claimed, then counted
+		pod("a", map[string]any{LabelSandboxPool: "k"}, map[string]any{"containers": []any{ctr("2Gi")}}),
+		pod("a", map[string]any{LabelSandboxPool: "k", sandboxClaimUIDLabel: "u"}, map[string]any{"containers": []any{ctr("1Gi")}}),
 		pod("prefer", nil, map[string]any{"containers": []any{ctr("1Gi")}, "initContainers": []any{ctr("3Gi")}}),
 		pod("down", nil, map[string]any{"containers": []any{ctr("1Gi")}}),
 	}
 	got := freeMemory(nodes, pods)
 	const Mi = 1 << 20
-	want := []int64{8192*Mi - 1792*Mi, 4096*Mi - 3072*Mi}
+	want := []int64{8192*Mi - 1792*Mi - 1024*Mi, 4096*Mi - 3072*Mi}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("freeMemory = %v, want %v", got, want)
 	}
