@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -73,7 +73,7 @@ func TestClusterKeptSandboxes(t *testing.T) {
 		t.Fatalf("the first run ran in %s from an empty pool", obj)
 	}
 	kept := keptSandboxRunning(t, a, "")
-	var said lockedBuffer // what b says on Options.Progress
+	var said testutil.Buffer // what b says on Options.Progress
 	ob := o
 	ob.Progress = &said
 	b := openStore(t, cfg, ob)
@@ -329,22 +329,4 @@ func makerAnnotates(t *testing.T, u *unstructured.Unstructured, k, v string) {
 		return
 	}
 	t.Fatal("no maker's fields")
-}
-
-// lockedBuffer is a bytes.Buffer for writers on several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -1,13 +1,11 @@
 package sandbox_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -107,10 +105,10 @@ func niceHere(t *testing.T) (own int, weighted, autogroup bool) {
 // its process is seen from outside and its output has at least lines
 // words: its pid, its output, the cancel that ends it, and the channel
 // Run's error comes on.
-func startMarked(t *testing.T, p sandbox.Policy, marker string, lines int) (int, *lockedBuffer, context.CancelFunc, chan error) {
+func startMarked(t *testing.T, p sandbox.Policy, marker string, lines int) (int, *testutil.Buffer, context.CancelFunc, chan error) {
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
-	out := &lockedBuffer{}
+	out := &testutil.Buffer{}
 	done := make(chan error, 1)
 	go func() { _, err := sandbox.Run(ctx, p, sandbox.Stdio{Stdout: out}); done <- err }()
 	pid := 0
@@ -196,24 +194,6 @@ func TestYield(t *testing.T) {
 	if _, err := sandbox.Run(t.Context(), p, sandbox.Stdio{}); err == nil || !strings.Contains(err.Error(), "Yield") {
 		t.Errorf("Yield without Nice: %v; want a policy error naming Yield", err)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer read while the sandbox writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestNiceRange: Nice outside 0–19 is refused before anything runs.

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // echoSocket is the host's socket (a model proxy's stand-in): it echoes
@@ -148,9 +150,9 @@ func hostile(t *testing.T, o Options, frames ...frame) (int, []byte, error) {
 		}
 	}()
 	t.Cleanup(func() { w.Close() })
-	var out lockedBuffer
+	var out testutil.Buffer // what Serve writes to the "pod", read after it returned (a reset's frame is sent from a goroutine of its own)
 	err := Serve(context.Background(), r, &out, o)
-	return int(dials.Load()), out.bytes(), err
+	return int(dials.Load()), out.Bytes(), err
 }
 
 // stuckSocket is a host socket that accepts and never reads.
@@ -182,25 +184,6 @@ func stuckSocket(t *testing.T) func(context.Context) (net.Conn, error) {
 		}
 	}()
 	return dialUnix(p)
-}
-
-// lockedBuffer is what Serve writes to the "pod", read after it returned
-// (a reset's frame is sent from a goroutine of its own).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
 }
 
 func putU32(b []byte, v uint32) {
