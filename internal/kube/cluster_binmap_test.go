@@ -94,37 +94,21 @@ func TestClusterBinInPod(t *testing.T) {
 	must(t, err)
 	race := func(s *Store, run string) string {
 		t.Helper()
-		_, err := s.New(ctx, run, workspace.NewOptions{Repo: top, Rev: base})
-		must(t, err)
-		f := run + "-f"
-		_, err = s.Fork(ctx, run, f)
-		must(t, err)
-		var out bytes.Buffer
-		res, err := s.Exec(ctx, f, sandbox.Policy{Command: []string{"/bin/sh", "-c", "cat value && echo " + run + " > value"}, Timeout: time.Minute},
-			sandbox.Stdio{Stdout: &out, Stderr: &out})
-		if err != nil || res.ExitCode != 0 || out.String() != "1\n" {
-			t.Fatalf("%s: %v %+v: %q", f, err, res, out.String())
-		}
-		s.mu.Lock()
-		obj := s.forks[f].obj
-		s.mu.Unlock()
-		// the pod's own view, as its user
-		var pout bytes.Buffer
-		code, err := s.stream(ctx, obj, []string{"/bin/sh", "-c", `sha256sum </work/.forkbomb/forkbomb | cut -d' ' -f1
+		return keptRace(t, s, top, base, run, func(f, obj string) {
+			// the pod's own view, as its user
+			var pout bytes.Buffer
+			code, err := s.stream(ctx, obj, []string{"/bin/sh", "-c", `sha256sum </work/.forkbomb/forkbomb | cut -d' ' -f1
 if echo x >/work/.forkbomb/forkbomb || touch /work/.forkbomb/x || chmod 777 /work/.forkbomb/forkbomb || rm -f /work/.forkbomb/forkbomb; then echo WRITABLE; fi 2>/dev/null
 awk '$5 == "/work/.forkbomb" { print substr($6, 1, 3) }' /proc/self/mountinfo`}, nil, &pout, io.Discard)
-		if lines := strings.Fields(pout.String()); err != nil || code != 0 || len(lines) != 2 || lines[0] != sum || lines[1] != "ro," {
-			t.Errorf("%s's pod %s: %q (exit %d, %v), want the sum %s and a read-only mount", f, obj, pout.String(), code, err, sum)
-		}
-		p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(ctx, obj, metav1.GetOptions{})
-		must(t, err)
-		if inits, _, _ := unstructured.NestedSlice(p.Object, "spec", "initContainers"); len(inits) != 1 {
-			t.Errorf("%s's pod %s: init containers %v", f, obj, inits)
-		}
-		must(t, s.Remove(ctx, f))
-		must(t, s.Remove(ctx, run))
-		must(t, s.Keep(ctx))
-		return obj
+			if lines := strings.Fields(pout.String()); err != nil || code != 0 || len(lines) != 2 || lines[0] != sum || lines[1] != "ro," {
+				t.Errorf("%s's pod %s: %q (exit %d, %v), want the sum %s and a read-only mount", f, obj, pout.String(), code, err, sum)
+			}
+			p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(ctx, obj, metav1.GetOptions{})
+			must(t, err)
+			if inits, _, _ := unstructured.NestedSlice(p.Object, "spec", "initContainers"); len(inits) != 1 {
+				t.Errorf("%s's pod %s: init containers %v", f, obj, inits)
+			}
+		})
 	}
 
 	a := openStore(t, cfg, o)

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -34,42 +33,19 @@ func TestClusterKeptSandboxes(t *testing.T) {
 	repo := fixture(t)
 	top, base, err := workspace.ResolveBase(ctx, repo, "HEAD")
 	must(t, err)
-	// race runs one fork of a run on s, calls during with the fork's
-	// pod's name before the fork ends, and returns that name
-	race := func(s *Store, run, want string, during func(obj string)) string {
+	race := func(s *Store, run string, during func(obj string)) string {
 		t.Helper()
-		_, err := s.New(ctx, run, workspace.NewOptions{Repo: top, Rev: base})
-		must(t, err)
-		f := run + "-f"
-		_, err = s.Fork(ctx, run, f)
-		must(t, err)
-		var out bytes.Buffer
-		res, err := s.Exec(ctx, f, sandbox.Policy{Command: []string{"/bin/sh", "-c", `cat value && echo ` + run + ` > value`}, Timeout: time.Minute},
-			sandbox.Stdio{Stdout: &out, Stderr: &out})
-		if err != nil || res.ExitCode != 0 || out.String() != want {
-			t.Fatalf("%s: %v %+v: %q, want %q", f, err, res, out.String(), want)
-		}
-		d, err := s.Diff(ctx, f, false)
-		must(t, err)
-		if !strings.Contains(string(d.Patch), "-1\n+"+run+"\n") {
-			t.Errorf("%s: patch:\n%s", f, d.Patch)
-		}
-		s.mu.Lock()
-		obj := s.forks[f].obj
-		s.mu.Unlock()
-		if during != nil {
-			during(obj)
-		}
-		must(t, s.Remove(ctx, f))
-		must(t, s.Remove(ctx, run))
-		must(t, s.Keep(ctx))
-		return obj
+		return keptRace(t, s, top, base, run, func(_, obj string) {
+			if during != nil {
+				during(obj)
+			}
+		})
 	}
 	a := openStore(t, cfg, o)
 	if !a.pools {
 		t.Fatal("the test cluster serves agent-sandbox's extensions, but the store found none")
 	}
-	if obj := race(a, "ks1", "1\n", nil); strings.HasPrefix(obj, "forkbomb-pool-") {
+	if obj := race(a, "ks1", nil); strings.HasPrefix(obj, "forkbomb-pool-") {
 		t.Fatalf("the first run ran in %s from an empty pool", obj)
 	}
 	kept := keptSandboxRunning(t, a, "")
@@ -78,7 +54,7 @@ func TestClusterKeptSandboxes(t *testing.T) {
 	ob.Progress = &said
 	b := openStore(t, cfg, ob)
 	var claimName string
-	obj := race(b, "ks2", "1\n", func(obj string) {
+	obj := race(b, "ks2", func(obj string) {
 		b.mu.Lock()
 		kc := b.claimOf[obj]
 		rs := b.runs["ks2"]
@@ -202,7 +178,7 @@ func TestClusterKeptSandboxes(t *testing.T) {
 	if code, err := b.stream(ctx, planted, []string{"/bin/sh", "-c", "echo x > /work/planted"}, nil, io.Discard, &serr); err != nil || code != 0 {
 		t.Fatalf("plant in %s: %d %v %s", planted, code, err, serr.String())
 	}
-	if obj := race(b, "ks3", "1\n", nil); obj == planted {
+	if obj := race(b, "ks3", nil); obj == planted {
 		t.Errorf("the fork ran in %s, where someone else had been first", planted)
 	}
 	// whoever may update SandboxTemplates changes the pool's: the pool
@@ -235,7 +211,7 @@ func TestClusterKeptSandboxes(t *testing.T) {
 		}
 	}
 	must(t, b.waitPool(ctx)) // counted ready by the pool, which the claims go by
-	if obj := race(b, "ks4", "1\n", func(obj string) {
+	if obj := race(b, "ks4", func(obj string) {
 		b.mu.Lock()
 		kc := b.claimOf[obj]
 		b.mu.Unlock()

@@ -371,53 +371,32 @@ func TestClusterKeptPods(t *testing.T) {
 	repo := fixture(t)
 	top, base, err := workspace.ResolveBase(ctx, repo, "HEAD")
 	must(t, err)
-	// race runs one fork of a run on s and returns its pod's name
-	race := func(s *Store, run, script, want string) string {
+	// race runs one fork of a run on s: its pod the run's by labels and
+	// owner
+	race := func(s *Store, run string) string {
 		t.Helper()
-		_, err := s.New(ctx, run, workspace.NewOptions{Repo: top, Rev: base})
-		must(t, err)
-		f := run + "-f"
-		_, err = s.Fork(ctx, run, f)
-		must(t, err)
-		var out bytes.Buffer
-		res, err := s.Exec(ctx, f, sandbox.Policy{Command: []string{"/bin/sh", "-c", script}, Timeout: time.Minute},
-			sandbox.Stdio{Stdout: &out, Stderr: &out})
-		if err != nil || res.ExitCode != 0 || out.String() != want {
-			t.Fatalf("%s: %v %+v: %q, want %q", f, err, res, out.String(), want)
-		}
-		d, err := s.Diff(ctx, f, false)
-		must(t, err)
-		if !strings.Contains(string(d.Patch), "-1\n+"+run+"\n") {
-			t.Errorf("%s: patch:\n%s", f, d.Patch)
-		}
-		s.mu.Lock()
-		obj := s.forks[f].obj
-		s.mu.Unlock()
-		p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(ctx, obj, metav1.GetOptions{})
-		must(t, err)
-		s.mu.Lock()
-		anchor := s.runs[run].anchor
-		s.mu.Unlock()
-		if p.GetLabels()[LabelRun] != run || p.GetLabels()[LabelPool] != "" {
-			t.Errorf("%s's pod %s: labels %v", f, obj, p.GetLabels())
-		}
-		if refs := p.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != anchor.GetUID() {
-			t.Errorf("%s's pod %s: owners %+v, want the run's anchor", f, obj, refs)
-		}
-		must(t, s.Remove(ctx, f))
-		must(t, s.Remove(ctx, run))
-		must(t, s.Keep(ctx))
-		return obj
+		return keptRace(t, s, top, base, run, func(f, obj string) {
+			p, err := s.dyn.Resource(podGVR).Namespace(ns).Get(ctx, obj, metav1.GetOptions{})
+			must(t, err)
+			s.mu.Lock()
+			anchor := s.runs[run].anchor
+			s.mu.Unlock()
+			if p.GetLabels()[LabelRun] != run || p.GetLabels()[LabelPool] != "" {
+				t.Errorf("%s's pod %s: labels %v", f, obj, p.GetLabels())
+			}
+			if refs := p.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != anchor.GetUID() {
+				t.Errorf("%s's pod %s: owners %+v, want the run's anchor", f, obj, refs)
+			}
+		})
 	}
-	script := func(run string) string { return `cat value && echo ` + run + ` > value` }
 
 	a := openStore(t, cfg, o)
-	if obj := race(a, "kept1", script("kept1"), "1\n"); strings.HasPrefix(obj, "fb-pool-") {
+	if obj := race(a, "kept1"); strings.HasPrefix(obj, "fb-pool-") {
 		t.Fatalf("the first run claimed %s from an empty pool", obj)
 	}
 	kept := keptRunning(t, a)
 	b := openStore(t, cfg, o)
-	if obj := race(b, "kept2", script("kept2"), "1\n"); obj != kept {
+	if obj := race(b, "kept2"); obj != kept {
 		t.Errorf("the second run's fork ran in %s, want the kept pod %s", obj, kept)
 	}
 	// someone with exec in the namespace leaves something in the next
@@ -429,7 +408,7 @@ func TestClusterKeptPods(t *testing.T) {
 			t.Fatalf("plant in %s: %d %v %s", planted, code, err, serr.String())
 		}
 		run := fmt.Sprintf("kept%d", 3+i)
-		if obj := race(b, run, script(run), "1\n"); obj == planted {
+		if obj := race(b, run); obj == planted {
 			t.Errorf("%q: the fork ran in %s, where someone else had been first", plant, planted)
 		}
 		if p, err := b.dyn.Resource(podGVR).Namespace(ns).Get(ctx, planted, metav1.GetOptions{}); err == nil && p.GetDeletionTimestamp() == nil {
@@ -461,4 +440,40 @@ func keptRunning(t *testing.T, s *Store) string {
 			t.Fatalf("the kept pod does not run: %d in the pool", len(l.Items))
 		}
 	}
+}
+
+// keptRace runs one fork of a run on s — its command reads the fixture's
+// value, 1, and writes the run's name, which its patch must hold —, calls
+// check (if set) with the fork's name and its pod's before the fork ends,
+// then ends the fork and the run and keeps the run's pool (Keep); it
+// returns the pod's name.
+func keptRace(t *testing.T, s *Store, top, base, run string, check func(f, obj string)) string {
+	t.Helper()
+	ctx := t.Context()
+	_, err := s.New(ctx, run, workspace.NewOptions{Repo: top, Rev: base})
+	must(t, err)
+	f := run + "-f"
+	_, err = s.Fork(ctx, run, f)
+	must(t, err)
+	var out bytes.Buffer
+	res, err := s.Exec(ctx, f, sandbox.Policy{Command: []string{"/bin/sh", "-c", "cat value && echo " + run + " > value"}, Timeout: time.Minute},
+		sandbox.Stdio{Stdout: &out, Stderr: &out})
+	if err != nil || res.ExitCode != 0 || out.String() != "1\n" {
+		t.Fatalf("%s: %v %+v: %q, want %q", f, err, res, out.String(), "1\n")
+	}
+	d, err := s.Diff(ctx, f, false)
+	must(t, err)
+	if !strings.Contains(string(d.Patch), "-1\n+"+run+"\n") {
+		t.Errorf("%s: patch:\n%s", f, d.Patch)
+	}
+	s.mu.Lock()
+	obj := s.forks[f].obj
+	s.mu.Unlock()
+	if check != nil {
+		check(f, obj)
+	}
+	must(t, s.Remove(ctx, f))
+	must(t, s.Remove(ctx, run))
+	must(t, s.Keep(ctx))
+	return obj
 }
