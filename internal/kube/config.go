@@ -77,37 +77,37 @@ var errNotServed = errors.New("not served (404)")
 // hasSandboxPools reports whether the cluster serves agent-sandbox's
 // SandboxTemplate, SandboxWarmPool and SandboxClaim (kept_sandbox.go).
 func hasSandboxPools(ctx context.Context, cfg *rest.Config) (bool, error) {
-	for _, gvr := range []schema.GroupVersionResource{sandboxTemplateGVR, sandboxPoolGVR, sandboxClaimGVR} {
-		if ok, err := serves(ctx, cfg, gvr); !ok || err != nil {
-			return false, err
-		}
-	}
-	return true, nil
+	return serves(ctx, cfg, sandboxPoolGVR.GroupVersion(), sandboxTemplateGVR.Resource, sandboxPoolGVR.Resource, sandboxClaimGVR.Resource)
 }
 
 // hasSandboxCRD reports whether the cluster serves agent-sandbox's
 // Sandbox (sandboxGVR); an error where the API server could not say.
 func hasSandboxCRD(ctx context.Context, cfg *rest.Config) (bool, error) {
-	return serves(ctx, cfg, sandboxGVR)
+	return serves(ctx, cfg, sandboxGVR.GroupVersion(), sandboxGVR.Resource)
 }
 
-// serves reports whether the cluster serves gvr, from its discovery.
-func serves(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource) (bool, error) {
+// serves reports whether the cluster serves each of resources in gv, from
+// one read of its discovery.
+func serves(ctx context.Context, cfg *rest.Config, gv schema.GroupVersion, resources ...string) (bool, error) {
 	var rl struct {
 		Resources []struct {
 			Name string `json:"name"`
 		} `json:"resources"`
 	}
-	if err := getJSON(ctx, cfg, "/apis/"+gvr.GroupVersion().String(), &rl); err != nil {
+	if err := getJSON(ctx, cfg, "/apis/"+gv.String(), &rl); err != nil {
 		if errors.Is(err, errNotServed) {
 			return false, nil
 		}
 		return false, err
 	}
+	served := map[string]bool{}
 	for _, r := range rl.Resources {
-		if r.Name == gvr.Resource {
-			return true, nil
+		served[r.Name] = true
+	}
+	for _, want := range resources {
+		if !served[want] {
+			return false, nil
 		}
 	}
-	return false, nil
+	return true, nil
 }

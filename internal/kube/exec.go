@@ -177,17 +177,11 @@ func (s *Store) waitOurs(ctx context.Context, po PodOptions, sandbox types.UID) 
 }
 
 // sandboxPod checks that the pod of po's Sandbox (of uid sandbox) is what
-// agent-sandbox's controller makes of forkbomb's template: controlled by
-// that Sandbox; not made before it — the controller adopts a pod someone
-// made first under the Sandbox's name if it carries the Sandbox's name
-// hash or its adoptable label, so a pod's owner alone does not say the
-// controller made it —; its labels the template's and the controller's
-// name hash alone, the annotations its maker set the controller's list of
-// the labels it copied alone, no finalizer (a label could match another
-// NetworkPolicy, an annotation give the pod a network or runtime option);
-// and its spec
-// forkbomb's (specIs; the template is the Sandbox's, which whoever may
-// update Sandboxes could change meanwhile).
+// agent-sandbox's controller makes of forkbomb's template (controllerMade:
+// the annotations its maker set the controller's list of the labels it
+// copied alone) and that its spec is forkbomb's (specIs; the template is
+// the Sandbox's, which whoever may update Sandboxes could change
+// meanwhile).
 func (s *Store) sandboxPod(ctx context.Context, po PodOptions, sandbox types.UID) error {
 	u, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(ctx, po.Name, metav1.GetOptions{})
 	if err != nil {
@@ -200,32 +194,53 @@ func (s *Store) sandboxPod(ctx context.Context, po PodOptions, sandbox types.UID
 	if sb.GetUID() != sandbox {
 		return fmt.Errorf("the Sandbox %s was made again", po.Name)
 	}
-	if err := ownedBy(u, sandbox); err != nil {
+	if err := controllerMade(u, sb, templateLabels(po), nil, func(k, _ string) bool { return k == sandboxPropagatedLabels }); err != nil {
+		return err
+	}
+	return specIs(u, podSpec(po))
+}
+
+// controllerMade checks that pod u is as agent-sandbox's controller makes
+// it of Sandbox sb: controlled by sb (by uid), not made before it — the
+// controller adopts a pod someone made first under the Sandbox's name if
+// it carries the name hash —; its labels the template's, the name hash
+// and extra (the extensions' own) alone, with the controller's list of the
+// template's it copied; the annotations its maker set (makersAnnotations)
+// each allowed, by key and value; no finalizer. A label could match
+// another NetworkPolicy, an annotation give the pod a network or runtime
+// option.
+func controllerMade(u, sb *unstructured.Unstructured, template, extra map[string]string, allowed func(k, v string) bool) error {
+	if err := ownedBy(u, sb.GetUID()); err != nil {
 		return err
 	}
 	if made, sbMade := u.GetCreationTimestamp(), sb.GetCreationTimestamp(); made.Before(&sbMade) {
 		return fmt.Errorf("pod %s was made before its Sandbox", u.GetName())
 	}
-	labels := templateLabels(po)
-	keys := slices.Sorted(maps.Keys(labels))
-	labels[sandboxNameHashLabel] = sandboxNameHash(po.Name)
+	keys := slices.Sorted(maps.Keys(template))
+	labels := maps.Clone(template)
+	maps.Copy(labels, extra)
+	labels[sandboxNameHashLabel] = sandboxNameHash(sb.GetName())
 	if got := u.GetLabels(); !maps.Equal(got, labels) {
 		return fmt.Errorf("pod %s: labels %v, not the template's and the controller's %v", u.GetName(), got, labels)
 	}
 	if got := u.GetAnnotations()[sandboxPropagatedLabels]; got != strings.Join(keys, ",") {
 		return fmt.Errorf("pod %s: the controller's list of copied labels is %q", u.GetName(), got)
 	}
-	// the annotations of the pod's maker, the controller's list alone:
-	// those a CNI or a runtime reads as the pod starts. Others come from
-	// the cluster's components as the pod runs (a CNI's own record of the
-	// pod's address), and are not asked of the pod by its maker.
-	if made, err := makersAnnotations(u); err != nil || len(made) != 1 || made[0] != sandboxPropagatedLabels {
-		return fmt.Errorf("pod %s was made with annotations %v, not the controller's alone (%v)", u.GetName(), made, err)
+	// annotations other components add as the pod runs (a CNI's record
+	// of its address) are not asked of the pod by its maker
+	made, err := makersAnnotations(u)
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", u.GetName(), err)
+	}
+	for _, k := range made {
+		if !allowed(k, u.GetAnnotations()[k]) {
+			return fmt.Errorf("pod %s was made with annotations not the controller's: %q=%q", u.GetName(), k, u.GetAnnotations()[k])
+		}
 	}
 	if len(u.GetFinalizers()) > 0 {
 		return fmt.Errorf("pod %s has finalizers %v", u.GetName(), u.GetFinalizers())
 	}
-	return specIs(u, podSpec(po))
+	return nil
 }
 
 // makersAnnotations are the keys of the annotations set by pod u's maker:

@@ -73,6 +73,9 @@ func (s *Store) keptKind(po PodOptions) string {
 
 func poolRun(kind string) string { return "pool-" + kind }
 
+// poolLease names kind's pool's Lease, its anchor.
+func poolLease(kind string) string { return "forkbomb-pool-" + kind }
+
 // claimKept claims one kept pod of po's kind for the run (see the file's
 // doc) and returns its name; "" when there is none to claim. A pod still
 // starting is claimed too: the run waits for it as for its own. Only a
@@ -81,7 +84,7 @@ func poolRun(kind string) string { return "pool-" + kind }
 // nothing, since whoever may make pods in the namespace could set it.
 func (s *Store) claimKept(ctx context.Context, run string, rs *runState, po PodOptions) string {
 	kind := s.keptKind(po)
-	pool, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Get(ctx, "forkbomb-pool-"+kind, metav1.GetOptions{})
+	pool, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Get(ctx, poolLease(kind), metav1.GetOptions{})
 	if err != nil {
 		return ""
 	}
@@ -459,7 +462,7 @@ func (s *Store) dropOtherPools(ctx context.Context, kind string) {
 // poolAnchor makes the pool's Lease, or renews it for KeepWarm from now,
 // and its deny-all NetworkPolicy.
 func (s *Store) poolAnchor(ctx context.Context, kind string) (*unstructured.Unstructured, error) {
-	name := "forkbomb-pool-" + kind
+	name := poolLease(kind)
 	leases := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace)
 	secs := int64(s.o.KeepWarm / time.Second)
 	var l *unstructured.Unstructured

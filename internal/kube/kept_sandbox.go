@@ -29,9 +29,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,7 +64,7 @@ const keptClaimTimeout = 15 * time.Second
 // the pool's Lease's uid too, so a pool made again after a reap never
 // finds the old one's, which the garbage collector is deleting.
 func sandboxPoolName(kind string, anchor *unstructured.Unstructured) string {
-	return "forkbomb-pool-" + kind + "-" + string(anchor.GetUID())[:8]
+	return poolLease(kind) + "-" + string(anchor.GetUID())[:8]
 }
 
 // LabelSandboxPool marks a pool of Sandboxes' objects and pods with its
@@ -100,19 +97,19 @@ func (s *Store) keepSandboxes(ctx context.Context, po PodOptions, kind string) e
 	}
 	name := sandboxPoolName(kind, anchor)
 	p := s.keptSandboxOptions(po, kind)
-	labels := map[string]any{}
-	for k, v := range keptSandboxLabels(kind) {
-		labels[k] = v
+	// the template's and the pool's own: the pool's Lease's, the kind's
+	meta := func() map[string]any {
+		m := objectMeta(name, poolRun(kind), "", anchor)
+		m["labels"].(map[string]any)[LabelSandboxPool] = kind
+		return m
 	}
-	meta := objectMeta(name, poolRun(kind), "", anchor)
-	meta["labels"].(map[string]any)[LabelSandboxPool] = kind
 	tmpl := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": sandboxTemplateGVR.GroupVersion().String(),
 		"kind":       "SandboxTemplate",
-		"metadata":   meta,
+		"metadata":   meta(),
 		"spec": map[string]any{
 			"podTemplate": map[string]any{
-				"metadata": map[string]any{"labels": labels},
+				"metadata": map[string]any{"labels": anyLabels(keptSandboxLabels(kind))},
 				"spec":     podSpec(p),
 			},
 			// forkbomb's own deny-all NetworkPolicy (poolAnchor) selects
@@ -131,7 +128,7 @@ func (s *Store) keepSandboxes(ctx context.Context, po PodOptions, kind string) e
 	pool := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": sandboxPoolGVR.GroupVersion().String(),
 		"kind":       "SandboxWarmPool",
-		"metadata":   objectMeta(name, poolRun(kind), "", anchor),
+		"metadata":   meta(),
 		"spec": map[string]any{
 			"replicas":           replicas,
 			"sandboxTemplateRef": map[string]any{"name": name},
@@ -140,7 +137,6 @@ func (s *Store) keepSandboxes(ctx context.Context, po PodOptions, kind string) e
 			"updateStrategy": map[string]any{"type": "Recreate"},
 		},
 	}}
-	pool.Object["metadata"].(map[string]any)["labels"].(map[string]any)[LabelSandboxPool] = kind
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
 	if err := s.ensurePoolObject(ctx, sandboxPoolGVR, pool, anchor, patch); err != nil {
 		return err
@@ -201,7 +197,7 @@ var errKeptRefused = errors.New("refused")
 // said on Options.Progress).
 func (s *Store) claimKeptSandbox(ctx context.Context, run string, rs *runState, po PodOptions) (string, types.UID) {
 	kind := s.keptKind(po)
-	anchor, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Get(ctx, "forkbomb-pool-"+kind, metav1.GetOptions{})
+	anchor, err := s.dyn.Resource(leaseGVR).Namespace(s.o.Namespace).Get(ctx, poolLease(kind), metav1.GetOptions{})
 	if err != nil {
 		return "", ""
 	}
@@ -371,42 +367,16 @@ func keptSandboxChain(c, sb, u *unstructured.Unstructured, poolName, kind string
 	if _, ok := sb.GetAnnotations()[sandboxPodNameAnnotation]; ok {
 		return fmt.Errorf("the Sandbox %s names another pod", sb.GetName())
 	}
-	if err := ownedBy(u, sb.GetUID()); err != nil {
-		return err
-	}
-	if made, sbMade := u.GetCreationTimestamp(), sb.GetCreationTimestamp(); made.Before(&sbMade) {
-		return fmt.Errorf("pod %s was made before its Sandbox", u.GetName())
-	}
-	labels := keptSandboxLabels(kind)
-	keys := slices.Sorted(maps.Keys(labels))
-	labels[sandboxNameHashLabel] = sandboxNameHash(sb.GetName())
-	labels[sandboxClaimUIDLabel] = string(c.GetUID())
-	labels[sandboxTemplateRefLabel] = sandboxNameHash(poolName)
-	if got := u.GetLabels(); !maps.Equal(got, labels) {
-		return fmt.Errorf("pod %s: labels %v, not the template's and the controller's %v", u.GetName(), got, labels)
-	}
-	if got := u.GetAnnotations()[sandboxPropagatedLabels]; got != strings.Join(keys, ",") {
-		return fmt.Errorf("pod %s: the controller's list of copied labels is %q", u.GetName(), got)
-	}
-	made, err := makersAnnotations(u)
-	if err != nil {
-		return fmt.Errorf("pod %s: %w", u.GetName(), err)
-	}
-	for _, k := range made {
+	extra := map[string]string{sandboxClaimUIDLabel: string(c.GetUID()), sandboxTemplateRefLabel: sandboxNameHash(poolName)}
+	return controllerMade(u, sb, keptSandboxLabels(kind), extra, func(k, v string) bool {
 		switch k {
 		case sandboxPropagatedLabels, sandboxPropagatedAnnots:
+			return true
 		case autoscalerSafeToEvictAnnot: // the pool's mark, taken off by the claim
-			if u.GetAnnotations()[k] != "true" {
-				return fmt.Errorf("pod %s: %s is %q", u.GetName(), k, u.GetAnnotations()[k])
-			}
-		default:
-			return fmt.Errorf("pod %s was made with annotation %q, not the controller's", u.GetName(), k)
+			return v == "true"
 		}
-	}
-	if len(u.GetFinalizers()) > 0 {
-		return fmt.Errorf("pod %s has finalizers %v", u.GetName(), u.GetFinalizers())
-	}
-	return nil
+		return false
+	})
 }
 
 // deleteClaim deletes a warm pod's claim, and through it its Sandbox and

@@ -197,21 +197,26 @@ func pod(o PodOptions) *unstructured.Unstructured {
 // sandboxObject is a fork as an agent-sandbox Sandbox: the same pod template,
 // one replica; the controller makes the pod (named as the Sandbox).
 func sandboxObject(o PodOptions) *unstructured.Unstructured {
-	labels := map[string]any{}
-	for k, v := range templateLabels(o) {
-		labels[k] = v
-	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": sandboxGVR.GroupVersion().String(),
 		"kind":       "Sandbox",
 		"metadata":   objectMeta(o.Name, o.Run, o.Name, o.Owner),
 		"spec": map[string]any{
 			"podTemplate": map[string]any{
-				"metadata": map[string]any{"labels": labels},
+				"metadata": map[string]any{"labels": anyLabels(templateLabels(o))},
 				"spec":     podSpec(o),
 			},
 		},
 	}}
+}
+
+// anyLabels is labels as an unstructured object holds them.
+func anyLabels(labels map[string]string) map[string]any {
+	m := make(map[string]any, len(labels))
+	for k, v := range labels {
+		m[k] = v
+	}
+	return m
 }
 
 // templateLabels are the labels of a Sandbox's pod template, which
