@@ -110,9 +110,8 @@ func TestDiffLimits(t *testing.T) {
 		{"many", workspace.DiffLimits{Entries: 1}, "more than 1 files and folders"},
 	}
 	for _, c := range cases {
-		s2 := *s
-		s2.DiffLimits = c.lim
-		_, err := diffWithin(t, &s2, c.fork)
+		s2 := &workspace.Store{Root: s.Root, ForkMethod: s.ForkMethod, DiffLimits: c.lim}
+		_, err := diffWithin(t, s2, c.fork)
 		if !errors.Is(err, workspace.ErrPatchRefused) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s with %+v: %v; want ErrPatchRefused with %q", c.fork, c.lim, err, c.want)
 		}

@@ -104,14 +104,37 @@ func (s *Store) copyMethod() Method {
 	return MethodCopy
 }
 
+// PrepareForks finds out, once, how this machine makes forks (a probe of
+// the sandbox's layers, a few hundred milliseconds when no earlier run
+// left its answer), so that a caller can do it while it makes a pid 1
+// rather than in its first forks.
+func (s *Store) PrepareForks(ctx context.Context) { s.capabilities(ctx) }
+
+// capabilities probes at most once per store: concurrent first forks wait
+// for one probe rather than each running its own.
 func (s *Store) capabilities(ctx context.Context) capabilities {
+	s.capsMu.Lock()
+	defer s.capsMu.Unlock()
+	if s.caps != nil {
+		return *s.caps
+	}
+	c, ok := s.readCapabilities(ctx)
+	if ok {
+		s.caps = &c
+	}
+	return c
+}
+
+// readCapabilities reads the answer an earlier run left, or probes. ok is
+// false when ctx ended during the probe: its answer is then not kept, so a
+// cancelled first fork cannot leave overlayfs off for every later one.
+func (s *Store) readCapabilities(ctx context.Context) (c capabilities, ok bool) {
 	var u unix.Utsname
 	unix.Uname(&u)
 	want := capabilities{Kernel: unix.ByteSliceToString(u.Release[:]), UID: os.Getuid()}
 	path := filepath.Join(s.Root, ".capabilities.json")
-	var c capabilities
 	if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &c) == nil && c.Kernel == want.Kernel && c.UID == want.UID {
-		return c
+		return c, true
 	}
 	c = want
 	if rep, err := sandbox.Probe(ctx); err == nil {
@@ -120,6 +143,9 @@ func (s *Store) capabilities(ctx context.Context) capabilities {
 		}
 	}
 	c.Reflink = cloneWorks(s.Root, reflink)
+	if ctx.Err() != nil {
+		return c, false
+	}
 	writeJSON(path, c)
-	return c
+	return c, true
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -57,6 +58,9 @@ type Store struct {
 	ForkMethod Method
 	// DiffLimits bound what a diff reads from a fork (zero: defaults).
 	DiffLimits DiffLimits
+
+	capsMu sync.Mutex // held while the machine's fork capabilities are read or probed
+	caps   *capabilities
 }
 
 // DefaultRoot is $FORKBOMB_HOME/workspaces, FORKBOMB_HOME defaulting to

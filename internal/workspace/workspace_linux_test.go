@@ -428,6 +428,47 @@ func TestConcurrentForks(t *testing.T) {
 	}
 }
 
+// TestForkProbeCancelled: how forks are made is probed once and kept in
+// the store's root, but not from a probe whose context ended: a first
+// fork cancelled mid-probe would otherwise leave every later fork without
+// overlayfs. The next fork probes again and gets overlayfs where the
+// sandbox's probe offers it.
+func TestForkProbeCancelled(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "state")
+	s, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.New(ctx, "p1", workspace.NewOptions{Repo: userRepo(t)}); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	s.PrepareForks(cancelled)
+	if _, err := os.Stat(filepath.Join(root, ".capabilities.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a cancelled probe left its answer: %v", err)
+	}
+	m, err := s.Fork(ctx, "p1", "f1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := sandbox.Probe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := workspace.MethodReflink
+	if l := rep.Layer("overlayfs"); l != nil && l.Status == "ok" {
+		want = workspace.MethodOverlay
+	}
+	if m.Method != want && !(want == workspace.MethodReflink && m.Method == workspace.MethodCopy) {
+		t.Errorf("fork made by %s after a cancelled probe, want %s", m.Method, want)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".capabilities.json")); err != nil {
+		t.Errorf("the fork's probe left no answer: %v", err)
+	}
+}
+
 // TestKeptForkSkipsFlush: a fork's commands unmount its overlay without
 // flushing the host's filesystem (overlayfs's volatile mount: its marker
 // is in the work layer while the command runs), forkbomb removes the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/lab"
@@ -93,8 +94,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("bad %q: %w", o.Bad, err)
 	}
 	pid1 := "bisect-" + lab.NewID()
-	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad}); err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, err)
+	goodPid1 := pid1 + "-good"
+	// The snapshot of bad, a second of good (below), and the probe of how
+	// forks are made, all at once: none waits for another.
+	var prep sync.WaitGroup
+	prep.Go(func() { o.Store.PrepareForks(ctx) })
+	var goodErr error
+	prep.Go(func() {
+		_, goodErr = o.Store.New(ctx, goodPid1, workspace.NewOptions{Repo: o.Repo, Rev: good})
+	})
+	_, badErr := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad})
+	prep.Wait()
+	if goodErr == nil {
+		defer o.Store.Remove(context.WithoutCancel(ctx), goodPid1)
+	}
+	if badErr != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, badErr)
 	}
 	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
 	h, err := o.Store.History(pid1)
@@ -108,23 +123,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(commits) == 0 {
 		return nil, ErrEmptyRange
 	}
-	// A second snapshot, of good, serves the older half of the range:
-	// each commit is forked from the nearer one, so no diff spans more
-	// than half the range. Its history stops at good; the diffs are
-	// made from bad's, which holds every commit.
+	// The snapshot of good serves the older half of the range: each
+	// commit is forked from the nearer one, so no diff spans more than
+	// half the range. Its history stops at good; the diffs are made from
+	// bad's, which holds every commit.
 	snaps := []snapshot{{name: pid1, commit: bad, from: len(commits) / 2}}
 	if len(commits) > 2 {
-		goodPid1 := pid1 + "-good"
-		if _, err := o.Store.New(ctx, goodPid1, workspace.NewOptions{Repo: o.Repo, Rev: good}); err != nil {
-			return nil, fmt.Errorf("snapshot %s: %w", o.Good, err)
+		if goodErr != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", o.Good, goodErr)
 		}
-		defer o.Store.Remove(context.WithoutCancel(ctx), goodPid1)
 		snaps = append(snaps, snapshot{name: goodPid1, commit: good, from: 0})
 	}
 	res := &Result{Good: good, Bad: bad, Commits: len(commits), Forks: o.Forks, Tested: []Tested{}}
+	// A fork is removed once its verdict is read, while the next round
+	// starts; every removal ends before the snapshots' (deferred above).
+	var removes sync.WaitGroup
+	defer removes.Wait()
 	probe := func(ctx context.Context, i int) (Verdict, error) {
 		sn := nearest(snaps, i)
-		return testCommit(ctx, o, h, sn.name, fmt.Sprintf("%s-%d", pid1, i), sn.commit, commits[i])
+		return testCommit(ctx, o, h, &removes, sn.name, fmt.Sprintf("%s-%d", pid1, i), sn.commit, commits[i])
 	}
 	onRound := func(round int, got map[int]Verdict, remaining int) {
 		var ts []Tested
@@ -176,7 +193,7 @@ func nearest(snaps []snapshot, i int) snapshot {
 // testCommit forks the snapshot, applies the diff from the snapshot to
 // commit inside the fork's sandbox, runs the test there and reads its
 // status as git bisect run does.
-func testCommit(ctx context.Context, o Options, h *workspace.History, pid1, fork, snap, commit string) (Verdict, error) {
+func testCommit(ctx context.Context, o Options, h *workspace.History, removes *sync.WaitGroup, pid1, fork, snap, commit string) (Verdict, error) {
 	diff, err := h.Diff(ctx, snap, commit)
 	if err != nil {
 		return "", fmt.Errorf("diff %s: %w", commit, err)
@@ -184,7 +201,7 @@ func testCommit(ctx context.Context, o Options, h *workspace.History, pid1, fork
 	if _, err := o.Store.Fork(ctx, pid1, fork); err != nil {
 		return "", fmt.Errorf("fork for %s: %w", commit, err)
 	}
-	defer o.Store.Remove(context.WithoutCancel(ctx), fork)
+	defer removes.Go(func() { o.Store.Remove(context.WithoutCancel(ctx), fork) })
 	p := o.Policy
 	apply := "0"
 	if len(diff) > 0 {
