@@ -28,16 +28,20 @@ func goCmpRepo(t testing.TB) (repo, fixed string) {
 	}
 	repo = filepath.Join(t.TempDir(), "go-cmp")
 	copyTree(t, mod.Dir, repo, nil)
-	// One test of the pinned suite is flaky: LargeMapKey's golden diff
-	// lists x's key before y's, and go-cmp sorts pointer keys by address,
-	// so its two separately allocated keys print in either order (seen
-	// once, under load, in a judged run). Its keys are made two elements
-	// of one array, whose order is fixed; the diff it checks is unchanged.
+	// Two tests of the pinned suite are flaky: their golden diffs list x's
+	// map key before y's, and go-cmp sorts pointer keys by address, so two
+	// separately allocated keys print in either order (LargeMapKey's did
+	// once, under load, in a judged run). Each test's two keys are made two
+	// elements of one array, whose order is fixed; the diffs they check are
+	// unchanged.
 	breakFile(t, repo, "cmp/compare_test.go", largeMapKeys, `		x:     map[*[]byte]int{&largeKeys[0]: 0},
 		y:     map[*[]byte]int{&largeKeys[1]: 0},
 `)
-	keys := "package cmp_test\n\nvar largeKeys = [2][]byte{make([]byte, 1<<20), make([]byte, 1<<20)}\n"
-	if err := os.WriteFile(filepath.Join(repo, "cmp", "largekeys_test.go"), []byte(keys), 0o644); err != nil {
+	breakFile(t, repo, "cmp/compare_test.go", pointerMapKeys, `		x:     map[*int]string{&intKeys[0]: "hello"},
+		y:     map[*int]string{&intKeys[1]: "world"},
+`)
+	keys := "package cmp_test\n\nvar (\n\tlargeKeys = [2][]byte{make([]byte, 1<<20), make([]byte, 1<<20)}\n\tintKeys   [2]int\n)\n"
+	if err := os.WriteFile(filepath.Join(repo, "cmp", "mapkeys_test.go"), []byte(keys), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fixed, _ = breakFile(t, repo, "cmp/cmpopts/equate.go",
@@ -45,6 +49,15 @@ func goCmpRepo(t testing.TB) (repo, fixed string) {
 		"return math.Abs(x-y) < math.Max(a.marg, relMarg)")
 	return commitTree(t, repo), fixed
 }
+
+// pointerMapKeys is MapKeyPointer's two keys as pinned.
+const pointerMapKeys = `		x: map[*int]string{
+			new(int): "hello",
+		},
+		y: map[*int]string{
+			new(int): "world",
+		},
+`
 
 // largeMapKeys is LargeMapKey's two keys as pinned.
 const largeMapKeys = `		x: map[*[]byte]int{func() *[]byte {
