@@ -62,7 +62,7 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 		}
 	}
 
-	return s.create(name, func(tmp, final string) (*Meta, error) {
+	return s.createAlone(name, func(tmp, final string) (*Meta, error) {
 		tree := filepath.Join(tmp, "tree")
 		if err := os.Mkdir(tree, 0o755); err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -144,15 +145,35 @@ func (s *Store) useLock(name string, exclusive bool) (func(), error) {
 
 // reclaim removes what an interrupted operation left: .tmp-* directories
 // (a creation that never reached its rename) and .trash-* ones (a removal
-// cut short). It runs under the store lock, which their creator held.
+// cut short). It runs under the store lock, which their creator held —
+// but for a pid 1 being built, whose creator holds its building lock
+// instead (createAlone): that one is left to its creator.
 func (s *Store) reclaim() {
 	entries, _ := os.ReadDir(s.Root)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".tmp-") || strings.HasPrefix(e.Name(), ".trash-") {
-			removeTree(filepath.Join(s.Root, e.Name()))
+		dir := filepath.Join(s.Root, e.Name())
+		switch {
+		case strings.HasPrefix(e.Name(), ".tmp-"):
+			release, err := flock(filepath.Join(dir, buildingLock), syscall.LOCK_EX|syscall.LOCK_NB)
+			if errors.Is(err, ErrInUse) {
+				continue // being built
+			}
+			if release != nil {
+				release()
+			}
+			removeTree(dir)
+		case strings.HasPrefix(e.Name(), ".trash-"):
+			removeTree(dir)
 		}
 	}
 }
+
+// buildingLock is the file in a .tmp-* directory whose lock its creator
+// holds while it builds there without the store lock.
+const buildingLock = ".building"
+
+// tmpSeq tells apart the temporary directories of one process's creations.
+var tmpSeq atomic.Uint64
 
 // Get reads a workspace's metadata (from the local disk: ctx is not
 // waited on).
@@ -199,9 +220,23 @@ func (s *Store) list() ([]*Meta, error) {
 }
 
 // create builds a workspace in a temporary directory and renames it into
-// place once whole. build gets the temporary directory and the final one
-// (for paths recorded in the metadata).
+// place once whole, all under the store lock. build gets the temporary
+// directory and the final one (for paths recorded in the metadata).
 func (s *Store) create(name string, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
+	return s.creating(name, false, build)
+}
+
+// createAlone is create for a workspace whose build reads no other
+// workspace (a pid 1: a checkout of the user's repository). The build, the
+// long part, runs without the store lock, so that pid 1s are made at once
+// and forks and removals of other workspaces do not wait for them; its
+// directory is kept from reclaim by a lock of its own, which a killed
+// creator lets go. The name is checked again before the rename.
+func (s *Store) createAlone(name string, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
+	return s.creating(name, true, build)
+}
+
+func (s *Store) creating(name string, alone bool, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -209,17 +244,43 @@ func (s *Store) create(name string, build func(tmp, final string) (*Meta, error)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer func() {
+		if unlock != nil {
+			unlock()
+		}
+	}()
 	s.reclaim()
 	final := s.dir(name)
 	if _, err := os.Lstat(final); err == nil {
 		return nil, fmt.Errorf("%w: %s", ErrExists, name)
 	}
-	tmp := filepath.Join(s.Root, fmt.Sprintf(".tmp-%s-%d", name, os.Getpid()))
+	tmp := filepath.Join(s.Root, fmt.Sprintf(".tmp-%s-%d-%d", name, os.Getpid(), tmpSeq.Add(1)))
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return nil, err
 	}
+	if alone {
+		building, err := flock(filepath.Join(tmp, buildingLock), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != nil {
+			removeTree(tmp)
+			return nil, err
+		}
+		defer building() // after the rename: the lock goes with the process
+		unlock()
+		unlock = nil
+	}
 	m, err := build(tmp, final)
+	if alone {
+		var lerr error
+		if unlock, lerr = s.lock(); lerr != nil {
+			unlock = nil
+			removeTree(tmp)
+			return nil, lerr
+		}
+		os.Remove(filepath.Join(tmp, buildingLock))
+		if _, lerr := os.Lstat(final); lerr == nil && err == nil {
+			err = fmt.Errorf("%w: %s", ErrExists, name)
+		}
+	}
 	if err == nil {
 		m.Name, m.Created = name, time.Now().UTC()
 		err = writeJSON(filepath.Join(tmp, "meta.json"), m)

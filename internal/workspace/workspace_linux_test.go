@@ -386,6 +386,53 @@ func TestCrashRecovery(t *testing.T) {
 	}
 }
 
+// TestReclaimSparesBuilds: a pid 1 is built without the store lock, under
+// a lock of its own in its temporary directory; the reclaim every store
+// runs at open leaves such a directory alone while that lock is held, and
+// removes it once its holder is gone (as a killed creator's would be).
+// While it is held, other pid 1s are made.
+func TestReclaimSparesBuilds(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "state")
+	if _, err := workspace.Open(root); err != nil {
+		t.Fatal(err)
+	}
+	building := filepath.Join(root, ".tmp-p1-1-1")
+	if err := os.Mkdir(building, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(building, ".building"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	s, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.New(ctx, "p2", workspace.NewOptions{Repo: userRepo(t)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(building); err != nil {
+		t.Fatalf("a build under way was reclaimed: %v", err)
+	}
+	f.Close()
+	if _, err := workspace.Open(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(building); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a build whose creator is gone was not reclaimed: %v", err)
+	}
+	if m, err := s.Get(ctx, "p2"); err != nil || m.Kind != workspace.KindPid1 {
+		t.Errorf("p2: %+v, %v", m, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "p2", ".building")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("p2 kept its building lock's file: %v", err)
+	}
+}
+
 // TestConcurrentForks: many forkbomb processes (here, stores on the same
 // root) forking at once never corrupt the state: every distinct name is
 // made once, a contested name exactly once.
