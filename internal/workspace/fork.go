@@ -27,6 +27,9 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 		return nil, err
 	}
 	method := s.forkMethod(ctx)
+	if err := ctx.Err(); err != nil {
+		return nil, err // the probe was cut short: no second one below
+	}
 	if sm.Method == MethodReflink || sm.Method == MethodCopy {
 		method = s.copyMethod()
 	}

@@ -154,12 +154,14 @@ func (s *Store) reclaim() {
 		dir := filepath.Join(s.Root, e.Name())
 		switch {
 		case strings.HasPrefix(e.Name(), ".tmp-"):
+			// Removed only once its lock is taken (or it is a stray
+			// file): any other error may be a build under way.
 			release, err := flock(filepath.Join(dir, buildingLock), syscall.LOCK_EX|syscall.LOCK_NB)
-			if errors.Is(err, ErrInUse) {
-				continue // being built
-			}
-			if release != nil {
+			switch {
+			case err == nil:
 				release()
+			case !errors.Is(err, syscall.ENOTDIR):
+				continue
 			}
 			removeTree(dir)
 		case strings.HasPrefix(e.Name(), ".trash-"):

@@ -97,14 +97,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	goodPid1 := pid1 + "-good"
 	// The snapshot of bad, a second of good (below), and the probe of how
 	// forks are made, all at once: none waits for another.
+	// If bad's fails, the other two are stopped.
+	prepCtx, stopPrep := context.WithCancel(ctx)
 	var prep sync.WaitGroup
-	prep.Go(func() { o.Store.PrepareForks(ctx) })
+	prep.Go(func() { o.Store.PrepareForks(prepCtx) })
 	var goodErr error
 	prep.Go(func() {
-		_, goodErr = o.Store.New(ctx, goodPid1, workspace.NewOptions{Repo: o.Repo, Rev: good})
+		_, goodErr = o.Store.New(prepCtx, goodPid1, workspace.NewOptions{Repo: o.Repo, Rev: good})
 	})
 	_, badErr := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad})
+	if badErr != nil {
+		stopPrep()
+	}
 	prep.Wait()
+	stopPrep()
 	if goodErr == nil {
 		defer o.Store.Remove(context.WithoutCancel(ctx), goodPid1)
 	}
