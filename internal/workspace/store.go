@@ -154,14 +154,15 @@ func (s *Store) reclaim() {
 		dir := filepath.Join(s.Root, e.Name())
 		switch {
 		case strings.HasPrefix(e.Name(), ".tmp-"):
-			// Removed only once its lock is taken (or it is a stray
-			// file): any other error may be a build under way.
-			release, err := flock(filepath.Join(dir, buildingLock), syscall.LOCK_EX|syscall.LOCK_NB)
-			switch {
-			case err == nil:
+			// A folder is removed only once its lock is taken: any
+			// error may be a build under way. Anything else (a stray
+			// file or link) is removed as it is, never followed.
+			if e.IsDir() {
+				release, err := flock(filepath.Join(dir, buildingLock), syscall.LOCK_EX|syscall.LOCK_NB)
+				if err != nil {
+					continue
+				}
 				release()
-			case !errors.Is(err, syscall.ENOTDIR):
-				continue
 			}
 			removeTree(dir)
 		case strings.HasPrefix(e.Name(), ".trash-"):

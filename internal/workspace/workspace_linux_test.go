@@ -421,9 +421,22 @@ func TestReclaimSparesBuilds(t *testing.T) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
+	// A link named like a build's folder is removed, never followed: the
+	// folder it names gets no lock file and keeps its contents.
+	outside := t.TempDir()
+	write(t, filepath.Join(outside, "keep"), "kept")
+	if err := os.Symlink(outside, filepath.Join(root, ".tmp-link-1-1")); err != nil {
+		t.Fatal(err)
+	}
 	s, err := workspace.Open(root)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".tmp-link-1-1")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link was not reclaimed: %v", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 || entries[0].Name() != "keep" {
+		t.Errorf("reclaim followed the link: %v", entries)
 	}
 	if _, err := s.New(ctx, "p2", workspace.NewOptions{Repo: userRepo(t)}); err != nil {
 		t.Fatal(err)

@@ -96,9 +96,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	pid1 := "bisect-" + lab.NewID()
 	goodPid1 := pid1 + "-good"
 	// The snapshot of bad, a second of good (below), and the probe of how
-	// forks are made, all at once: none waits for another.
-	// If bad's fails, the other two are stopped.
+	// forks are made, all at once: none waits for another. If bad's
+	// fails, the other two are stopped.
 	prepCtx, stopPrep := context.WithCancel(ctx)
+	defer stopPrep()
 	var prep sync.WaitGroup
 	prep.Go(func() { o.Store.PrepareForks(prepCtx) })
 	var goodErr error
@@ -110,7 +111,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		stopPrep()
 	}
 	prep.Wait()
-	stopPrep()
 	if goodErr == nil {
 		defer o.Store.Remove(context.WithoutCancel(ctx), goodPid1)
 	}
