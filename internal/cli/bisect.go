@@ -26,14 +26,18 @@ func newBisectCmd(stdio IO) *cobra.Command {
 --forks commits at once, each in its own confined fork: a range of N commits
 takes about log_(K+1)(N) rounds instead of log_2(N) steps.
 
-No commit is checked out: forkbomb snapshots --good and --bad once each and
-tests each commit in an O(1) fork of the nearer snapshot with the diff to the
-commit applied inside the fork's sandbox (offline, with --timeout and limits). Your repository is
-only read — its branch, index, working tree and any bisect you are in the
-middle of stay as they are.
+Your repository is not checked out: forkbomb snapshots --bad once and tests
+each commit in an O(1) fork of that snapshot, whose tree is moved to the
+commit inside the fork's sandbox (git read-tree: only the files that differ
+are written; offline, with limits). While a round's tests run, the next
+round's forks and sandboxes are started, so a test begins as soon as its
+commit is picked; --timeout counts from then. Your repository is only read —
+its branch, index, working tree and any bisect you are in the middle of stay
+as they are.
 
 The test command runs with /bin/sh -c in the commit's tree (its .git is the
-snapshot's, read-only; 'git status' there shows the diff to the commit). As with
+snapshot's, read-only: HEAD is --bad, and 'git status' shows how the
+commit's tree differs from it). As with
 'git bisect run': exit 0 is good, 125 untestable (skipped), 1 to 127 bad;
 128 and up, a timeout or a limit stops the bisect. Only --bad's first-parent
 chain is searched, so on a history with merges the answer may be a merge.

@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/lab"
@@ -56,24 +59,39 @@ type Result struct {
 	Commits    int      `json:"commits"` // in the range, bad included
 	Forks      int      `json:"forks"`
 	Rounds     int      `json:"rounds"`
-	Tested     []Tested `json:"tested"`
-	Seconds    float64  `json:"seconds"`
+	// Ahead counts the tests whose sandbox was started during the round
+	// before theirs, so the test began as soon as its commit was picked.
+	Ahead   int      `json:"started_ahead"`
+	Tested  []Tested `json:"tested"`
+	Seconds float64  `json:"seconds"`
 }
 
-// applyFailed and applyMarker tell a diff that does not apply from the
-// test's own status.
+// treeFailed and treeMarker tell a commit whose tree could not be made
+// from the test's own status.
 const (
-	applyFailed = 222
-	applyMarker = "forkbomb-bisect: the diff of the commit does not apply" // no quote: it sits in single quotes in script
+	treeFailed = 222
+	treeMarker = "forkbomb-bisect: the tree of the commit could not be made in the fork" // no single quote: it sits in single quotes in script
 )
 
-// script applies the commit's diff (on stdin, when $2 is 1) to the fork's
-// tree, then runs the test ($1). git apply reads stdin to its end, so the
-// test starts with stdin at EOF.
-const script = `if [ "$2" = 1 ]; then git apply --binary --whitespace=nowarn - >&2 || { echo '` + applyMarker + `' >&2; exit 222; }; fi
+// begunMarker is the line the script writes just before the test starts
+// (pool.begun).
+const begunMarker = "forkbomb-bisect: the test begins"
+
+// script runs in each fork's sandbox, started before the commit it is to
+// test is known. It copies the snapshot's index (the fork's .git is read
+// only), waits for the commit's id on stdin (EOF: not needed, exit 0),
+// moves the tree from the snapshot's commit to it with a two-tree
+// read-tree (only the paths that differ are written; HEAD and .git are
+// untouched), then runs the test ($1) with stdin at EOF.
+const script = `i="${TMPDIR:-/tmp}/forkbomb-bisect-index-$$"
+cp .git/index "$i" || { echo '` + treeMarker + `' >&2; exit 222; }
+IFS= read -r c || { rm -f "$i"; exit 0; }
+GIT_INDEX_FILE="$i" git read-tree -m -u HEAD "$c" >&2 || { rm -f "$i"; echo '` + treeMarker + `' >&2; exit 222; }
+rm -f "$i"
+echo '` + begunMarker + `' >&2
 exec sh -c "$1"`
 
-// Run bisects. The snapshots and every fork it makes are removed when it
+// Run bisects. The snapshot and every fork it makes are removed when it
 // returns.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
@@ -94,28 +112,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("bad %q: %w", o.Bad, err)
 	}
 	pid1 := "bisect-" + lab.NewID()
-	goodPid1 := pid1 + "-good"
-	// The snapshot of bad, a second of good (below), and the probe of how
-	// forks are made, all at once: none waits for another. If bad's
-	// fails, the other two are stopped.
+	// The snapshot of bad and the probe of how forks are made, at once. If
+	// the snapshot fails, the probe is stopped.
 	prepCtx, stopPrep := context.WithCancel(ctx)
 	defer stopPrep()
 	var prep sync.WaitGroup
 	prep.Go(func() { o.Store.PrepareForks(prepCtx) })
-	var goodErr error
-	prep.Go(func() {
-		_, goodErr = o.Store.New(prepCtx, goodPid1, workspace.NewOptions{Repo: o.Repo, Rev: good})
-	})
-	_, badErr := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad})
-	if badErr != nil {
+	_, err = o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad})
+	if err != nil {
 		stopPrep()
 	}
 	prep.Wait()
-	if goodErr == nil {
-		defer o.Store.Remove(context.WithoutCancel(ctx), goodPid1)
-	}
-	if badErr != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, badErr)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, err)
 	}
 	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
 	h, err := o.Store.History(pid1)
@@ -129,43 +138,33 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(commits) == 0 {
 		return nil, ErrEmptyRange
 	}
-	// The snapshot of good serves the older half of the range: each
-	// commit is forked from the nearer one, so no diff spans more than
-	// half the range. Its history stops at good; the diffs are made from
-	// bad's, which holds every commit.
-	snaps := []snapshot{{name: pid1, commit: bad, from: len(commits) / 2}}
-	if len(commits) > 2 {
-		if goodErr != nil {
-			return nil, fmt.Errorf("snapshot %s: %w", o.Good, goodErr)
-		}
-		snaps = append(snaps, snapshot{name: goodPid1, commit: good, from: 0})
-	}
 	res := &Result{Good: good, Bad: bad, Commits: len(commits), Forks: o.Forks, Tested: []Tested{}}
-	// A fork is removed once its verdict is read, while the next round
-	// starts; every removal ends before the snapshots' (deferred above).
-	var removes sync.WaitGroup
-	defer removes.Wait()
-	probe := func(ctx context.Context, i int) (Verdict, error) {
-		sn := nearest(snaps, i)
-		return testCommit(ctx, o, h, &removes, sn.name, fmt.Sprintf("%s-%d", pid1, i), sn.commit, commits[i])
-	}
-	onRound := func(round int, got map[int]Verdict, remaining int) {
-		var ts []Tested
-		for i := range commits {
-			if v, ok := got[i]; ok {
-				ts = append(ts, Tested{Commit: commits[i], Index: i, Verdict: v, Round: round})
+	// Every sandbox, and its fork's removal, ends before the snapshot's
+	// removal (deferred above).
+	pl := newPool(ctx, o, pid1)
+	defer pl.close()
+	hooks := Hooks{
+		Start: func(_ int, pick []int, others int) { pl.plan(pick, min(o.Forks, others)) },
+		Round: func(round int, got map[int]Verdict, remaining int) {
+			var ts []Tested
+			for i := range commits {
+				if v, ok := got[i]; ok {
+					ts = append(ts, Tested{Commit: commits[i], Index: i, Verdict: v, Round: round})
+				}
 			}
-		}
-		res.Tested = append(res.Tested, ts...)
-		if o.Progress != nil {
-			o.Progress(Progress{Round: round, Remaining: remaining, Tested: ts})
-		}
+			res.Tested = append(res.Tested, ts...)
+			if o.Progress != nil {
+				o.Progress(Progress{Round: round, Remaining: remaining, Tested: ts})
+			}
+		},
 	}
-	a, err := Search(ctx, len(commits), o.Forks, probe, onRound)
+	probe := func(ctx context.Context, i int) (Verdict, error) { return pl.test(ctx, i, commits[i]) }
+	a, err := Search(ctx, len(commits), o.Forks, probe, hooks)
 	if err != nil {
 		return nil, err
 	}
 	res.Rounds = a.Rounds
+	res.Ahead = int(pl.ahead.Load())
 	for _, i := range a.Candidates {
 		res.Candidates = append(res.Candidates, commits[i])
 	}
@@ -177,60 +176,199 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// snapshot is a pid 1 of one end of the range, serving the commits from
-// index from on (until the next snapshot's).
-type snapshot struct {
-	name, commit string
-	from         int
+// A pool starts sandboxes ahead: while a round's tests run, it starts the
+// next round's (a fork of the snapshot, its sandbox, the script up to its
+// read), so a picked commit's test waits only for its tree. How many is
+// the most the next round can test (Hooks.Start); any not needed are told
+// so (EOF) and removed.
+type pool struct {
+	ctx     context.Context // the bisect's
+	o       Options
+	pid1    string
+	policy  sandbox.Policy // every sandbox's; its Timeout is 0 (the test's limit, timeout, runs from its commit)
+	timeout time.Duration
+	ahead   atomic.Int32 // tests whose box was started ahead
+	seq     atomic.Int32 // names the forks
+
+	mu       sync.Mutex
+	idle     []*box       // started, no commit yet
+	assigned map[int]*box // the round's, by commit index
+	want     int          // the most the next round can test
+	pending  int          // the round's tests not begun yet
+	all      sync.WaitGroup
 }
 
-// nearest is the snapshot serving commit i: the one with the greatest
-// from not after i.
-func nearest(snaps []snapshot, i int) snapshot {
-	best := snaps[0]
-	for _, s := range snaps {
-		if s.from <= i && (s.from > best.from || best.from > i) {
-			best = s
-		}
-	}
-	return best
+// A box is one fork and the sandbox started in it.
+type box struct {
+	fork   string
+	ahead  bool
+	in     *os.File // the script's stdin: the commit's id, then EOF
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	out    boxOut
+	done   chan struct{} // closed once res and err are set
+	res    *sandbox.Result
+	err    error
 }
 
-// testCommit forks the snapshot, applies the diff from the snapshot to
-// commit inside the fork's sandbox, runs the test there and reads its
-// status as git bisect run does.
-func testCommit(ctx context.Context, o Options, h *workspace.History, removes *sync.WaitGroup, pid1, fork, snap, commit string) (Verdict, error) {
-	diff, err := h.Diff(ctx, snap, commit)
-	if err != nil {
-		return "", fmt.Errorf("diff %s: %w", commit, err)
+// boxOut keeps the tail of a box's output, and calls begun, once, when the
+// script says the test begins (the line is not kept). The line comes in
+// one write: the script writes it whole, under PIPE_BUF, before the test
+// can write anything.
+type boxOut struct {
+	tail  lab.Tail
+	begun func()
+	once  sync.Once
+}
+
+func (w *boxOut) Write(p []byte) (int, error) {
+	if i := bytes.Index(p, []byte(begunMarker+"\n")); i >= 0 {
+		w.once.Do(w.begun)
+		w.tail.Write(p[:i])
+		w.tail.Write(p[i+len(begunMarker)+1:])
+		return len(p), nil
 	}
-	if _, err := o.Store.Fork(ctx, pid1, fork); err != nil {
-		return "", fmt.Errorf("fork for %s: %w", commit, err)
-	}
-	defer removes.Go(func() { o.Store.Remove(context.WithoutCancel(ctx), fork) })
+	return w.tail.Write(p)
+}
+
+// errTimedOut is the cause a box's context ends with when its test ran out
+// of time.
+var errTimedOut = errors.New("the test's time limit")
+
+func newPool(ctx context.Context, o Options, pid1 string) *pool {
 	p := o.Policy
-	apply := "0"
-	if len(diff) > 0 {
-		apply = "1"
-	}
-	p.Command = []string{"sh", "-c", script, "forkbomb-bisect", o.Test, apply}
+	timeout := p.Timeout
+	p.Timeout = 0
+	p.Command = []string{"sh", "-c", script, "forkbomb-bisect", o.Test}
 	p.Workdir = ""
+	return &pool{ctx: ctx, o: o, pid1: pid1, policy: p, timeout: timeout, assigned: map[int]*box{}}
+}
+
+// start forks the snapshot and starts the script in the fork; it returns
+// at once.
+func (pl *pool) start(ahead bool) *box {
+	b := &box{fork: fmt.Sprintf("%s-%d", pl.pid1, pl.seq.Add(1)), ahead: ahead, done: make(chan struct{})}
+	b.out.tail.Max = 8 << 10 // enough to say why a tree could not be made
+	b.out.begun = pl.begun
+	b.ctx, b.cancel = context.WithCancelCause(pl.ctx)
+	r, w, err := os.Pipe()
+	if err != nil {
+		b.in, b.err = nil, err
+		b.cancel(nil)
+		close(b.done)
+		return b
+	}
+	b.in = w
+	pl.all.Go(func() {
+		defer b.cancel(nil)
+		b.res, b.err = pl.run(b, r)
+		r.Close()
+		close(b.done)
+		if !errors.Is(b.err, errNoFork) {
+			pl.o.Store.Remove(context.WithoutCancel(pl.ctx), b.fork)
+		}
+	})
+	return b
+}
+
+var errNoFork = errors.New("no fork")
+
+func (pl *pool) run(b *box, stdin *os.File) (*sandbox.Result, error) {
+	if _, err := pl.o.Store.Fork(b.ctx, pl.pid1, b.fork); err != nil {
+		return nil, fmt.Errorf("%w: %w", errNoFork, err)
+	}
+	p := pl.policy
 	if p.Overlay != nil {
 		ov := *p.Overlay
 		p.Overlay = &ov
 	}
-	out := lab.Tail{Max: 8 << 10} // enough to say why a diff did not apply
-	r, err := o.Store.Exec(ctx, fork, p, sandbox.Stdio{Stdin: bytes.NewReader(diff), Stdout: &out, Stderr: &out})
-	if err != nil {
-		return "", fmt.Errorf("test %s: %w", commit, err)
+	return pl.o.Store.Exec(b.ctx, b.fork, p, sandbox.Stdio{Stdin: stdin, Stdout: &b.out, Stderr: &b.out})
+}
+
+// plan gives a round's commits the sandboxes started ahead for them, and
+// says how many the next round can need.
+func (pl *pool) plan(pick []int, next int) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	for _, i := range pick {
+		if n := len(pl.idle); n > 0 {
+			pl.assigned[i], pl.idle = pl.idle[n-1], pl.idle[:n-1]
+		}
 	}
+	pl.want, pl.pending = next, len(pick)
+}
+
+// take is commit i's box: the one planned for it, or one started now.
+func (pl *pool) take(i int) *box {
+	pl.mu.Lock()
+	b, ok := pl.assigned[i]
+	delete(pl.assigned, i)
+	pl.mu.Unlock()
+	if ok {
+		return b
+	}
+	return pl.start(false)
+}
+
+// begun hears that one of the round's tests began: once all have, it
+// starts as many boxes as the next round can need, so a round's own
+// starts are never slowed by the next round's.
+func (pl *pool) begun() {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.pending--; pl.pending != 0 {
+		return
+	}
+	for len(pl.idle) < pl.want {
+		pl.idle = append(pl.idle, pl.start(true))
+	}
+}
+
+// close tells every box not needed so, then waits for every sandbox to
+// end and every fork to be removed.
+func (pl *pool) close() {
+	pl.mu.Lock()
+	for _, b := range pl.idle {
+		b.in.Close()
+	}
+	for _, b := range pl.assigned {
+		b.in.Close()
+	}
+	pl.idle, pl.assigned = nil, nil
+	pl.mu.Unlock()
+	pl.all.Wait()
+}
+
+// test runs the test of commit (index i) in a box and reads its status as
+// git bisect run does.
+func (pl *pool) test(ctx context.Context, i int, commit string) (Verdict, error) {
+	b := pl.take(i)
+	stop := context.AfterFunc(ctx, func() { b.cancel(context.Cause(ctx)) })
+	defer stop()
+	if b.in != nil {
+		if pl.timeout > 0 {
+			t := time.AfterFunc(pl.timeout, func() { b.cancel(errTimedOut) })
+			defer t.Stop()
+		}
+		io.WriteString(b.in, commit+"\n") // the pipe holds it; an error is the sandbox's, below
+		b.in.Close()
+	}
+	<-b.done
+	if b.ahead {
+		pl.ahead.Add(1)
+	}
+	r, out := b.res, b.out.tail.String()
 	switch {
-	case r.TimedOut:
+	case b.err != nil && errors.Is(context.Cause(b.ctx), errTimedOut): // stopped by the limit, not merely past it
+		return "", fmt.Errorf("%w: the test of %s timed out", ErrAborted, commit)
+	case b.err != nil:
+		return "", fmt.Errorf("test %s: %w", commit, b.err)
+	case r.TimedOut: // the sandbox's own limit is off (newPool): never read as bad
 		return "", fmt.Errorf("%w: the test of %s timed out", ErrAborted, commit)
 	case r.Limit != "":
 		return "", fmt.Errorf("%w: the test of %s was killed by the %s limit", ErrAborted, commit, r.Limit)
-	case r.ExitCode == applyFailed && strings.Contains(out.String(), applyMarker):
-		return "", fmt.Errorf("%s: %w: %s", commit, ErrApply, lab.LastLines(strings.Split(out.String(), applyMarker)[0], 1))
+	case r.ExitCode == treeFailed && strings.Contains(out, treeMarker):
+		return "", fmt.Errorf("%s: %w: %s", commit, ErrTree, lab.LastLines(strings.Split(out, treeMarker)[0], 1))
 	case r.ExitCode == 0:
 		return Good, nil
 	case r.ExitCode == 125:

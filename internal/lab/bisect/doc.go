@@ -1,17 +1,20 @@
 // Package bisect finds the first bad commit of a range by testing K
 // commits at once, each in its own confined fork.
 //
-// A commit's tree is never a checkout of its own: it is an O(1) fork of
-// the nearer of two pristine snapshots (pid 1s of good and of bad) with
-// the diff from that snapshot to the commit applied inside the fork's
-// sandbox. The diffs are made from bad's snapshot, whose history holds the
-// whole range. Each round tests K commits spread evenly over
-// what is still unknown, so a range of N commits takes about
-// log_(K+1)(N) rounds. The test command's status is read as `git bisect
-// run` reads it: 0 good, 125 untestable (skipped), 1–127 bad, anything
-// else (128 and up, a timeout, a limit) stops the bisect. The user's
-// repository is only read, once, to make the snapshot: its bisect state,
-// refs and index are never touched.
+// A commit's tree is never a checkout of its own: it is an O(1) fork of a
+// pristine snapshot (a pid 1) of bad, whose history holds the whole range,
+// moved to the commit inside the fork's sandbox by a two-tree read-tree
+// into a copy of the snapshot's index (only the paths that differ are
+// written; the fork's .git stays read-only). Each round tests K commits
+// spread evenly over what is still unknown, so a range of N commits takes
+// about log_(K+1)(N) rounds. While a round's tests run, the next round's
+// forks and sandboxes are started, each waiting for its commit on stdin,
+// so a picked commit's test waits only for its tree; a test's time limit
+// runs from the moment it is handed its commit. The test command's status
+// is read as `git bisect run` reads it: 0 good, 125 untestable (skipped),
+// 1–127 bad, anything else (128 and up, a timeout, a limit) stops the
+// bisect. The user's repository is only read, once, to make the snapshot:
+// its bisect state, refs and index are never touched.
 //
 // Only bad's first-parent chain is searched: on a history with merges the
 // answer can be a merge commit where `git bisect` would go into the

@@ -7,8 +7,9 @@ var (
 	// untestable (status 128 and up, a timeout, a limit), as `git bisect
 	// run` aborts on it.
 	ErrAborted = errors.New("bisect aborted")
-	// ErrApply: a commit's diff did not apply to the snapshot's fork.
-	ErrApply = errors.New("the commit's diff does not apply to the snapshot")
+	// ErrTree: a commit's tree could not be made in a fork of the
+	// snapshot.
+	ErrTree = errors.New("the commit's tree could not be made in a fork of the snapshot")
 	// ErrEmptyRange: good and bad are the same commit.
 	ErrEmptyRange = errors.New("no commit between good and bad")
 )

@@ -3,6 +3,7 @@ package bisect_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -139,13 +140,15 @@ func TestBisectMatchesGitBisectRun(t *testing.T) {
 			before := gitState(t, repo)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
+			store := newStore(t)
 			res, err := bisect.Run(ctx, bisect.Options{
-				Store: newStore(t), Repo: repo, Good: "good", Bad: "main", Test: test, Forks: 3,
+				Store: store, Repo: repo, Good: "good", Bad: "main", Test: test, Forks: 3,
 				Policy: sandbox.Policy{Timeout: time.Minute},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
+			noneLeft(t, store)
 			got := slices.Clone(res.Candidates)
 			slices.Sort(got)
 			if !slices.Equal(got, want) {
@@ -159,4 +162,100 @@ func TestBisectMatchesGitBisectRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noneLeft fails unless the store holds no workspace: a bisect removes its
+// snapshot and every fork it made, those started ahead and not needed too.
+func noneLeft(t *testing.T, s *workspace.Store) {
+	t.Helper()
+	l, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range l {
+		t.Errorf("left in the store: %s", m.Name)
+	}
+}
+
+// A test's time limit runs from the moment its commit is handed to its
+// sandbox, not from the sandbox's start: a sandbox started ahead waits
+// about one round for its commit (here 3 s), and its test takes 3 s more,
+// so a limit of 5 s from the start would stop every such test. A test
+// that does outrun the limit stops the bisect, as git bisect run would
+// never.
+func TestBisectTimeLimit(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "git")
+	repo, commits := genRepo(t, 12, nil)
+	t.Run("from the commit", func(t *testing.T) {
+		t.Parallel()
+		store := newStore(t)
+		res, err := bisect.Run(context.Background(), bisect.Options{
+			// Only bad is bad: the tests in sandboxes started ahead pass.
+			Store: store, Repo: repo, Good: "good", Bad: "main", Test: "sleep 3; " + testCmd(12), Forks: 2,
+			Policy: sandbox.Policy{Timeout: 5 * time.Second},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FirstBad != commits[11] {
+			t.Errorf("first bad %s, want %s (commit 12)", res.FirstBad, commits[11])
+		}
+		if res.Ahead == 0 {
+			t.Errorf("no test ran in a sandbox started ahead (%d rounds): the limit was not put to the test", res.Rounds)
+		}
+		noneLeft(t, store)
+	})
+	t.Run("outrun", func(t *testing.T) {
+		t.Parallel()
+		store := newStore(t)
+		_, err := bisect.Run(context.Background(), bisect.Options{
+			Store: store, Repo: repo, Good: "good", Bad: "main", Test: "sleep 60", Forks: 2,
+			Policy: sandbox.Policy{Timeout: 2 * time.Second},
+		})
+		if !errors.Is(err, bisect.ErrAborted) || !strings.Contains(err.Error(), "timed out") {
+			t.Fatalf("got %v, want %v: ... timed out", err, bisect.ErrAborted)
+		}
+		noneLeft(t, store)
+	})
+}
+
+// A commit whose tree cannot be made stops the bisect and says so; an
+// interrupted bisect returns at once with the interruption. Neither leaves
+// a workspace behind.
+func TestBisectStops(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "git")
+	repo, _ := genRepo(t, 12, nil)
+	t.Run("no tree", func(t *testing.T) {
+		t.Parallel()
+		store := newStore(t)
+		// git, sent elsewhere, finds no repository to make the tree from.
+		_, err := bisect.Run(context.Background(), bisect.Options{
+			Store: store, Repo: repo, Good: "good", Bad: "main", Test: "true", Forks: 2,
+			Policy: sandbox.Policy{Timeout: time.Minute, SetEnv: []string{"GIT_DIR=/nonexistent"}},
+		})
+		if !errors.Is(err, bisect.ErrTree) || !strings.Contains(err.Error(), "not a git repository") {
+			t.Fatalf("got %v, want %v with git's own reason", err, bisect.ErrTree)
+		}
+		noneLeft(t, store)
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		t.Parallel()
+		store := newStore(t)
+		// Most likely while the first round's tests sleep; on a loaded
+		// machine perhaps still in the snapshot: either must stop.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(3*time.Second, cancel)
+		_, err := bisect.Run(ctx, bisect.Options{
+			Store: store, Repo: repo, Good: "good", Bad: "main", Test: "sleep 120", Forks: 2,
+			Policy:   sandbox.Policy{Timeout: 5 * time.Minute},
+			Progress: func(bisect.Progress) { t.Error("a round ended") },
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want %v", err, context.Canceled)
+		}
+		noneLeft(t, store)
+	})
 }

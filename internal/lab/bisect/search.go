@@ -35,13 +35,20 @@ type Answer struct {
 	Verdicts map[int]Verdict
 }
 
-// Round reports one round's tests as they end, and how many commits are
-// still unknown, for progress.
-type Round func(round int, tested map[int]Verdict, remaining int)
+// Hooks let a caller follow a search; either may be nil.
+type Hooks struct {
+	// Start hears a round's commits before their probes start, and how
+	// many other commits are still untested: the most the next round can
+	// probe is the lesser of that and k.
+	Start func(round int, pick []int, others int)
+	// Round hears one round's verdicts once all are in, and how many
+	// commits are still unknown, for progress.
+	Round func(round int, tested map[int]Verdict, remaining int)
+}
 
 // Search bisects a range of n commits with k probes at once. It assumes,
 // as git does, that every commit after the first bad one is bad.
-func Search(ctx context.Context, n, k int, probe Probe, onRound Round) (*Answer, error) {
+func Search(ctx context.Context, n, k int, probe Probe, hooks Hooks) (*Answer, error) {
 	if n <= 0 {
 		return nil, ErrEmptyRange
 	}
@@ -55,6 +62,9 @@ func Search(ctx context.Context, n, k int, probe Probe, onRound Round) (*Answer,
 			break
 		}
 		a.Rounds++
+		if hooks.Start != nil {
+			hooks.Start(a.Rounds, pick, len(untested(a))-len(pick))
+		}
 		got, err := probeAll(ctx, pick, probe)
 		if err != nil {
 			return nil, err
@@ -63,8 +73,8 @@ func Search(ctx context.Context, n, k int, probe Probe, onRound Round) (*Answer,
 			a.Verdicts[i] = v
 		}
 		a.narrow()
-		if onRound != nil {
-			onRound(a.Rounds, got, len(untested(a)))
+		if hooks.Round != nil {
+			hooks.Round(a.Rounds, got, len(untested(a)))
 		}
 	}
 	for i := a.Good + 1; i <= a.Bad; i++ {

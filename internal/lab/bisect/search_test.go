@@ -62,9 +62,25 @@ func TestSearchMatchesEveryThreshold(t *testing.T) {
 						}
 						return Good, nil
 					}
-					a, err := Search(context.Background(), n, k, probe, nil)
+					// Start's bound on the next round is what bisect
+					// starts sandboxes ahead by: it must never be short.
+					next, rounds := -1, 0
+					hooks := Hooks{Start: func(round int, pick []int, others int) {
+						rounds++
+						if round != rounds {
+							t.Errorf("first bad %d: Start heard round %d as the %dth", first, round, rounds)
+						}
+						if next >= 0 && len(pick) > next {
+							t.Errorf("first bad %d: round %d probes %d commits, Start of the round before said at most %d", first, round, len(pick), next)
+						}
+						next = min(k, others)
+					}}
+					a, err := Search(context.Background(), n, k, probe, hooks)
 					if err != nil {
 						t.Fatal(err)
+					}
+					if rounds != a.Rounds {
+						t.Errorf("first bad %d: Start heard %d rounds of %d", first, rounds, a.Rounds)
 					}
 					if want := expected(n, first, skip); !slices.Equal(a.Candidates, want) {
 						t.Errorf("first bad %d: candidates %v, want %v", first, a.Candidates, want)
@@ -90,7 +106,7 @@ func TestSearchRounds(t *testing.T) {
 					}
 					return Good, nil
 				}
-				a, err := Search(context.Background(), tc.n, tc.k, probe, nil)
+				a, err := Search(context.Background(), tc.n, tc.k, probe, Hooks{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -113,7 +129,7 @@ func TestSearchStopsOnError(t *testing.T) {
 			return "", boom
 		}
 		return Good, nil
-	}, nil)
+	}, Hooks{})
 	if !errors.Is(err, boom) {
 		t.Fatalf("got %v, want %v", err, boom)
 	}
