@@ -81,19 +81,31 @@ const begunMarker = "forkbomb-bisect: the test begins"
 // test is known. It copies the snapshot's index (the fork's .git is read
 // only), waits for the commit's id on stdin (EOF: not needed, exit 0),
 // moves the tree from the snapshot's commit to it with a two-tree
-// read-tree (only the paths that differ are written; HEAD and .git are
-// untouched), then runs the test ($1) with stdin at EOF.
+// read-tree (only the paths that differ between the two trees are
+// written; HEAD and .git are untouched), then runs the test ($1) with
+// stdin at EOF. --reset, not -m: -m trusts no file whose stat data differs
+// from the index's, and in a fork made by copying every file's does. git
+// reads no system or global config, as the snapshot was made.
 const script = `i="${TMPDIR:-/tmp}/forkbomb-bisect-index-$$"
 cp .git/index "$i" || { echo '` + treeMarker + `' >&2; exit 222; }
 IFS= read -r c || { rm -f "$i"; exit 0; }
-GIT_INDEX_FILE="$i" git read-tree -m -u HEAD "$c" >&2 || { rm -f "$i"; echo '` + treeMarker + `' >&2; exit 222; }
+GIT_INDEX_FILE="$i" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1 \
+	git -c core.hooksPath=/dev/null -c core.fsmonitor=false read-tree --reset -u HEAD "$c" >&2 ||
+	{ rm -f "$i"; echo '` + treeMarker + `' >&2; exit 222; }
 rm -f "$i"
 echo '` + begunMarker + `' >&2
 exec sh -c "$1"`
 
 // Run bisects. The snapshot and every fork it makes are removed when it
 // returns.
-func Run(ctx context.Context, o Options) (*Result, error) {
+func Run(ctx context.Context, o Options) (_ *Result, err error) {
+	defer func() {
+		// Interrupted: say so, whichever step it stopped (a git process
+		// killed by the context says only that it was killed).
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+		}
+	}()
 	start := time.Now()
 	if o.Test == "" {
 		return nil, errors.New("bisect: no test command")
@@ -185,7 +197,7 @@ type pool struct {
 	ctx     context.Context // the bisect's
 	o       Options
 	pid1    string
-	policy  sandbox.Policy // every sandbox's; its Timeout is 0 (the test's limit, timeout, runs from its commit)
+	policy  sandbox.Policy // every sandbox's; its Timeout is 0 (the test's limit, timeout, runs from when the test begins)
 	timeout time.Duration
 	ahead   atomic.Int32 // tests whose box was started ahead
 	seq     atomic.Int32 // names the forks
@@ -206,6 +218,7 @@ type box struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	out    boxOut
+	limit  *time.Timer   // the test's time limit, from when it begins; set before done is closed
 	done   chan struct{} // closed once res and err are set
 	res    *sandbox.Result
 	err    error
@@ -249,8 +262,13 @@ func newPool(ctx context.Context, o Options, pid1 string) *pool {
 func (pl *pool) start(ahead bool) *box {
 	b := &box{fork: fmt.Sprintf("%s-%d", pl.pid1, pl.seq.Add(1)), ahead: ahead, done: make(chan struct{})}
 	b.out.tail.Max = 8 << 10 // enough to say why a tree could not be made
-	b.out.begun = pl.begun
 	b.ctx, b.cancel = context.WithCancelCause(pl.ctx)
+	b.out.begun = func() {
+		if pl.timeout > 0 {
+			b.limit = time.AfterFunc(pl.timeout, func() { b.cancel(errTimedOut) })
+		}
+		pl.begun()
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		b.in, b.err = nil, err
@@ -346,14 +364,13 @@ func (pl *pool) test(ctx context.Context, i int, commit string) (Verdict, error)
 	stop := context.AfterFunc(ctx, func() { b.cancel(context.Cause(ctx)) })
 	defer stop()
 	if b.in != nil {
-		if pl.timeout > 0 {
-			t := time.AfterFunc(pl.timeout, func() { b.cancel(errTimedOut) })
-			defer t.Stop()
-		}
 		io.WriteString(b.in, commit+"\n") // the pipe holds it; an error is the sandbox's, below
 		b.in.Close()
 	}
 	<-b.done
+	if b.limit != nil {
+		b.limit.Stop()
+	}
 	if b.ahead {
 		pl.ahead.Add(1)
 	}

@@ -177,23 +177,22 @@ func noneLeft(t *testing.T, s *workspace.Store) {
 	}
 }
 
-// A test's time limit runs from the moment its commit is handed to its
-// sandbox, not from the sandbox's start: a sandbox started ahead waits
-// about one round for its commit (here 3 s), and its test takes 3 s more,
-// so a limit of 5 s from the start would stop every such test. A test
-// that does outrun the limit stops the bisect, as git bisect run would
-// never.
+// A test's time limit runs from the moment the test begins, not from its
+// sandbox's start: a sandbox started ahead waits about one round for its
+// commit (here 4 s), and its test takes 4 s more, so a limit of 6 s from
+// the start would stop every such test. A test that does outrun the limit
+// stops the bisect (git bisect run has no limit).
 func TestBisectTimeLimit(t *testing.T) {
 	t.Parallel()
 	testutil.Need(t, "git")
 	repo, commits := genRepo(t, 12, nil)
-	t.Run("from the commit", func(t *testing.T) {
+	t.Run("from when the test begins", func(t *testing.T) {
 		t.Parallel()
 		store := newStore(t)
 		res, err := bisect.Run(context.Background(), bisect.Options{
 			// Only bad is bad: the tests in sandboxes started ahead pass.
-			Store: store, Repo: repo, Good: "good", Bad: "main", Test: "sleep 3; " + testCmd(12), Forks: 2,
-			Policy: sandbox.Policy{Timeout: 5 * time.Second},
+			Store: store, Repo: repo, Good: "good", Bad: "main", Test: "sleep 4; " + testCmd(12), Forks: 2,
+			Policy: sandbox.Policy{Timeout: 6 * time.Second},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -218,6 +217,78 @@ func TestBisectTimeLimit(t *testing.T) {
 		}
 		noneLeft(t, store)
 	})
+}
+
+// Every tested commit's tree is the commit's own, whichever way the forks
+// are made: files added, deleted, rewritten, made executable, a symlink
+// moved, a folder turned into a file and back. Commit i's test checks its
+// tree's shape and exits 200 and up (which stops the bisect) where it is
+// not i's; the first bad commit is found as well.
+func TestBisectTrees(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "git")
+	dir := filepath.Join(t.TempDir(), "repo")
+	os.MkdirAll(dir, 0o755)
+	testutil.Git(t, dir, "init", "-q")
+	var commits []string
+	for i := 0; i <= 16; i++ {
+		os.RemoveAll(filepath.Join(dir, "d"))
+		os.Remove(filepath.Join(dir, "l"))
+		if i > 0 {
+			os.Remove(filepath.Join(dir, fmt.Sprintf("n%d", i-1)))
+		}
+		files := map[string]string{"v": fmt.Sprintf("%d\n", i), fmt.Sprintf("n%d", i): fmt.Sprintf("%d\n", i), "x": "#!/bin/sh\n"}
+		if i%2 == 1 {
+			files["d"] = "a file\n"
+		} else {
+			os.Mkdir(filepath.Join(dir, "d"), 0o755)
+			files["d/f"] = "a folder's file\n"
+		}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.Chmod(filepath.Join(dir, "x"), map[bool]os.FileMode{true: 0o755, false: 0o644}[i%2 == 1])
+		if err := os.Symlink(fmt.Sprintf("n%d", i), filepath.Join(dir, "l")); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Git(t, dir, "add", "-A")
+		testutil.Git(t, dir, "commit", "-qm", fmt.Sprintf("commit %d", i))
+		if i == 0 {
+			testutil.Git(t, dir, "tag", "good")
+		} else {
+			commits = append(commits, testutil.Git(t, dir, "rev-parse", "HEAD"))
+		}
+	}
+	test := `i=$(cat v)
+[ "$(cat n$i)" = "$i" ] || exit 200
+[ ! -e n$((i-1)) ] || exit 201
+[ "$(readlink l)" = "n$i" ] || exit 202
+if [ $((i % 2)) = 1 ]; then [ -x x ] && [ -f d ] || exit 203; else [ ! -x x ] && [ -f d/f ] || exit 204; fi
+[ "$(ls | wc -l)" = 5 ] || exit 205
+[ "$i" -lt 11 ]`
+	for _, method := range []workspace.Method{workspace.MethodOverlay, workspace.MethodCopy} {
+		t.Run(string(method), func(t *testing.T) {
+			t.Parallel()
+			store := newStore(t)
+			store.ForkMethod = method
+			res, err := bisect.Run(context.Background(), bisect.Options{
+				Store: store, Repo: dir, Good: "good", Bad: "HEAD", Test: test, Forks: 3,
+				Policy: sandbox.Policy{Timeout: time.Minute},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.FirstBad != commits[10] {
+				t.Errorf("first bad %s, want %s (commit 11); tested %+v", res.FirstBad, commits[10], res.Tested)
+			}
+			if len(res.Tested) < 6 {
+				t.Errorf("only %d commits tested", len(res.Tested))
+			}
+			noneLeft(t, store)
+		})
+	}
 }
 
 // A commit whose tree cannot be made stops the bisect and says so; an
