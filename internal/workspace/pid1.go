@@ -67,12 +67,14 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 		if err := os.Mkdir(tree, 0o755); err != nil {
 			return nil, err
 		}
-		g := gitCmd{dir: tree}
+		// No reflog is written (it would name where the snapshot came
+		// from): nothing to expire after. reset on the unborn branch makes
+		// it, at base.
+		g := gitCmd{dir: tree, env: []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.logAllRefUpdates", "GIT_CONFIG_VALUE_0=false"}}
 		steps := [][]string{
 			{"init", "-q", "--object-format=" + format, "--initial-branch=forkbomb"},
 			{"fetch", "-q", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", top, base},
-			{"update-ref", "refs/heads/forkbomb", base},
-			{"reset", "-q", "--hard", "forkbomb"},
+			{"reset", "-q", "--hard", base},
 		}
 		for _, st := range steps {
 			if _, err := g.run(ctx, nil, st...); err != nil {
@@ -95,26 +97,18 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 				return nil, err
 			}
 		}
-		if err := checkSymlinks(tree); err != nil {
+		ignores, err := checkTree(tree)
+		if err != nil {
 			return nil, err
 		}
 		// Nothing of the user's repository but the snapshot: no sample
 		// hooks, no reflog naming where it came from.
 		os.RemoveAll(filepath.Join(tree, ".git", "hooks"))
 		os.Mkdir(filepath.Join(tree, ".git", "hooks"), 0o755)
-		g.run(ctx, nil, "reflog", "expire", "--expire=now", "--all")
-		head, err := g.text(ctx, "rev-parse", "HEAD")
-		if err != nil {
-			return nil, err
-		}
-		ign, err := g.run(ctx, nil, "ls-files", "-z")
-		if err != nil {
-			return nil, err
-		}
-		var ignores []string
-		for _, p := range bytes.Split(ign, []byte{0}) {
-			if s := string(p); s == ".gitignore" || strings.HasSuffix(s, "/.gitignore") {
-				ignores = append(ignores, s)
+		head := base
+		if o.WithChanges {
+			if head, err = g.text(ctx, "rev-parse", "HEAD"); err != nil {
+				return nil, err
 			}
 		}
 		return &Meta{Kind: KindPid1, Method: MethodSnapshot, Pid1: filepath.Base(final), Repo: top, Rev: o.Rev, Base: head, Ignores: ignores}, nil
@@ -211,16 +205,22 @@ func copyUntracked(top, tree string, paths []string) error {
 	return nil
 }
 
-// checkSymlinks refuses a tree holding a symlink that points outside it:
+// checkTree refuses a tree holding a symlink that points outside it:
 // inside a sandbox it would lead into the host's read-only view, and on
 // the trusted side any code that followed it would leave the workspace.
-func checkSymlinks(tree string) error {
-	return filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
+// It returns the tree's .gitignore files (slash-separated, relative), the
+// ones a diff reads its ignore rules from.
+func checkTree(tree string) (ignores []string, err error) {
+	err = filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() && d.Name() == ".git" && filepath.Dir(p) == tree {
 			return filepath.SkipDir
+		}
+		if d.Name() == ".gitignore" && !d.IsDir() {
+			rel, _ := filepath.Rel(tree, p)
+			ignores = append(ignores, filepath.ToSlash(rel))
 		}
 		if d.Type()&os.ModeSymlink == 0 {
 			return nil
@@ -236,6 +236,7 @@ func checkSymlinks(tree string) error {
 		}
 		return nil
 	})
+	return ignores, err
 }
 
 func within(path, base string) bool {

@@ -1,11 +1,13 @@
 package workspace_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,8 +62,61 @@ func TestPid1HistoryCut(t *testing.T) {
 	if n := testutil.Git(t, tree, "rev-list", "--count", "--all"); n != "1" {
 		t.Errorf("pid 1 holds %s commits, want 1", n)
 	}
+	// On its own branch at base, clean, and no reflog naming where it
+	// came from.
+	if h := testutil.Git(t, tree, "symbolic-ref", "HEAD"); h != "refs/heads/forkbomb" {
+		t.Errorf("HEAD is %s, want refs/heads/forkbomb", h)
+	}
+	if h := testutil.Git(t, tree, "rev-parse", "HEAD"); h != base {
+		t.Errorf("HEAD at %s, want %s", h, base)
+	}
+	if st := testutil.Git(t, tree, "status", "--porcelain"); st != "" {
+		t.Errorf("pid 1 is not clean: %q", st)
+	}
+	if _, err := os.Stat(filepath.Join(tree, ".git", "logs")); !os.IsNotExist(err) {
+		t.Errorf("pid 1 has a reflog (%v)", err)
+	}
 	if after := dirState(t, repo); after != before {
 		t.Errorf("the user's repository changed")
+	}
+}
+
+// TestPid1Ignores: a diff leaves out what any of the pid 1's .gitignore
+// files ignores, nested ones too; it reads no other file as ignore rules.
+func TestPid1Ignores(t *testing.T) {
+	t.Parallel()
+	repo := userRepo(t) // its .gitignore: *.o and build/
+	write(t, filepath.Join(repo, "sub", ".gitignore"), "*.tmp\n")
+	write(t, filepath.Join(repo, "sub", "deep", ".gitignore"), "*.log\n")
+	write(t, filepath.Join(repo, "notes", "gitignore"), "*.txt\n")
+	testutil.Git(t, repo, "add", "-A")
+	testutil.Git(t, repo, "commit", "-qm", "ignores")
+	s := newStore(t)
+	m, err := s.New(ctx, "p1", workspace.NewOptions{Repo: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Sorted(slices.Values(m.Ignores))
+	if want := []string{".gitignore", "sub/.gitignore", "sub/deep/.gitignore"}; !slices.Equal(got, want) {
+		t.Errorf("ignore files %q, want %q", got, want)
+	}
+	if _, err := s.Fork(ctx, "p1", "f"); err != nil {
+		t.Fatal(err)
+	}
+	execIn(t, s, "f", "echo >a.o; echo >x.tmp; echo >sub/x.tmp; echo >sub/deep/x.log; echo >sub/x.log; echo >notes/x.txt")
+	d, err := s.Diff(ctx, "f", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"x.tmp", "sub/x.log", "notes/x.txt"} {
+		if !bytes.Contains(d.Patch, []byte("+++ b/"+p+"\n")) {
+			t.Errorf("%s missing from the patch", p)
+		}
+	}
+	for _, p := range []string{"a.o", "sub/x.tmp", "sub/deep/x.log"} {
+		if bytes.Contains(d.Patch, []byte("b/"+p)) {
+			t.Errorf("%s is ignored but in the patch", p)
+		}
 	}
 }
 
