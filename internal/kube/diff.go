@@ -57,7 +57,7 @@ func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Di
 	if err != nil {
 		return nil, err
 	}
-	if !isHex(pid1.Base) {
+	if !workspace.IsObjectName(pid1.Base) {
 		return nil, fmt.Errorf("diff %s: base %q is not a commit id", name, pid1.Base)
 	}
 	ctx, cancel := context.WithTimeout(ctx, diffTimout)
@@ -90,18 +90,6 @@ func (s *Store) Diff(ctx context.Context, name string, stat bool) (*workspace.Di
 		}
 	}
 	return d, nil
-}
-
-func isHex(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // gitPaths returns the first .git path (any letter case, any depth) a

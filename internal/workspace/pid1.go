@@ -37,9 +37,9 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 		return nil, err
 	}
 	user := gitCmd{dir: top}
-	format, _ := user.text(ctx, "rev-parse", "--show-object-format")
-	if format == "" {
-		format = "sha1"
+	format := "sha1"
+	if len(base) == 64 {
+		format = "sha256"
 	}
 	var changes []byte
 	var untracked []string
@@ -135,9 +135,15 @@ func (s *Store) resolve(ctx context.Context, dir, rev string) (top, base string,
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %s: no such directory", ErrBadRepo, dir)
 	}
-	user := gitCmd{dir: repo}
-	top, err = user.text(ctx, "rev-parse", "--show-toplevel")
-	if err != nil || top == "" {
+	// One git process for both: the top, then (where rev names a commit)
+	// the commit, one to a line; a work tree with no such commit prints
+	// the top alone and fails.
+	out, revErr := gitCmd{dir: repo}.text(ctx, "rev-parse", "--show-toplevel", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	top = out
+	if i := strings.LastIndexByte(out, '\n'); i >= 0 && revErr == nil {
+		top, base = out[:i], out[i+1:]
+	}
+	if top == "" {
 		return "", "", fmt.Errorf("%w: %s is not inside a git work tree", ErrBadRepo, dir)
 	}
 	if c, err := filepath.EvalSymlinks(top); err == nil {
@@ -146,9 +152,7 @@ func (s *Store) resolve(ctx context.Context, dir, rev string) (top, base string,
 	if s.Root != "" && within(s.Root, top) {
 		return "", "", fmt.Errorf("%w: %s is inside %s; set FORKBOMB_HOME elsewhere", ErrStateInRepo, s.Root, top)
 	}
-	user.dir = top
-	base, err = user.text(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
-	if err != nil || base == "" {
+	if revErr != nil || !IsObjectName(base) {
 		if rev == "HEAD" {
 			return "", "", fmt.Errorf("%w: %s has no commits", ErrBadRepo, top)
 		}
@@ -237,6 +241,20 @@ func checkTree(tree string) (ignores []string, err error) {
 		return nil
 	})
 	return ignores, err
+}
+
+// IsObjectName says whether s is a full object name: 40 (SHA-1) or 64
+// (SHA-256) lowercase hex digits.
+func IsObjectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func within(path, base string) bool {

@@ -81,6 +81,40 @@ func TestPid1HistoryCut(t *testing.T) {
 	}
 }
 
+// TestPid1SHA256: a repository of SHA-256 objects gets a pid 1 of the
+// same format (read from its commit's name), and a fork's diff against it.
+func TestPid1SHA256(t *testing.T) {
+	t.Parallel()
+	repo := filepath.Join(t.TempDir(), "repo")
+	write(t, filepath.Join(repo, "a.txt"), "a\n")
+	testutil.Git(t, repo, "init", "-q", "--object-format=sha256")
+	testutil.Git(t, repo, "add", "-A")
+	testutil.Git(t, repo, "commit", "-qm", "one")
+	s := newStore(t)
+	m, err := s.New(ctx, "p1", workspace.NewOptions{Repo: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := testutil.Git(t, repo, "rev-parse", "HEAD"); m.Base != want || len(m.Base) != 64 {
+		t.Fatalf("base %q, want %q", m.Base, want)
+	}
+	tree := filepath.Join(s.Root, "p1", "tree")
+	if f := testutil.Git(t, tree, "rev-parse", "--show-object-format"); f != "sha256" {
+		t.Errorf("pid 1's objects are %s, want sha256", f)
+	}
+	if _, err := s.Fork(ctx, "p1", "f"); err != nil {
+		t.Fatal(err)
+	}
+	execIn(t, s, "f", "echo b >> a.txt")
+	d, err := s.Diff(ctx, "f", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(d.Patch, []byte("+b\n")) {
+		t.Errorf("patch %q lacks the change", d.Patch)
+	}
+}
+
 // TestPid1Ignores: a diff leaves out what any of the pid 1's .gitignore
 // files ignores, nested ones too; it reads no other file as ignore rules.
 func TestPid1Ignores(t *testing.T) {
