@@ -93,7 +93,7 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 			if _, err := g.run(ctx, nil, "add", "-A"); err != nil {
 				return nil, err
 			}
-			if _, err := g.run(ctx, nil, "commit", "-q", "--allow-empty", "--no-verify", "-m", "forkbomb: uncommitted changes of "+top); err != nil {
+			if _, err := g.run(ctx, nil, "commit", "-q", "--allow-empty", "--no-verify", "-m", "forkbomb: uncommitted changes"); err != nil {
 				return nil, err
 			}
 		}
@@ -102,7 +102,8 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 			return nil, err
 		}
 		// Nothing of the user's repository but the snapshot: no sample
-		// hooks, no reflog naming where it came from.
+		// hooks (and, above, no reflog or message naming where it came
+		// from).
 		os.RemoveAll(filepath.Join(tree, ".git", "hooks"))
 		os.Mkdir(filepath.Join(tree, ".git", "hooks"), 0o755)
 		head := base
@@ -139,9 +140,14 @@ func (s *Store) resolve(ctx context.Context, dir, rev string) (top, base string,
 	// the commit, one to a line; a work tree with no such commit prints
 	// the top alone and fails.
 	out, revErr := gitCmd{dir: repo}.text(ctx, "rev-parse", "--show-toplevel", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if err := ctx.Err(); err != nil {
+		return "", "", err
+	}
 	top = out
 	if i := strings.LastIndexByte(out, '\n'); i >= 0 && revErr == nil {
 		top, base = out[:i], out[i+1:]
+	} else if revErr == nil {
+		top = "" // one line and no failure: not the two answers asked for
 	}
 	if top == "" {
 		return "", "", fmt.Errorf("%w: %s is not inside a git work tree", ErrBadRepo, dir)
