@@ -31,19 +31,19 @@ each commit in an O(1) fork of that snapshot, whose tree is moved to the
 commit inside the fork's sandbox (git read-tree: only the files that differ
 are written; offline, with limits). While a round's tests run, the next
 round's forks and sandboxes are started, so a test begins as soon as its
-commit is picked; --timeout limits the test itself, from when it begins. Your
-repository is only read —
-its branch, index, working tree and any bisect you are in the middle of stay
-as they are.
+commit is picked; --timeout limits the test itself, from when it begins.
+Your repository is only read — its branch, index, working tree and any
+bisect you are in the middle of stay as they are.
 
 The test command runs with /bin/sh -c in the commit's tree (its .git is the
 snapshot's, read-only: HEAD is --bad, and 'git status' shows how the
-commit's tree differs from it). As with
-'git bisect run': exit 0 is good, 125 untestable (skipped), 1 to 127 bad;
-128 and up, a timeout or a limit stops the bisect. Only --bad's first-parent
-chain is searched, so on a history with merges the answer may be a merge.
+commit's tree differs from it). As with 'git bisect run': exit 0 is good,
+125 untestable (skipped), 1 to 127 bad; 128 and up, a timeout or a limit
+stops the bisect. Only --bad's first-parent chain is searched, so on a
+history with merges the answer may be a merge.
 
---json prints the result (first_bad, candidates, rounds, every commit tested).
+--json prints the result (first_bad, candidates, rounds, every commit tested,
+and started_ahead: the tests whose sandbox was started a round ahead).
 
 ` + fmt.Sprintf("Exit status: %d when one first bad commit was found; %d when skipped commits leave\nseveral candidates (listed); %d when the bisect could not run or stopped;\n%d for a mistake on the command line; %d when interrupted.",
 			ExitOK, ExitBisectAmbiguous, ExitFailed, ExitUsage, ExitInterrupted),
