@@ -31,9 +31,10 @@ each commit in an O(1) fork of that snapshot, whose tree is moved to the
 commit inside the fork's sandbox (git read-tree: only the files that differ
 are written; offline, with limits). While a round's tests run, the next
 round's forks and sandboxes are started, so a test begins as soon as its
-commit is picked; --timeout limits the test itself, from when it begins.
-Your repository is only read — its branch, index, working tree and any
-bisect you are in the middle of stay as they are.
+commit is picked. --timeout bounds making the commit's tree, then the test
+itself from when it begins. Your repository is only read — its branch,
+index, working tree and any bisect you are in the middle of stay as they
+are.
 
 The test command runs with /bin/sh -c in the commit's tree (its .git is the
 snapshot's, read-only: HEAD is --bad, and 'git status' shows how the

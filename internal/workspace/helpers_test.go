@@ -82,6 +82,22 @@ func execIn(t *testing.T, s *workspace.Store, name, script string) string {
 	return out.String()
 }
 
+// forkPatch forks pid1, runs script confined in the fork and returns the
+// fork's patch.
+func forkPatch(t *testing.T, s *workspace.Store, pid1, script string) []byte {
+	t.Helper()
+	fork := pid1 + "-f"
+	if _, err := s.Fork(ctx, pid1, fork); err != nil {
+		t.Fatal(err)
+	}
+	execIn(t, s, fork, script)
+	d, err := s.Diff(ctx, fork, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Patch
+}
+
 // treeOf describes a tree: every path but .git, with its type, executable
 // bit, and content or link target — what a patch must reproduce.
 func treeOf(t *testing.T, root string) map[string]string {

@@ -102,16 +102,8 @@ func TestPid1SHA256(t *testing.T) {
 	if f := testutil.Git(t, tree, "rev-parse", "--show-object-format"); f != "sha256" {
 		t.Errorf("pid 1's objects are %s, want sha256", f)
 	}
-	if _, err := s.Fork(ctx, "p1", "f"); err != nil {
-		t.Fatal(err)
-	}
-	execIn(t, s, "f", "echo b >> a.txt")
-	d, err := s.Diff(ctx, "f", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(d.Patch, []byte("+b\n")) {
-		t.Errorf("patch %q lacks the change", d.Patch)
+	if patch := forkPatch(t, s, "p1", "echo b >> a.txt"); !bytes.Contains(patch, []byte("+b\n")) {
+		t.Errorf("patch %q lacks the change", patch)
 	}
 }
 
@@ -134,21 +126,14 @@ func TestPid1Ignores(t *testing.T) {
 	if want := []string{".gitignore", "sub/.gitignore", "sub/deep/.gitignore"}; !slices.Equal(got, want) {
 		t.Errorf("ignore files %q, want %q", got, want)
 	}
-	if _, err := s.Fork(ctx, "p1", "f"); err != nil {
-		t.Fatal(err)
-	}
-	execIn(t, s, "f", "echo >a.o; echo >x.tmp; echo >sub/x.tmp; echo >sub/deep/x.log; echo >sub/x.log; echo >notes/x.txt")
-	d, err := s.Diff(ctx, "f", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	patch := forkPatch(t, s, "p1", "echo >a.o; echo >x.tmp; echo >sub/x.tmp; echo >sub/deep/x.log; echo >sub/x.log; echo >notes/x.txt")
 	for _, p := range []string{"x.tmp", "sub/x.log", "notes/x.txt"} {
-		if !bytes.Contains(d.Patch, []byte("+++ b/"+p+"\n")) {
+		if !bytes.Contains(patch, []byte("+++ b/"+p+"\n")) {
 			t.Errorf("%s missing from the patch", p)
 		}
 	}
 	for _, p := range []string{"a.o", "sub/x.tmp", "sub/deep/x.log"} {
-		if bytes.Contains(d.Patch, []byte("b/"+p)) {
+		if bytes.Contains(patch, []byte("b/"+p)) {
 			t.Errorf("%s is ignored but in the patch", p)
 		}
 	}

@@ -197,7 +197,7 @@ type pool struct {
 	ctx     context.Context // the bisect's
 	o       Options
 	pid1    string
-	policy  sandbox.Policy // every sandbox's; its Timeout is 0 (the test's limit, timeout, runs from when the test begins)
+	policy  sandbox.Policy // every sandbox's; its Timeout is 0 (timeout runs from the commit's hand-over, and again from the test's start)
 	timeout time.Duration
 	ahead   atomic.Int32 // tests whose box was started ahead
 	seq     atomic.Int32 // names the forks
@@ -218,7 +218,8 @@ type box struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	out    boxOut
-	limit  *time.Timer   // the test's time limit, from when it begins; set before done is closed
+	mu     sync.Mutex
+	limit  *time.Timer   // the time limit: from the commit's hand-over, then again from the test's start
 	done   chan struct{} // closed once res and err are set
 	res    *sandbox.Result
 	err    error
@@ -264,9 +265,11 @@ func (pl *pool) start(ahead bool) *box {
 	b.out.tail.Max = 8 << 10 // enough to say why a tree could not be made
 	b.ctx, b.cancel = context.WithCancelCause(pl.ctx)
 	b.out.begun = func() {
-		if pl.timeout > 0 {
-			b.limit = time.AfterFunc(pl.timeout, func() { b.cancel(errTimedOut) })
+		b.mu.Lock()
+		if b.limit != nil {
+			b.limit.Reset(pl.timeout) // the test's own time, from now
 		}
+		b.mu.Unlock()
 		pl.begun()
 	}
 	r, w, err := os.Pipe()
@@ -364,13 +367,22 @@ func (pl *pool) test(ctx context.Context, i int, commit string) (Verdict, error)
 	stop := context.AfterFunc(ctx, func() { b.cancel(context.Cause(ctx)) })
 	defer stop()
 	if b.in != nil {
+		if pl.timeout > 0 {
+			// Making the tree is bounded too; the test gets the whole
+			// limit again when it begins (boxOut.begun).
+			b.mu.Lock()
+			b.limit = time.AfterFunc(pl.timeout, func() { b.cancel(errTimedOut) })
+			b.mu.Unlock()
+		}
 		io.WriteString(b.in, commit+"\n") // the pipe holds it; an error is the sandbox's, below
 		b.in.Close()
 	}
 	<-b.done
+	b.mu.Lock()
 	if b.limit != nil {
 		b.limit.Stop()
 	}
+	b.mu.Unlock()
 	if b.ahead {
 		pl.ahead.Add(1)
 	}

@@ -9,8 +9,8 @@
 // spread evenly over what is still unknown, so a range of N commits takes
 // about log_(K+1)(N) rounds. While a round's tests run, the next round's
 // forks and sandboxes are started, each waiting for its commit on stdin,
-// so a picked commit's test waits only for its tree; a test's time limit
-// runs from the moment the test begins, its tree made. The test command's status
+// so a picked commit's test waits only for its tree; the time limit
+// bounds the making of the tree, then the test from its start. The test command's status
 // is read as `git bisect run` reads it: 0 good, 125 untestable (skipped),
 // 1–127 bad, anything else (128 and up, a timeout, a limit) stops the
 // bisect. The user's repository is only read, once, to make the snapshot:

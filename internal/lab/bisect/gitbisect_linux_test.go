@@ -205,6 +205,33 @@ func TestBisectTimeLimit(t *testing.T) {
 		}
 		noneLeft(t, store)
 	})
+	t.Run("while the tree is made", func(t *testing.T) {
+		t.Parallel()
+		// bad's tree holds a git that never returns, and a relative PATH
+		// entry finds it from the fork's root: the script's read-tree
+		// hangs before the test begins, and the limit must stop it.
+		hung := filepath.Join(t.TempDir(), "repo")
+		testutil.Git(t, filepath.Dir(hung), "clone", "-q", repo, hung)
+		if err := os.MkdirAll(filepath.Join(hung, "hang"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(hung, "hang", "git"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Git(t, hung, "add", "-A")
+		testutil.Git(t, hung, "-c", "user.name=t", "-c", "user.email=t@l", "commit", "-qm", "a git that hangs")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		store := newStore(t)
+		_, err := bisect.Run(ctx, bisect.Options{
+			Store: store, Repo: hung, Good: "good", Bad: "HEAD", Test: "true", Forks: 2,
+			Policy: sandbox.Policy{Timeout: 3 * time.Second, SetEnv: []string{"PATH=hang:/usr/bin:/bin"}},
+		})
+		if !errors.Is(err, bisect.ErrAborted) || !strings.Contains(err.Error(), "timed out") {
+			t.Fatalf("got %v, want %v: ... timed out", err, bisect.ErrAborted)
+		}
+		noneLeft(t, store)
+	})
 	t.Run("outrun", func(t *testing.T) {
 		t.Parallel()
 		store := newStore(t)
