@@ -38,9 +38,10 @@ are.
 
 The test command runs with /bin/sh -c in the commit's tree (its .git is the
 snapshot's, read-only: HEAD is --bad, and 'git status' shows how the
-commit's tree differs from it). As with 'git bisect run': exit 0 is good,
-125 untestable (skipped), 1 to 127 bad; 128 and up, a timeout or a limit
-stops the bisect. Only --bad's first-parent chain is searched, so on a
+commit's tree differs from it; $TMPDIR is the sandbox's own, and holds the
+index that tree was made with, .forkbomb-bisect-index). As with 'git bisect
+run': exit 0 is good, 125 untestable (skipped), 1 to 127 bad; 128 and up, a
+timeout or a limit stops the bisect. Only --bad's first-parent chain is searched, so on a
 history with merges the answer may be a merge.
 
 --json prints the result (first_bad, candidates, rounds, every commit tested,

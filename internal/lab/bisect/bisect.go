@@ -85,14 +85,16 @@ const begunMarker = "forkbomb-bisect: the test begins"
 // written; HEAD and .git are untouched), then runs the test ($1) with
 // stdin at EOF. --reset, not -m: -m trusts no file whose stat data differs
 // from the index's, and in a fork made by copying every file's does. git
-// reads no system or global config, as the snapshot was made.
-const script = `i="${TMPDIR:-/tmp}/forkbomb-bisect-index-$$"
+// reads no system or global config, as the snapshot was made. The copy
+// is left in the sandbox's own temporary folder, which goes with the
+// sandbox: once the commit is handed over, one process (git) runs before
+// the test.
+const script = `i="${TMPDIR:-/tmp}/.forkbomb-bisect-index"
 cp .git/index "$i" || { echo '` + treeMarker + `' >&2; exit 222; }
-IFS= read -r c || { rm -f "$i"; exit 0; }
+IFS= read -r c || exit 0
 GIT_INDEX_FILE="$i" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1 \
 	git -c core.hooksPath=/dev/null -c core.fsmonitor=false read-tree --reset -u HEAD "$c" >&2 ||
-	{ rm -f "$i"; echo '` + treeMarker + `' >&2; exit 222; }
-rm -f "$i"
+	{ echo '` + treeMarker + `' >&2; exit 222; }
 echo '` + begunMarker + `' >&2
 exec sh -c "$1"`
 
@@ -115,34 +117,52 @@ func Run(ctx context.Context, o Options) (_ *Result, err error) {
 	}
 	// Both ends are named in the user's repository (its tags and
 	// branches), which is only read; the snapshot has bad's history only.
-	_, good, err := workspace.ResolveBase(ctx, o.Repo, o.Good)
-	if err != nil {
-		return nil, fmt.Errorf("good %q: %w", o.Good, err)
-	}
-	_, bad, err := workspace.ResolveBase(ctx, o.Repo, o.Bad)
-	if err != nil {
-		return nil, fmt.Errorf("bad %q: %w", o.Bad, err)
-	}
-	pid1 := "bisect-" + lab.NewID()
-	// The snapshot of bad and the probe of how forks are made, at once. If
-	// the snapshot fails, the probe is stopped.
+	// Three things at once: good's name, bad's and then its snapshot, and
+	// the probe of how forks are made. good's failure stops the other two,
+	// bad's the probe; good's error is said first, as if it had been asked
+	// first (so good's own answer is always awaited).
 	prepCtx, stopPrep := context.WithCancel(ctx)
 	defer stopPrep()
 	var prep sync.WaitGroup
+	var good string
+	var goodErr error
+	prep.Go(func() {
+		if _, good, goodErr = workspace.ResolveBase(ctx, o.Repo, o.Good); goodErr != nil {
+			stopPrep()
+		}
+	})
 	prep.Go(func() { o.Store.PrepareForks(prepCtx) })
-	_, err = o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad})
+	pid1 := "bisect-" + lab.NewID()
+	_, bad, err := workspace.ResolveBase(prepCtx, o.Repo, o.Bad)
+	if err != nil {
+		err = fmt.Errorf("bad %q: %w", o.Bad, err)
+	} else if _, err = o.Store.New(prepCtx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad}); err != nil {
+		err = fmt.Errorf("snapshot %s: %w", o.Bad, err)
+	}
+	made := err == nil
 	if err != nil {
 		stopPrep()
 	}
 	prep.Wait()
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, err)
+	if made {
+		defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
 	}
-	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
+	if goodErr != nil {
+		return nil, fmt.Errorf("good %q: %w", o.Good, goodErr)
+	}
+	if err != nil {
+		return nil, err
+	}
 	h, err := o.Store.History(pid1)
 	if err != nil {
 		return nil, err
 	}
+	// Every sandbox, and its fork's removal, ends before the snapshot's
+	// removal (deferred above). The first round's sandboxes start while
+	// the commits are listed; any the round cannot use wait for the next.
+	pl := newPool(ctx, o, pid1)
+	defer pl.close()
+	pl.prestart(o.Forks)
 	commits, err := h.FirstParents(ctx, good, bad)
 	if err != nil {
 		return nil, err
@@ -151,10 +171,6 @@ func Run(ctx context.Context, o Options) (_ *Result, err error) {
 		return nil, ErrEmptyRange
 	}
 	res := &Result{Good: good, Bad: bad, Commits: len(commits), Forks: o.Forks, Tested: []Tested{}}
-	// Every sandbox, and its fork's removal, ends before the snapshot's
-	// removal (deferred above).
-	pl := newPool(ctx, o, pid1)
-	defer pl.close()
 	hooks := Hooks{
 		Start: func(_ int, pick []int, others int) { pl.plan(pick, min(o.Forks, others)) },
 		Round: func(round int, got map[int]Verdict, remaining int) {
@@ -317,6 +333,16 @@ func (pl *pool) plan(pick []int, next int) {
 		}
 	}
 	pl.want, pl.pending = next, len(pick)
+}
+
+// prestart starts n boxes for the first round, before its commits are
+// known.
+func (pl *pool) prestart(n int) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	for range n {
+		pl.idle = append(pl.idle, pl.start(false))
+	}
 }
 
 // take is commit i's box: the one planned for it, or one started now.

@@ -338,6 +338,29 @@ func TestBisectStops(t *testing.T) {
 		}
 		noneLeft(t, store)
 	})
+	// good is resolved while bad's snapshot is made, and the first round's
+	// sandboxes start while the commits are listed: whatever fails, good's
+	// error is said first, and nothing is left.
+	for _, c := range []struct{ good, bad, want string }{
+		{"nope", "main", `good "nope"`},
+		{"good", "nope", `bad "nope"`},
+		{"nope", "nope2", `good "nope"`},
+		{"main", "good", "not an ancestor"},
+		{"main", "main", bisect.ErrEmptyRange.Error()},
+	} {
+		t.Run(c.good+".."+c.bad, func(t *testing.T) {
+			t.Parallel()
+			store := newStore(t)
+			_, err := bisect.Run(context.Background(), bisect.Options{
+				Store: store, Repo: repo, Good: c.good, Bad: c.bad, Test: "true", Forks: 2,
+				Policy: sandbox.Policy{Timeout: time.Minute},
+			})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error saying %q", err, c.want)
+			}
+			noneLeft(t, store)
+		})
+	}
 	t.Run("interrupted", func(t *testing.T) {
 		t.Parallel()
 		store := newStore(t)
