@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // History reads a pid 1's history on the trusted side, for the lab's
@@ -30,6 +31,14 @@ func (s *Store) History(name string) (*History, error) {
 	return &History{g: gitCmd{dir: s.tree(name), maxOut: historyMaxOut}}, nil
 }
 
+// RepoHistory reads the history of the user's repository at top (as
+// ResolveBase returns it), which is only read: with gitCmd's settings, no
+// optional locks, and neither replacement objects nor grafts, so what it
+// lists is what a snapshot of that repository holds.
+func RepoHistory(top string) *History {
+	return &History{g: gitCmd{dir: top, maxOut: historyMaxOut, env: []string{"GIT_GRAFT_FILE=/nonexistent"}}}
+}
+
 // Resolve names the commit rev is in the pid 1's history.
 func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 	if strings.HasPrefix(rev, "-") {
@@ -40,12 +49,16 @@ func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 
 // FirstParents lists the commits after good up to bad (bad included) along
 // bad's first parents, oldest first. It fails unless good is an ancestor
-// of bad.
+// of bad. (The check and the list are read at once.)
 func (h *History) FirstParents(ctx context.Context, good, bad string) ([]string, error) {
-	if _, err := h.g.run(ctx, nil, "merge-base", "--is-ancestor", good, bad); err != nil {
-		return nil, fmt.Errorf("%s is not an ancestor of %s: %w", good, bad, err)
-	}
+	var ancestry error
+	var wg sync.WaitGroup
+	wg.Go(func() { _, ancestry = h.g.run(ctx, nil, "merge-base", "--is-ancestor", good, bad) })
 	out, err := h.g.text(ctx, "rev-list", "--first-parent", "--reverse", good+".."+bad, "--")
+	wg.Wait()
+	if ancestry != nil {
+		return nil, fmt.Errorf("%s is not an ancestor of %s: %w", good, bad, ancestry)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -15,6 +16,11 @@ type NewOptions struct {
 	Repo        string // any folder inside the repository
 	Rev         string // default HEAD
 	WithChanges bool   // also the uncommitted tracked and untracked changes
+	// Depth, when above 0, keeps the history to Rev and its ancestors fewer
+	// than Depth commits from it (git fetch --depth): a bisect of a range
+	// needs that range only, and a long history would cost its whole
+	// transfer.
+	Depth int
 }
 
 // New makes a pid 1: a checkout of Rev whose history holds Rev and its
@@ -71,10 +77,16 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 		// from): nothing to expire after. reset on the unborn branch makes
 		// it, at base.
 		g := gitCmd{dir: tree, env: []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.logAllRefUpdates", "GIT_CONFIG_VALUE_0=false"}}
+		fetch := []string{"fetch", "-q", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head"}
+		if o.Depth > 0 {
+			fetch = append(fetch, "--depth="+strconv.Itoa(o.Depth))
+		}
 		steps := [][]string{
 			{"init", "-q", "--object-format=" + format, "--initial-branch=forkbomb"},
-			{"fetch", "-q", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head", top, base},
-			{"reset", "-q", "--hard", base},
+			append(fetch, top, base),
+			// The checkout writes files on every core (git's parallel
+			// checkout, from 100 files up).
+			{"-c", "checkout.workers=0", "reset", "-q", "--hard", base},
 		}
 		for _, st := range steps {
 			if _, err := g.run(ctx, nil, st...); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,6 +79,42 @@ func TestPid1HistoryCut(t *testing.T) {
 	}
 	if after := dirState(t, repo); after != before {
 		t.Errorf("the user's repository changed")
+	}
+}
+
+// TestPid1Depth: with Depth, the pid 1's history stops that many commits
+// from its base (what a bisect of a range asks for), and RepoHistory lists
+// a range of the user's repository as the pid 1 would.
+func TestPid1Depth(t *testing.T) {
+	t.Parallel()
+	repo := userRepo(t) // two commits
+	for i := 3; i <= 5; i++ {
+		write(t, filepath.Join(repo, "lib", "lib.go"), fmt.Sprintf("package lib\n\nconst V = %d\n", i))
+		testutil.Git(t, repo, "commit", "-qam", fmt.Sprint(i))
+	}
+	root := testutil.Git(t, repo, "rev-list", "--max-parents=0", "HEAD")
+	s := newStore(t)
+	if _, err := s.New(ctx, "p1", workspace.NewOptions{Repo: repo, Rev: "HEAD", Depth: 3}); err != nil {
+		t.Fatal(err)
+	}
+	tree := filepath.Join(s.Root, "p1", "tree")
+	if n := testutil.Git(t, tree, "rev-list", "--count", "--all"); n != "3" {
+		t.Errorf("pid 1 holds %s commits, want 3", n)
+	}
+	if exec.Command("git", "-C", tree, "cat-file", "-e", root).Run() == nil {
+		t.Error("pid 1 holds the root commit, more than 3 commits from its base")
+	}
+	good := testutil.Git(t, repo, "rev-parse", "HEAD~2")
+	got, err := workspace.RepoHistory(repo).FirstParents(ctx, good, testutil.Git(t, repo, "rev-parse", "HEAD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(testutil.Git(t, tree, "rev-list", "--reverse", "HEAD~2..HEAD"))
+	if !slices.Equal(got, want) || len(got) != 2 {
+		t.Errorf("the user's range %v, the pid 1's %v", got, want)
+	}
+	if _, err := workspace.RepoHistory(repo).FirstParents(ctx, testutil.Git(t, repo, "rev-parse", "HEAD"), good); err == nil {
+		t.Error("a range whose good is not an ancestor of bad was listed")
 	}
 }
 
