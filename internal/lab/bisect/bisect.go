@@ -115,61 +115,38 @@ func Run(ctx context.Context, o Options) (_ *Result, err error) {
 	if o.Forks < 1 {
 		o.Forks = 1
 	}
-	// Both ends are named in the user's repository (its tags and
-	// branches), which is only read; the snapshot has bad's history only.
-	// Three things at once: good's name, bad's and then its snapshot, and
-	// the probe of how forks are made. good's failure stops the other two,
-	// bad's the probe; good's error is said first, as if it had been asked
-	// first (so good's own answer is always awaited).
+	// Both ends are named, and the range listed, in the user's repository
+	// (its tags and branches), which is only read. Meanwhile the probe of
+	// how forks are made runs; a failure stops it. good's error is said
+	// first, as if it had been asked first.
 	prepCtx, stopPrep := context.WithCancel(ctx)
 	defer stopPrep()
 	var prep sync.WaitGroup
-	var good string
-	var goodErr error
-	prep.Go(func() {
-		if _, good, goodErr = workspace.ResolveBase(ctx, o.Repo, o.Good); goodErr != nil {
-			stopPrep()
-		}
-	})
+	defer prep.Wait()
 	prep.Go(func() { o.Store.PrepareForks(prepCtx) })
-	pid1 := "bisect-" + lab.NewID()
-	_, bad, err := workspace.ResolveBase(prepCtx, o.Repo, o.Bad)
-	if err != nil {
-		err = fmt.Errorf("bad %q: %w", o.Bad, err)
-	} else if _, err = o.Store.New(prepCtx, pid1, workspace.NewOptions{Repo: o.Repo, Rev: bad}); err != nil {
-		err = fmt.Errorf("snapshot %s: %w", o.Bad, err)
-	}
-	made := err == nil
+	top, commits, good, bad, err := resolveRange(prepCtx, o)
 	if err != nil {
 		stopPrep()
-	}
-	prep.Wait()
-	if made {
-		defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
-	}
-	if goodErr != nil {
-		return nil, fmt.Errorf("good %q: %w", o.Good, goodErr)
-	}
-	if err != nil {
 		return nil, err
 	}
+	// The snapshot of bad holds the range's history only: bad and its
+	// ancestors down to good (each commit of the list is fewer than
+	// len(commits)+1 commits from bad, and good is that far). A long
+	// history before good is never copied.
+	pid1 := "bisect-" + lab.NewID()
+	if _, err = o.Store.New(prepCtx, pid1, workspace.NewOptions{Repo: top, Rev: bad, Depth: len(commits) + 1}); err != nil {
+		stopPrep()
+		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, err)
+	}
+	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
 	h, err := o.Store.History(pid1)
 	if err != nil {
 		return nil, err
 	}
 	// Every sandbox, and its fork's removal, ends before the snapshot's
-	// removal (deferred above). The first round's sandboxes start while
-	// the commits are listed; any the round cannot use wait for the next.
+	// removal (deferred above).
 	pl := newPool(ctx, o, pid1)
 	defer pl.close()
-	pl.prestart(o.Forks)
-	commits, err := h.FirstParents(ctx, good, bad)
-	if err != nil {
-		return nil, err
-	}
-	if len(commits) == 0 {
-		return nil, ErrEmptyRange
-	}
 	res := &Result{Good: good, Bad: bad, Commits: len(commits), Forks: o.Forks, Tested: []Tested{}}
 	hooks := Hooks{
 		Start: func(_ int, pick []int, others int) { pl.plan(pick, min(o.Forks, others)) },
@@ -202,6 +179,29 @@ func Run(ctx context.Context, o Options) (_ *Result, err error) {
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// resolveRange names good and bad (at once) and lists the commits after
+// good up to bad along bad's first parents, in the user's repository.
+func resolveRange(ctx context.Context, o Options) (top string, commits []string, good, bad string, err error) {
+	var goodErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { _, good, goodErr = workspace.ResolveBase(ctx, o.Repo, o.Good) })
+	top, bad, err = workspace.ResolveBase(ctx, o.Repo, o.Bad)
+	wg.Wait()
+	switch {
+	case goodErr != nil:
+		return "", nil, "", "", fmt.Errorf("good %q: %w", o.Good, goodErr)
+	case err != nil:
+		return "", nil, "", "", fmt.Errorf("bad %q: %w", o.Bad, err)
+	}
+	if commits, err = workspace.RepoHistory(top).FirstParents(ctx, good, bad); err != nil {
+		return "", nil, "", "", err
+	}
+	if len(commits) == 0 {
+		return "", nil, "", "", ErrEmptyRange
+	}
+	return top, commits, good, bad, nil
 }
 
 // A pool starts sandboxes ahead: while a round's tests run, it starts the
@@ -333,16 +333,6 @@ func (pl *pool) plan(pick []int, next int) {
 		}
 	}
 	pl.want, pl.pending = next, len(pick)
-}
-
-// prestart starts n boxes for the first round, before its commits are
-// known.
-func (pl *pool) prestart(n int) {
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	for range n {
-		pl.idle = append(pl.idle, pl.start(false))
-	}
 }
 
 // take is commit i's box: the one planned for it, or one started now.

@@ -164,6 +164,31 @@ func TestBisectMatchesGitBisectRun(t *testing.T) {
 	}
 }
 
+// The snapshot holds the range's history only: good and what follows it up
+// to bad, not the commits before good. Every test passes only there, so
+// the first bad commit is bad itself; with the whole history copied, every
+// test fails and the answer is the commit after good.
+func TestBisectSnapshotIsTheRange(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "git")
+	repo, commits := genRepo(t, 30, nil)
+	root := testutil.Git(t, repo, "rev-list", "--max-parents=0", "HEAD")
+	good := commits[9] // commit 10: the range is commits 11 to 30
+	test := fmt.Sprintf(`[ "$(git rev-list --count HEAD)" -eq 21 ] && ! git cat-file -e %s 2>/dev/null`, root)
+	store := newStore(t)
+	res, err := bisect.Run(context.Background(), bisect.Options{
+		Store: store, Repo: repo, Good: good, Bad: "main", Test: test, Forks: 3,
+		Policy: sandbox.Policy{Timeout: time.Minute},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Commits != 20 || res.FirstBad != commits[29] {
+		t.Errorf("%d commits, first bad %s; want 20 and bad (%s): the snapshot is not the range", res.Commits, res.FirstBad, commits[29])
+	}
+	noneLeft(t, store)
+}
+
 // noneLeft fails unless the store holds no workspace: a bisect removes its
 // snapshot and every fork it made, those started ahead and not needed too.
 func noneLeft(t *testing.T, s *workspace.Store) {
