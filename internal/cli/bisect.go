@@ -26,25 +26,24 @@ func newBisectCmd(stdio IO) *cobra.Command {
 --forks commits at once, each in its own confined fork: a range of N commits
 takes about log_(K+1)(N) rounds instead of log_2(N) steps.
 
-Your repository is not checked out: forkbomb snapshots --bad once, with the
-range's history only (back to --good: a long history before it is never
-copied), and tests each commit in an O(1) fork of that snapshot, whose tree
-is moved to the commit inside the fork's sandbox (git read-tree: only the
-files that differ are written; offline, with limits). While a round's tests
-run, the next round's forks and sandboxes are started, so a test begins as
-soon as its commit is picked. --timeout bounds making the commit's tree,
-then the test itself from when it begins. Your repository is only read — its
-branch, index, working tree and any bisect you are in the middle of stay as
-they are.
+Your repository is not checked out: forkbomb snapshots --bad once, with a
+history as deep as the range (a shallow fetch: a long history before --good
+is not copied), and tests each commit in an O(1) fork of that snapshot,
+whose tree is moved to the commit inside the fork's sandbox (git read-tree:
+only the files that differ are written; offline, with limits). While a
+round's tests run, the next round's forks and sandboxes are started, so a
+test begins as soon as its commit is picked. --timeout bounds making the
+commit's tree, then the test itself from when it begins. Your repository is
+only read — its branch, index, working tree and any bisect you are in the
+middle of stay as they are.
 
 The test command runs with /bin/sh -c in the commit's tree (its .git is the
-snapshot's, read-only and shallow: HEAD is --bad, 'git log' ends at --good,
-and 'git status' shows how the commit's tree differs from --bad; $TMPDIR is
-the sandbox's own, and holds the index that tree was made with,
-.forkbomb-bisect-index). As with 'git bisect run': exit 0 is good, 125
-untestable (skipped), 1 to 127 bad; 128 and up, a timeout or a limit stops
-the bisect. Only --bad's first-parent chain is searched, so on a history
-with merges the answer may be a merge.
+snapshot's, read-only and shallow: HEAD is --bad, 'git log' stops about as
+deep as --good, and 'git status' shows how the commit's tree differs from
+--bad; $TMPDIR is the sandbox's own). As with 'git bisect run': exit 0 is
+good, 125 untestable (skipped), 1 to 127 bad; 128 and up, a timeout or a
+limit stops the bisect. Only --bad's first-parent chain is searched, so on a
+history with merges the answer may be a merge.
 
 --json prints the result (first_bad, candidates, rounds, every commit tested,
 and started_ahead: the tests whose sandbox was started a round ahead).

@@ -64,6 +64,7 @@ func (g gitCmd) cmd(ctx context.Context, args ...string) *exec.Cmd {
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_ATTR_NOSYSTEM=1",
 		"GIT_NO_REPLACE_OBJECTS=1",
+		"GIT_GRAFT_FILE=/nonexistent", // a repository's grafts (deprecated) are not its history either
 		"GIT_AUTHOR_DATE=2000-01-01T00:00:00Z",
 		"GIT_COMMITTER_DATE=2000-01-01T00:00:00Z",
 	}
@@ -75,8 +76,8 @@ func (g gitCmd) cmd(ctx context.Context, args ...string) *exec.Cmd {
 	return c
 }
 
-// run runs git and returns its stdout; on failure the error carries git's
-// first line of stderr.
+// run runs git and returns its stdout; on failure the error carries the
+// line of git's stderr that says why (reason).
 func (g gitCmd) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	c := g.cmd(ctx, args...)
 	var out bytes.Buffer
@@ -92,13 +93,27 @@ func (g gitCmd) run(ctx context.Context, stdin []byte, args ...string) ([]byte, 
 		if cw, ok := c.Stdout.(*capBuffer); ok && cw.over {
 			return nil, &layerfs.LimitError{Path: "the patch", What: "bytes", Limit: g.maxOut}
 		}
-		msg := strings.TrimSpace(errb.buf.String())
-		if i := strings.IndexByte(msg, '\n'); i > 0 {
-			msg = msg[:i]
-		}
-		return out.Bytes(), fmt.Errorf("git %s: %s (%w)", args[0], msg, err)
+		return out.Bytes(), fmt.Errorf("git %s: %s (%w)", args[0], reason(errb.buf.String()), err)
 	}
 	return out.Bytes(), nil
+}
+
+// reason is the line of git's stderr that says why it failed: its first
+// "fatal:" or "error:" line, else its first line that is not a hint or a
+// warning (deprecation hints can come first), else its first line.
+func reason(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") {
+			return l
+		}
+	}
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "hint:") && !strings.HasPrefix(l, "warning:") && !strings.HasPrefix(l, "remote: warning:") {
+			return l
+		}
+	}
+	return strings.TrimSpace(lines[0])
 }
 
 // capBuffer keeps at most max bytes. Past that it fails the write (so

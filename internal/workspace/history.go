@@ -32,11 +32,11 @@ func (s *Store) History(name string) (*History, error) {
 }
 
 // RepoHistory reads the history of the user's repository at top (as
-// ResolveBase returns it), which is only read: with gitCmd's settings, no
-// optional locks, and neither replacement objects nor grafts, so what it
-// lists is what a snapshot of that repository holds.
+// ResolveBase returns it), which is only read: with gitCmd's settings (no
+// optional locks, neither replacement objects nor grafts, as for the
+// snapshot's fetch), so what it lists is the history a snapshot holds.
 func RepoHistory(top string) *History {
-	return &History{g: gitCmd{dir: top, maxOut: historyMaxOut, env: []string{"GIT_GRAFT_FILE=/nonexistent"}}}
+	return &History{g: gitCmd{dir: top, maxOut: historyMaxOut}}
 }
 
 // Resolve names the commit rev is in the pid 1's history.
@@ -49,12 +49,19 @@ func (h *History) Resolve(ctx context.Context, rev string) (string, error) {
 
 // FirstParents lists the commits after good up to bad (bad included) along
 // bad's first parents, oldest first. It fails unless good is an ancestor
-// of bad. (The check and the list are read at once.)
+// of bad. (The check and the list are read at once; a failed check stops
+// the list, which would otherwise run down the whole of bad's history.)
 func (h *History) FirstParents(ctx context.Context, good, bad string) ([]string, error) {
+	listCtx, stopList := context.WithCancel(ctx)
+	defer stopList()
 	var ancestry error
 	var wg sync.WaitGroup
-	wg.Go(func() { _, ancestry = h.g.run(ctx, nil, "merge-base", "--is-ancestor", good, bad) })
-	out, err := h.g.text(ctx, "rev-list", "--first-parent", "--reverse", good+".."+bad, "--")
+	wg.Go(func() {
+		if _, ancestry = h.g.run(ctx, nil, "merge-base", "--is-ancestor", good, bad); ancestry != nil {
+			stopList()
+		}
+	})
+	out, err := h.g.text(listCtx, "rev-list", "--first-parent", "--reverse", good+".."+bad, "--")
 	wg.Wait()
 	if ancestry != nil {
 		return nil, fmt.Errorf("%s is not an ancestor of %s: %w", good, bad, ancestry)

@@ -75,18 +75,24 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 		}
 		// No reflog is written (it would name where the snapshot came
 		// from): nothing to expire after. reset on the unborn branch makes
-		// it, at base.
-		g := gitCmd{dir: tree, env: []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.logAllRefUpdates", "GIT_CONFIG_VALUE_0=false"}}
-		fetch := []string{"fetch", "-q", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head"}
+		// it, at base, writing the files on every core (git's parallel
+		// checkout, from 100 files up).
+		g := gitCmd{dir: tree, env: []string{"GIT_CONFIG_COUNT=2",
+			"GIT_CONFIG_KEY_0=core.logAllRefUpdates", "GIT_CONFIG_VALUE_0=false",
+			"GIT_CONFIG_KEY_1=checkout.workers", "GIT_CONFIG_VALUE_1=0"}}
+		// git keeps our GIT_GRAFT_FILE from the side that packs in the
+		// user's repository (a local fetch's "remote"): it is given again
+		// there, so that grafts in it do not ask for a history the
+		// snapshot cannot have.
+		fetch := []string{"fetch", "-q", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head",
+			"--upload-pack=GIT_GRAFT_FILE=/nonexistent git-upload-pack"}
 		if o.Depth > 0 {
 			fetch = append(fetch, "--depth="+strconv.Itoa(o.Depth))
 		}
 		steps := [][]string{
 			{"init", "-q", "--object-format=" + format, "--initial-branch=forkbomb"},
 			append(fetch, top, base),
-			// The checkout writes files on every core (git's parallel
-			// checkout, from 100 files up).
-			{"-c", "checkout.workers=0", "reset", "-q", "--hard", base},
+			{"reset", "-q", "--hard", base},
 		}
 		for _, st := range steps {
 			if _, err := g.run(ctx, nil, st...); err != nil {

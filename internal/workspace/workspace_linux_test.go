@@ -116,6 +116,21 @@ func TestPid1Depth(t *testing.T) {
 	if _, err := workspace.RepoHistory(repo).FirstParents(ctx, testutil.Git(t, repo, "rev-parse", "HEAD"), good); err == nil {
 		t.Error("a range whose good is not an ancestor of bad was listed")
 	}
+
+	// Grafts (deprecated) in the user's repository are not its history:
+	// neither the snapshot's fetch nor the range's list follows them.
+	head, parent := testutil.Git(t, repo, "rev-parse", "HEAD"), testutil.Git(t, repo, "rev-parse", "HEAD~1")
+	write(t, filepath.Join(repo, ".git", "info", "grafts"), head+" "+root+"\n")
+	if _, err := s.New(ctx, "p2", workspace.NewOptions{Repo: repo, Rev: "HEAD", Depth: 2}); err != nil {
+		t.Fatal(err)
+	}
+	tree = filepath.Join(s.Root, "p2", "tree")
+	if p := testutil.Git(t, tree, "rev-parse", "HEAD~1"); p != parent {
+		t.Errorf("the snapshot's HEAD~1 is %s, want the commit's own parent %s", p, parent)
+	}
+	if got, err := workspace.RepoHistory(repo).FirstParents(ctx, parent, head); err != nil || !slices.Equal(got, []string{head}) {
+		t.Errorf("the range after HEAD~1 with grafts: %v, %v; want [%s]", got, err, head)
+	}
 }
 
 // TestPid1SHA256: a repository of SHA-256 objects gets a pid 1 of the

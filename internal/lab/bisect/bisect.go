@@ -85,16 +85,17 @@ const begunMarker = "forkbomb-bisect: the test begins"
 // written; HEAD and .git are untouched), then runs the test ($1) with
 // stdin at EOF. --reset, not -m: -m trusts no file whose stat data differs
 // from the index's, and in a fork made by copying every file's does. git
-// reads no system or global config, as the snapshot was made. The copy
-// is left in the sandbox's own temporary folder, which goes with the
-// sandbox: once the commit is handed over, one process (git) runs before
-// the test.
+// reads no system or global config, as the snapshot was made. Once the
+// commit is handed over, one process (git) runs before the test: the copy
+// (in the sandbox's own temporary folder) is removed beside the test, not
+// before it.
 const script = `i="${TMPDIR:-/tmp}/.forkbomb-bisect-index"
 cp .git/index "$i" || { echo '` + treeMarker + `' >&2; exit 222; }
 IFS= read -r c || exit 0
 GIT_INDEX_FILE="$i" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1 \
 	git -c core.hooksPath=/dev/null -c core.fsmonitor=false read-tree --reset -u HEAD "$c" >&2 ||
 	{ echo '` + treeMarker + `' >&2; exit 222; }
+rm -f "$i" &
 echo '` + begunMarker + `' >&2
 exec sh -c "$1"`
 
@@ -120,22 +121,20 @@ func Run(ctx context.Context, o Options) (_ *Result, err error) {
 	// how forks are made runs; a failure stops it. good's error is said
 	// first, as if it had been asked first.
 	prepCtx, stopPrep := context.WithCancel(ctx)
-	defer stopPrep()
 	var prep sync.WaitGroup
-	defer prep.Wait()
+	defer func() { stopPrep(); prep.Wait() }()
 	prep.Go(func() { o.Store.PrepareForks(prepCtx) })
 	top, commits, good, bad, err := resolveRange(prepCtx, o)
 	if err != nil {
-		stopPrep()
 		return nil, err
 	}
-	// The snapshot of bad holds the range's history only: bad and its
-	// ancestors down to good (each commit of the list is fewer than
-	// len(commits)+1 commits from bad, and good is that far). A long
-	// history before good is never copied.
+	// The snapshot of bad is shallow, len(commits)+1 commits deep: every
+	// commit of the list is fewer than that from bad along first parents,
+	// so each is there whole, and a long history before good is never
+	// copied. (Where merges make other paths shorter, it can also hold
+	// some commits older than good, or lack good itself: neither is tested.)
 	pid1 := "bisect-" + lab.NewID()
 	if _, err = o.Store.New(prepCtx, pid1, workspace.NewOptions{Repo: top, Rev: bad, Depth: len(commits) + 1}); err != nil {
-		stopPrep()
 		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, err)
 	}
 	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)

@@ -2,9 +2,9 @@
 // commits at once, each in its own confined fork.
 //
 // A commit's tree is never a checkout of its own: it is an O(1) fork of a
-// pristine snapshot (a pid 1) of bad, whose history holds the range and
-// nothing before it (a shallow fetch back to good: a long history before
-// good is never copied), moved to the commit inside the fork's sandbox by a two-tree read-tree
+// pristine snapshot (a pid 1) of bad, whose history is a shallow fetch as
+// deep as the range (every commit of it, whole; a long history before good
+// is never copied), moved to the commit inside the fork's sandbox by a two-tree read-tree
 // into a copy of the snapshot's index (only the paths that differ are
 // written; the fork's .git stays read-only). Each round tests K commits
 // spread evenly over what is still unknown, so a range of N commits takes

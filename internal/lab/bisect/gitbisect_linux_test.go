@@ -363,9 +363,9 @@ func TestBisectStops(t *testing.T) {
 		}
 		noneLeft(t, store)
 	})
-	// good is resolved while bad's snapshot is made, and the first round's
-	// sandboxes start while the commits are listed: whatever fails, good's
-	// error is said first, and nothing is left.
+	// good and bad are resolved at once, then the range listed, while the
+	// probe of how forks are made runs: whatever fails, good's error is
+	// said first.
 	for _, c := range []struct{ good, bad, want string }{
 		{"nope", "main", `good "nope"`},
 		{"good", "nope", `bad "nope"`},
@@ -386,6 +386,24 @@ func TestBisectStops(t *testing.T) {
 			noneLeft(t, store)
 		})
 	}
+	// The range is listed, then the snapshot fails (the store is inside
+	// the repository): it says so, and leaves nothing.
+	t.Run("no snapshot", func(t *testing.T) {
+		t.Parallel()
+		repo, _ := genRepo(t, 4, nil)
+		store, err := workspace.Open(filepath.Join(repo, "state"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = bisect.Run(context.Background(), bisect.Options{
+			Store: store, Repo: repo, Good: "good", Bad: "main", Test: "true", Forks: 2,
+			Policy: sandbox.Policy{Timeout: time.Minute},
+		})
+		if !errors.Is(err, workspace.ErrStateInRepo) || !strings.Contains(err.Error(), "snapshot main") {
+			t.Fatalf("got %v, want the snapshot's %v", err, workspace.ErrStateInRepo)
+		}
+		noneLeft(t, store)
+	})
 	t.Run("interrupted", func(t *testing.T) {
 		t.Parallel()
 		store := newStore(t)
