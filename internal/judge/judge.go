@@ -207,6 +207,29 @@ type Judger struct {
 	testing sandbox.Yield
 }
 
+// BasePid1 returns the pid 1 of commit base of the repository at top
+// (both as workspace.ResolveBase gives them) that s keeps
+// (workspace.BaseName), making it if no earlier judgement or race left
+// one: the judge's clean copy of the base, which a local race's forks are
+// made from too. A workspace of that name that is not a pid 1 of base is
+// an error, not a base.
+func BasePid1(ctx context.Context, s Forks, top, base string) (string, error) {
+	name := workspace.BaseName(top, base)
+	m, err := s.Get(ctx, name)
+	if err != nil {
+		if m, err = s.New(ctx, name, workspace.NewOptions{Repo: top, Rev: base}); errors.Is(err, workspace.ErrExists) {
+			m, err = s.Get(ctx, name) // made meanwhile by another forkbomb
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	if m.Kind != workspace.KindPid1 || m.Base != base {
+		return "", fmt.Errorf("workspace %s is not forkbomb's snapshot of %s; remove it ('forkbomb workspace rm %s')", name, base, name)
+	}
+	return name, nil
+}
+
 // Prepare readies a Judger; its error is the judge's own.
 func Prepare(ctx context.Context, o Options) (*Judger, error) {
 	if strings.TrimSpace(o.Test) == "" {
@@ -232,11 +255,9 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
-	j := &Judger{o: o, base: base, pid1: "judge-" + hashOf(top, base)[:16], runCmd: structured(o.Test)}
-	if _, err := o.Store.Get(ctx, j.pid1); err != nil {
-		if _, err := o.Store.New(ctx, j.pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil && !errors.Is(err, workspace.ErrExists) {
-			return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
-		}
+	j := &Judger{o: o, base: base, runCmd: structured(o.Test)}
+	if j.pid1, err = BasePid1(ctx, o.Store, top, base); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
 	if j.tree, err = o.Store.Snapshot(ctx, j.pid1); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)

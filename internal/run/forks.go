@@ -86,8 +86,8 @@ func resolveBase(ctx context.Context, store Forks, repo, rev string) (string, st
 	return workspace.ResolveBase(ctx, repo, rev)
 }
 
-// ForkName is the workspace of fork n of the run id (its pid 1 is
-// "run-ID"): a backend that keeps something of a fork after the race (a
+// ForkName is the workspace of fork n of the run id (its pid 1 is the
+// kept one of the base on this machine's store, else "run-ID"): a backend that keeps something of a fork after the race (a
 // world store, the winner's world) finds it by this name.
 func ForkName(id string, n int) string { return fmt.Sprintf("run-%s-f%d", id, n) }
 
@@ -123,4 +123,12 @@ func (w forkWorkspace) Session(ctx context.Context, p sandbox.Policy) (engine.Se
 		return nil, err
 	}
 	return s, nil
+}
+
+// sharesBase says whether a race with o makes its forks from the judge's
+// kept pid 1 of the base (judge.BasePid1): where the forks live on this
+// machine's store and the judge works in that same store.
+func sharesBase(o Options) bool {
+	s, local := o.Store.(*workspace.Store)
+	return local && (o.JudgeStore == nil || o.JudgeStore == judge.Forks(s))
 }

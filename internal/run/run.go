@@ -177,12 +177,26 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	}
 	race.emit(event.RunLevel, startData)
 
-	pid1 := "run-" + id
-	if _, err := o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base}); err != nil {
+	// On this machine's store, where the judge works too, the forks are
+	// made from the judge's clean copy of the base (judge.BasePid1): made
+	// here if no earlier race or judgement of the base left one, and left
+	// for the next. Every fork is an overlay (or a copy) of it, and a pid 1
+	// never changes (SECURITY.md). Elsewhere (a cluster, a world) the race
+	// has a pid 1 of its own.
+	pid1, kept := "run-"+id, sharesBase(o)
+	if kept {
+		pid1, err = judge.BasePid1(rctx, o.Store, top, base)
+	} else {
+		_, err = o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base})
+	}
+	if err != nil {
 		rec.Update(func(r *record.Run) { r.Status = event.RunFailed })
 		return nil, "", err
 	}
 	defer func() {
+		if kept {
+			return // left for the next race and judgement of the base
+		}
 		// The forks are gone by now; a lingering lock (a judge run winding
 		// down) gets a moment before the pid 1 is left for the next
 		// run's reclaim.
@@ -373,7 +387,8 @@ func secretValues() []string {
 }
 
 // reclaimInterrupted removes the workspaces of runs whose forkbomb was
-// killed (their record reads "interrupted"): forks first, then pid 1.
+// killed (their record reads "interrupted"): forks first, then a pid 1 of
+// the run's own (a kept pid 1 of the base stays).
 func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
 	all, err := s.List(ctx)
 	if err != nil {
@@ -381,7 +396,7 @@ func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
 	}
 	var pid1s []string
 	for _, m := range all {
-		id, ok := strings.CutPrefix(m.Pid1, "run-")
+		id, ok := runOf(m)
 		if !ok {
 			continue
 		}
@@ -399,6 +414,23 @@ func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
 	for _, p := range pid1s {
 		s.Remove(ctx, p)
 	}
+}
+
+// runOf names the run a workspace is of: its own pid 1 ("run-ID") or one
+// of its forks (ForkName), whichever pid 1 that fork was made from.
+func runOf(m *workspace.Meta) (string, bool) {
+	rest, ok := strings.CutPrefix(m.Name, "run-")
+	if !ok {
+		return "", false
+	}
+	if m.Kind == workspace.KindPid1 {
+		return rest, true
+	}
+	i := strings.LastIndex(rest, "-f")
+	if i < 0 {
+		return "", false
+	}
+	return rest[:i], true
 }
 
 // atOnce is how many forks work at the same time: parallel, at most forks.

@@ -198,10 +198,17 @@ func TestRaceSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	left, _ := s.List(t.Context())
+	var forks int
 	for _, m := range left {
-		if strings.HasPrefix(m.Pid1, "run-"+all[0].ID) {
+		if strings.HasPrefix(m.Name, "run-"+all[0].ID) || strings.HasPrefix(m.Pid1, "run-"+all[0].ID) {
 			t.Errorf("the killed run's workspace %s was not reclaimed", m.Name)
 		}
+		if m.Kind == workspace.KindFork && strings.HasPrefix(m.Name, "run-") {
+			forks++
+		}
+	}
+	if forks != 0 {
+		t.Errorf("%d forks of runs left in the store", forks)
 	}
 }
 
