@@ -23,7 +23,10 @@ func newWorkspaceCmd(stdio IO) *cobra.Command {
 
 'workspace new' makes a pid 1: a pristine snapshot of one commit of your
 repository (never written to), whose history holds that commit and its
-ancestors only — no other branch, tag, stash or remote. 'workspace fork'
+ancestors only — no other branch, tag, stash or remote. Where the store
+keeps a pid 1 of an ancestor of that commit (the previous commit's, say),
+the new one shares its history's files (hard links) and copies only the
+commits after it. 'workspace fork'
 makes an O(1) fork (an overlayfs layer, or a reflink or plain copy where
 overlayfs is unavailable; 'workspace ls' shows which). 'workspace exec'
 runs a command confined in one; 'workspace diff' prints the patch it would

@@ -89,15 +89,24 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 		if o.Depth > 0 {
 			fetch = append(fetch, "--depth="+strconv.Itoa(o.Depth))
 		}
-		steps := [][]string{
-			{"init", "-q", "--object-format=" + format, "--initial-branch=forkbomb"},
-			append(fetch, top, base),
-			{"reset", "-q", "--hard", base},
+		if _, err := g.run(ctx, nil, "init", "-q", "--object-format="+format, "--initial-branch=forkbomb"); err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", o.Rev, err)
 		}
-		for _, st := range steps {
-			if _, err := g.run(ctx, nil, st...); err != nil {
-				return nil, fmt.Errorf("snapshot %s: %w", o.Rev, err)
-			}
+		// A kept pid 1 of an ancestor gives the history it shares
+		// (seed.go); the fetch then copies only the rest.
+		var unref func()
+		if o.Depth == 0 {
+			unref = s.seed(ctx, top, base, filepath.Join(tree, ".git"))
+		}
+		_, err := g.run(ctx, nil, append(fetch, top, base)...)
+		if unref != nil {
+			unref()
+		}
+		if err == nil {
+			_, err = g.run(ctx, nil, "reset", "-q", "--hard", base)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", o.Rev, err)
 		}
 		if o.WithChanges {
 			if err := copyUntracked(top, tree, untracked); err != nil {
