@@ -40,9 +40,10 @@ func newRunCmd(stdio IO, b build) *cobra.Command {
 sandbox), judge each fork by its patch as soon as its agent stops (see
 'forkbomb judge'), keep the first that passes — or with --all the best — and
 kill the rest. Everything is recorded in the runs directory; 'forkbomb apply'
-puts the winner on a new branch. The forks are made from the judge's copy of
-the base commit, which stays in $FORKBOMB_HOME for the next race or judgement
-of that commit ('forkbomb workspace ls': base-…; 'workspace rm' removes it).
+puts the winner on a new branch. A local race's forks are made from the
+judge's copy of the base commit, which stays in $FORKBOMB_HOME for the next
+race or judgement of that commit ('forkbomb workspace ls': base-…; 'workspace
+rm' removes it).
 
 Engines (--engine):
 ` + eng.Docs() + wrap(pick, "") + `

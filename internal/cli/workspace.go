@@ -25,7 +25,7 @@ func newWorkspaceCmd(stdio IO) *cobra.Command {
 repository (never written to), whose history holds that commit and its
 ancestors only — no other branch, tag, stash or remote. Where the store
 keeps a pid 1 of an ancestor of that commit (the previous commit's, say),
-the new one shares its history's files (hard links) and copies only the
+the new one can share its history's files (hard links) and copy only the
 commits after it. 'workspace fork'
 makes an O(1) fork (an overlayfs layer, or a reflink or plain copy where
 overlayfs is unavailable; 'workspace ls' shows which). 'workspace exec'

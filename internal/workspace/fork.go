@@ -46,6 +46,12 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 		defer release()
 	}
 	return s.create(dst, func(tmp, final string) (*Meta, error) {
+		// Under the store's lock now: src is the one read above, not
+		// removed (or made anew under its name) meanwhile. Once dst
+		// exists, a pid 1 src is not removed before it (ErrHasForks).
+		if now, err := s.meta(src); err != nil || !now.Created.Equal(sm.Created) || now.Kind != sm.Kind {
+			return nil, fmt.Errorf("%w: %s was removed or replaced while it was forked", ErrNotFound, src)
+		}
 		m := &Meta{Kind: KindFork, Method: method, Source: src, Pid1: sm.Pid1, Base: sm.Base}
 		tree := filepath.Join(tmp, "tree")
 		switch method {

@@ -139,7 +139,8 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 				return nil, err
 			}
 		}
-		return &Meta{Kind: KindPid1, Method: MethodSnapshot, Pid1: filepath.Base(final), Repo: top, Rev: o.Rev, Base: head, Ignores: ignores}, nil
+		return &Meta{Kind: KindPid1, Method: MethodSnapshot, Pid1: filepath.Base(final), Repo: top, Rev: o.Rev, Base: head, Ignores: ignores,
+			Seed: o.Depth == 0 && !o.WithChanges}, nil
 	})
 }
 

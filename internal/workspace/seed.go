@@ -29,10 +29,13 @@ const (
 	// seedTries bounds the pid 1s asked about (newest first): one git
 	// process each.
 	seedTries = 4
-	// seedMaxFiles is the most object files a seed may have: each
-	// generation of seeding adds a pack or a few loose objects, and past
-	// this many a full fetch, which makes one pack, is the better start.
+	// seedMaxFiles and seedMaxPacks bound a seed's object files and
+	// packs: each generation of seeding adds a pack or a few loose
+	// objects, every pack is one more index for each lookup in a fork,
+	// and past these a full fetch, which makes one pack, is the better
+	// start.
 	seedMaxFiles = 2000
+	seedMaxPacks = 32
 )
 
 // seed gives the new snapshot at gitDir (initialised, empty) the objects
@@ -47,21 +50,24 @@ func (s *Store) seed(ctx context.Context, top, base, gitDir string) (unref func(
 	}
 	var cands []*Meta
 	for _, m := range all {
-		if m.Kind == KindPid1 && m.Method == MethodSnapshot && m.Repo == top && len(m.Base) == len(base) && IsObjectName(m.Base) {
+		if m.Kind == KindPid1 && m.Seed && m.Method == MethodSnapshot && m.Repo == top && len(m.Base) == len(base) && IsObjectName(m.Base) {
 			cands = append(cands, m)
 		}
 	}
 	slices.SortFunc(cands, func(a, b *Meta) int { return b.Created.Compare(a.Created) })
 	user := gitCmd{dir: top}
-	for i, m := range cands {
-		if i == seedTries || ctx.Err() != nil {
+	asked := 0
+	for _, m := range cands {
+		if asked == seedTries || ctx.Err() != nil {
 			break
 		}
-		// A shallow pid 1 (bisect's) lacks the history behind its cut.
+		// Seed says it is not shallow; a pid 1 whose file says otherwise
+		// lacks the history behind its cut, whatever its meta says.
 		if _, err := os.Lstat(filepath.Join(s.tree(m.Name), ".git", "shallow")); !os.IsNotExist(err) {
 			continue
 		}
 		if m.Base != base {
+			asked++
 			if _, err := user.run(ctx, nil, "merge-base", "--is-ancestor", m.Base, base); err != nil {
 				continue // not an ancestor, or not in the repository now
 			}
@@ -85,18 +91,25 @@ func (s *Store) seedFrom(m *Meta, gitDir string) (unref func()) {
 	}
 	defer release()
 	now, err := s.meta(m.Name)
-	if err != nil || now.Base != m.Base || !now.Created.Equal(m.Created) || now.Kind != KindPid1 {
+	if err != nil || now.Base != m.Base || !now.Created.Equal(m.Created) || now.Kind != KindPid1 || !now.Seed {
 		return nil
 	}
 	from := filepath.Join(s.tree(m.Name), ".git", "objects")
 	to := filepath.Join(gitDir, "objects")
 	var files []string // relative to objects/
 	packs, _ := os.ReadDir(filepath.Join(from, "pack"))
+	npacks := 0
 	for _, e := range packs {
 		n := e.Name()
 		if e.Type().IsRegular() && strings.HasPrefix(n, "pack-") && (strings.HasSuffix(n, ".pack") || strings.HasSuffix(n, ".idx")) {
 			files = append(files, filepath.Join("pack", n))
+			if strings.HasSuffix(n, ".pack") {
+				npacks++
+			}
 		}
+	}
+	if npacks > seedMaxPacks {
+		return nil
 	}
 	dirs, _ := os.ReadDir(from)
 	for _, d := range dirs {
@@ -130,6 +143,9 @@ func (s *Store) seedFrom(m *Meta, gitDir string) (unref func()) {
 		}
 		made = append(made, f)
 	}
+	// A loose ref, which git reads in a repository of the files format
+	// (init's only one before git 2.45, and its default since); one of
+	// another format would not negotiate with it and fetch everything.
 	ref := filepath.Join(gitDir, "refs", "forkbomb", "seed")
 	if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
 		undo()

@@ -1,6 +1,7 @@
 package workspace_test
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -16,7 +17,7 @@ import (
 // TestPid1Seed: a snapshot takes the history it shares with a kept pid 1
 // of an ancestor from that pid 1's object files (hard links), and from no
 // other: not a pid 1 of a later commit, of a sibling branch, of
-// uncommitted changes, nor a shallow one. Either way its history is its
+// uncommitted changes, a shallow one, nor one an older forkbomb made. Either way its history is its
 // base and the base's ancestors, whole, and its only ref is its branch.
 func TestPid1Seed(t *testing.T) {
 	t.Parallel()
@@ -42,6 +43,27 @@ func TestPid1Seed(t *testing.T) {
 	}
 	os.Remove(filepath.Join(repo, "secret.txt"))
 	testutil.Git(t, repo, "checkout", "-q", "main")
+	// A pid 1 an older forkbomb made (no seed mark: its fetch may have
+	// followed the repository's grafts) is no seed, even of its own base.
+	if _, err := s.New(ctx, "legacy", workspace.NewOptions{Repo: repo, Rev: c1}); err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(s.Root, "legacy", "meta.json")
+	b, err := os.ReadFile(meta)
+	var fields map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &fields)
+	}
+	if err != nil || fields["seed"] != true {
+		t.Fatalf("legacy's meta has no seed mark: %s %v", b, err)
+	}
+	delete(fields, "seed")
+	if b, err = json.Marshal(fields); err == nil {
+		err = os.WriteFile(meta, b, 0o600)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, o := range map[string]workspace.NewOptions{
 		"future":  {Repo: repo, Rev: c2},
 		"sibling": {Repo: repo, Rev: sibling},
@@ -90,14 +112,14 @@ func TestPid1Seed(t *testing.T) {
 		}
 	}
 
-	// c1 has a later commit's, a sibling's, the changes' and a shallow
-	// pid 1 of its own to be seeded from: none may seed it.
+	// c1 has a later commit's, a sibling's, the changes', a shallow and an
+	// unmarked pid 1 of its own to be seeded from: none may seed it.
 	if _, err := s.New(ctx, "old", workspace.NewOptions{Repo: repo, Rev: c1}); err != nil {
 		t.Fatal(err)
 	}
 	check("old", c1, 3, c2, future, sibling, secret)
 	old := objects("old")
-	for name := range map[string]bool{"future": true, "sibling": true, "changes": true, "shallow": true} {
+	for name := range map[string]bool{"future": true, "sibling": true, "changes": true, "shallow": true, "legacy": true} {
 		for f, ino := range objects(name) {
 			if old[f] == ino {
 				t.Errorf("old shares %s with %s", f, name)

@@ -38,16 +38,21 @@ const (
 
 // Meta describes one workspace; it is written once, atomically.
 type Meta struct {
-	Name    string    `json:"name"`
-	Kind    Kind      `json:"kind"`
-	Method  Method    `json:"method"`
-	Source  string    `json:"source,omitempty"` // what a fork was forked from
-	Pid1    string    `json:"pid1"`             // the pid 1 at the root of its chain
-	Repo    string    `json:"repo,omitempty"`   // a pid 1's repository (never written)
-	Rev     string    `json:"rev,omitempty"`
-	Base    string    `json:"base"`              // the commit its patch is against
-	Layers  []string  `json:"layers,omitempty"`  // overlay: read-only layers, topmost first
-	Ignores []string  `json:"ignores,omitempty"` // a pid 1's .gitignore files
+	Name    string   `json:"name"`
+	Kind    Kind     `json:"kind"`
+	Method  Method   `json:"method"`
+	Source  string   `json:"source,omitempty"` // what a fork was forked from
+	Pid1    string   `json:"pid1"`             // the pid 1 at the root of its chain
+	Repo    string   `json:"repo,omitempty"`   // a pid 1's repository (never written)
+	Rev     string   `json:"rev,omitempty"`
+	Base    string   `json:"base"`              // the commit its patch is against
+	Layers  []string `json:"layers,omitempty"`  // overlay: read-only layers, topmost first
+	Ignores []string `json:"ignores,omitempty"` // a pid 1's .gitignore files
+	// Seed is set on a pid 1 whose objects are all its base's history,
+	// whole: made by a fetch that followed no grafts, with no depth and no
+	// uncommitted changes. Only such a pid 1 seeds another (seed.go);
+	// one made by an older forkbomb has it unset.
+	Seed    bool      `json:"seed,omitempty"`
 	Created time.Time `json:"created"`
 }
 
