@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,7 +107,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	m := &miner{o: o, h: h, top: top}
 	res := &Result{Repo: top, Kept: []Commit{}, Skipped: []Commit{}}
-	for i, c := range commits {
+	// Oldest first: each judged parent's pid 1 is then seeded from the one
+	// before it, its ancestor (workspace/seed.go), and copies only the
+	// commits between them, not the whole history each time. The result
+	// lists them newest first.
+	for i := range commits {
+		c := commits[len(commits)-1-i]
 		subject, _ := h.Subject(ctx, c)
 		m.progress("[%d/%d] %s %s\n", i+1, len(commits), short(c), subject)
 		got, err := m.commit(ctx, c, subject)
@@ -121,6 +127,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			m.progress("      skipped: %s\n", got.Reason)
 		}
 	}
+	slices.Reverse(res.Kept)
+	slices.Reverse(res.Skipped)
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }

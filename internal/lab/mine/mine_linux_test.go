@@ -3,9 +3,11 @@ package mine_test
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,6 +126,20 @@ func TestMineSemver(t *testing.T) {
 			}
 		}
 	}
+	// Mined oldest first, the newer kept commit's parent's pid 1 holds the
+	// object files of the older one's, the same files (seeded, not fetched
+	// again whole).
+	top, _, err := workspace.ResolveBase(ctx, repo, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := objectFiles(t, ws, workspace.BaseName(top, res.Kept[1].Parent))
+	newer := objectFiles(t, ws, workspace.BaseName(top, res.Kept[0].Parent))
+	for f, ino := range older {
+		if newer[f] != ino {
+			t.Errorf("the pid 1 of %s was not seeded from the one of %s: %s is not the same file", res.Kept[0].Parent[:12], res.Kept[1].Parent[:12], f)
+		}
+	}
 	// The stored task, judged as a race would judge it: the empty patch fails.
 	task, err := ls.LoadTask(got["Add Compare"].Task)
 	if err != nil {
@@ -227,4 +243,27 @@ func TestMineChecksThreeTimes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// objectFiles maps the object files of the workspace name of ws (a pid 1)
+// to their inodes.
+func objectFiles(t *testing.T, ws *workspace.Store, name string) map[string]uint64 {
+	t.Helper()
+	dir := filepath.Join(ws.Root, name, "tree", ".git", "objects")
+	out := map[string]uint64{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || strings.Contains(p, "/info/") {
+			return err
+		}
+		fi, err := os.Stat(p)
+		if err == nil {
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = fi.Sys().(*syscall.Stat_t).Ino
+		}
+		return err
+	})
+	if err != nil || len(out) == 0 {
+		t.Fatalf("object files of %s: %d, %v", name, len(out), err)
+	}
+	return out
 }
