@@ -20,8 +20,8 @@ func newTaskMineCmd(stdio IO) *cobra.Command {
 		Short: "Make stored tasks of recent commits whose tests pin their change",
 		Long: `Walk the last --last first-parent commits of --repo, oldest first (only
 read: a snapshot is taken once, and the judge's copy of each parent it judges
-shares the history of the one before) and keep each commit that changes code
-and tests together when,
+can share the history of the one before; the commits are listed newest
+first) and keep each commit that changes code and tests together when,
 judged in confined forks by the judge a race uses, with the commit's test
 files laid over the parent:
 

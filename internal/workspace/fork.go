@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,7 +50,11 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 		// Under the store's lock now: src is the one read above, not
 		// removed (or made anew under its name) meanwhile. Once dst
 		// exists, a pid 1 src is not removed before it (ErrHasForks).
-		if now, err := s.meta(src); err != nil || !now.Created.Equal(sm.Created) || now.Kind != sm.Kind {
+		now, err := s.meta(src)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		if err != nil || !now.Created.Equal(sm.Created) || now.Kind != sm.Kind {
 			return nil, fmt.Errorf("%w: %s was removed or replaced while it was forked", ErrNotFound, src)
 		}
 		m := &Meta{Kind: KindFork, Method: method, Source: src, Pid1: sm.Pid1, Base: sm.Base}

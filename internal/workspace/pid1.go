@@ -95,7 +95,7 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 		// A kept pid 1 of an ancestor gives the history it shares
 		// (seed.go); the fetch then copies only the rest.
 		var unref func()
-		if o.Depth == 0 {
+		if o.Depth <= 0 {
 			unref = s.seed(ctx, top, base, filepath.Join(tree, ".git"))
 		}
 		_, err := g.run(ctx, nil, append(fetch, top, base)...)
@@ -140,7 +140,7 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 			}
 		}
 		return &Meta{Kind: KindPid1, Method: MethodSnapshot, Pid1: filepath.Base(final), Repo: top, Rev: o.Rev, Base: head, Ignores: ignores,
-			Seed: o.Depth == 0 && !o.WithChanges}, nil
+			Seed: o.Depth <= 0 && !o.WithChanges}, nil
 	})
 }
 

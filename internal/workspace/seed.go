@@ -101,7 +101,7 @@ func (s *Store) seedFrom(m *Meta, gitDir string) (unref func()) {
 	npacks := 0
 	for _, e := range packs {
 		n := e.Name()
-		if e.Type().IsRegular() && strings.HasPrefix(n, "pack-") && (strings.HasSuffix(n, ".pack") || strings.HasSuffix(n, ".idx")) {
+		if e.Type().IsRegular() && strings.HasPrefix(n, "pack-") && (strings.HasSuffix(n, ".pack") || strings.HasSuffix(n, ".idx") || strings.HasSuffix(n, ".rev")) {
 			files = append(files, filepath.Join("pack", n))
 			if strings.HasSuffix(n, ".pack") {
 				npacks++

@@ -252,8 +252,12 @@ func objectFiles(t *testing.T, ws *workspace.Store, name string) map[string]uint
 	dir := filepath.Join(ws.Root, name, "tree", ".git", "objects")
 	out := map[string]uint64{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || strings.Contains(p, "/info/") {
+		if err != nil || !d.Type().IsRegular() {
 			return err
+		}
+		// what seeding links: packs, their indexes, loose objects
+		if dir, name := filepath.Base(filepath.Dir(p)), filepath.Base(p); dir == "pack" && !strings.HasSuffix(name, ".pack") && !strings.HasSuffix(name, ".idx") && !strings.HasSuffix(name, ".rev") || dir != "pack" && len(dir) != 2 {
+			return nil
 		}
 		fi, err := os.Stat(p)
 		if err == nil {
