@@ -207,14 +207,20 @@ type Judger struct {
 	testing sandbox.Yield
 }
 
-// BasePid1 returns the pid 1 of commit base of the repository at top
-// (both as workspace.ResolveBase gives them) that s keeps
-// (workspace.BaseName), making it if no earlier judgement or race left
-// one: the judge's clean copy of the base, which a local race's forks are
-// made from too. A workspace of that name that is not a pid 1 of base is
-// an error, not a base.
+// BaseName is the name of the pid 1 forkbomb keeps of commit base of the
+// repository whose top is top (both as workspace.ResolveBase gives them):
+// the judge's clean copy of that base, which a local race's forks are made
+// from too, so that a base is copied from the user's repository once, not
+// once for each race and once more for its judge. It stays for the next
+// race or judgement of that base ('forkbomb workspace rm' removes it).
+func BaseName(top, base string) string { return "base-" + hashOf(top, base)[:16] }
+
+// BasePid1 returns the pid 1 of commit base of the repository at top that
+// s keeps (BaseName), making it if no earlier judgement or race left one.
+// A workspace of that name that is not a pid 1 of base is an error, not a
+// base.
 func BasePid1(ctx context.Context, s Forks, top, base string) (string, error) {
-	name := workspace.BaseName(top, base)
+	name := BaseName(top, base)
 	m, err := s.Get(ctx, name)
 	if err != nil {
 		if m, err = s.New(ctx, name, workspace.NewOptions{Repo: top, Rev: base}); errors.Is(err, workspace.ErrExists) {

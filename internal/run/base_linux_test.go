@@ -8,6 +8,7 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -57,7 +58,7 @@ func TestRaceSharesBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := workspace.BaseName(top, base)
+	want := judge.BaseName(top, base)
 	o := options(t, dir)
 	o.Forks, o.Verify = 2, 0
 	s := o.Store.(*workspace.Store)

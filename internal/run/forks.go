@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/judge"
@@ -87,9 +88,27 @@ func resolveBase(ctx context.Context, store Forks, repo, rev string) (string, st
 }
 
 // ForkName is the workspace of fork n of the run id (its pid 1 is the
-// kept one of the base on this machine's store, else "run-ID"): a backend that keeps something of a fork after the race (a
-// world store, the winner's world) finds it by this name.
+// kept one of the base on this machine's store, else "run-ID"): a backend
+// that keeps something of a fork after the race (a world store, the
+// winner's world) finds it by this name.
 func ForkName(id string, n int) string { return fmt.Sprintf("run-%s-f%d", id, n) }
+
+// runOf names the run a workspace is of: its own pid 1 ("run-ID") or one
+// of its forks (ForkName), whichever pid 1 that fork was made from.
+func runOf(m *workspace.Meta) (string, bool) {
+	rest, ok := strings.CutPrefix(m.Name, "run-")
+	if !ok {
+		return "", false
+	}
+	if m.Kind == workspace.KindPid1 {
+		return rest, true
+	}
+	i := strings.LastIndex(rest, "-f")
+	if i < 0 {
+		return "", false
+	}
+	return rest[:i], true
+}
 
 // forkWorkspace is one fork of the store as its agent gets it
 // (engine.Workspace).

@@ -416,23 +416,6 @@ func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
 	}
 }
 
-// runOf names the run a workspace is of: its own pid 1 ("run-ID") or one
-// of its forks (ForkName), whichever pid 1 that fork was made from.
-func runOf(m *workspace.Meta) (string, bool) {
-	rest, ok := strings.CutPrefix(m.Name, "run-")
-	if !ok {
-		return "", false
-	}
-	if m.Kind == workspace.KindPid1 {
-		return rest, true
-	}
-	i := strings.LastIndex(rest, "-f")
-	if i < 0 {
-		return "", false
-	}
-	return rest[:i], true
-}
-
 // atOnce is how many forks work at the same time: parallel, at most forks.
 // ForkLimits are the limits each fork's commands get in a race run with
 // o: o.Limits, with the defaults for the forks that run at once.

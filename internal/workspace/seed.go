@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // A new snapshot's history is most of an earlier one's: the user commits,
@@ -81,11 +82,12 @@ func (s *Store) seed(ctx context.Context, top, base, gitDir string) (unref func(
 
 // seedFrom links the object files of the pid 1 m into gitDir and points
 // a ref at m's base; nil, gitDir's objects as they were, when it cannot.
-// m is held (its use lock) while its files are linked, and read again
-// under it, so a pid 1 removed and made anew under that name meanwhile
-// is not taken for m.
+// m is held (its use lock, shared) while its files are linked, and read
+// again under it, so a pid 1 removed and made anew under that name
+// meanwhile is not taken for m. The lock is not waited for: one held
+// exclusively (m being removed) means no seed.
 func (s *Store) seedFrom(m *Meta, gitDir string) (unref func()) {
-	release, err := s.useLock(m.Name, false)
+	release, err := flock(s.useLockPath(m.Name), syscall.LOCK_SH|syscall.LOCK_NB)
 	if err != nil {
 		return nil
 	}

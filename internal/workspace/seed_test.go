@@ -2,11 +2,9 @@ package workspace_test
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -74,18 +72,7 @@ func TestPid1Seed(t *testing.T) {
 		}
 	}
 	objects := func(name string) map[string]uint64 {
-		out := map[string]uint64{}
-		dir := filepath.Join(s.Root, name, "tree", ".git", "objects")
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() && objectFile(p) {
-				if fi, err := os.Stat(p); err == nil {
-					rel, _ := filepath.Rel(dir, p)
-					out[rel] = fi.Sys().(*syscall.Stat_t).Ino
-				}
-			}
-			return nil
-		})
-		return out
+		return testutil.ObjectFiles(t, filepath.Join(s.Root, name, "tree", ".git"))
 	}
 	check := func(name, base string, commits int, absent ...string) {
 		t.Helper()
@@ -127,6 +114,30 @@ func TestPid1Seed(t *testing.T) {
 		}
 	}
 
+	// A seed held exclusively (being removed) is not waited for: the
+	// snapshot is made whole without it.
+	lock, err := os.OpenFile(filepath.Join(s.Root, "old", "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.New(ctx, "held", workspace.NewOptions{Repo: repo, Rev: c2}); err != nil {
+		t.Fatal(err)
+	}
+	lock.Close()
+	check("held", c2, 4, sibling, secret)
+	held := objects("held")
+	for f, ino := range old {
+		if held[f] == ino {
+			t.Errorf("held was seeded from old while old was held: %s", f)
+		}
+	}
+	if err := s.Remove(ctx, "held"); err != nil { // else the newest seed of c2
+		t.Fatal(err)
+	}
+
 	// c2 is seeded from old (c1, its parent): every object file of old's is
 	// in the new snapshot, the same file.
 	if _, err := s.New(ctx, "next", workspace.NewOptions{Repo: repo, Rev: c2}); err != nil {
@@ -139,14 +150,4 @@ func TestPid1Seed(t *testing.T) {
 			t.Errorf("next was not seeded from old: %s is not the same file", f)
 		}
 	}
-}
-
-// objectFile says whether p is a file seeding links: a pack, its index or
-// reverse index, or a loose object.
-func objectFile(p string) bool {
-	dir, name := filepath.Base(filepath.Dir(p)), filepath.Base(p)
-	if dir == "pack" {
-		return strings.HasPrefix(name, "pack-") && (strings.HasSuffix(name, ".pack") || strings.HasSuffix(name, ".idx") || strings.HasSuffix(name, ".rev"))
-	}
-	return len(dir) == 2 && len(name) >= 38
 }

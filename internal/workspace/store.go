@@ -141,12 +141,14 @@ func (s *Store) useLock(name string, exclusive bool) (func(), error) {
 	if exclusive {
 		how = syscall.LOCK_EX | syscall.LOCK_NB
 	}
-	unlock, err := flock(filepath.Join(s.dir(name), "lock"), how)
+	unlock, err := flock(s.useLockPath(name), how)
 	if errors.Is(err, ErrInUse) {
 		return nil, fmt.Errorf("%w: a command is running in %s", ErrInUse, name)
 	}
 	return unlock, err
 }
+
+func (s *Store) useLockPath(name string) string { return filepath.Join(s.dir(name), "lock") }
 
 // reclaim removes what an interrupted operation left: .tmp-* directories
 // (a creation that never reached its rename) and .trash-* ones (a removal

@@ -3,11 +3,9 @@ package mine_test
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -133,8 +131,8 @@ func TestMineSemver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	older := objectFiles(t, ws, workspace.BaseName(top, res.Kept[1].Parent))
-	newer := objectFiles(t, ws, workspace.BaseName(top, res.Kept[0].Parent))
+	older := testutil.ObjectFiles(t, filepath.Join(ws.Root, judge.BaseName(top, res.Kept[1].Parent), "tree", ".git"))
+	newer := testutil.ObjectFiles(t, filepath.Join(ws.Root, judge.BaseName(top, res.Kept[0].Parent), "tree", ".git"))
 	for f, ino := range older {
 		if newer[f] != ino {
 			t.Errorf("the pid 1 of %s was not seeded from the one of %s: %s is not the same file", res.Kept[0].Parent[:12], res.Kept[1].Parent[:12], f)
@@ -243,31 +241,4 @@ func TestMineChecksThreeTimes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// objectFiles maps the object files of the workspace name of ws (a pid 1)
-// to their inodes.
-func objectFiles(t *testing.T, ws *workspace.Store, name string) map[string]uint64 {
-	t.Helper()
-	dir := filepath.Join(ws.Root, name, "tree", ".git", "objects")
-	out := map[string]uint64{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		// what seeding links: packs, their indexes, loose objects
-		if dir, name := filepath.Base(filepath.Dir(p)), filepath.Base(p); dir == "pack" && !strings.HasSuffix(name, ".pack") && !strings.HasSuffix(name, ".idx") && !strings.HasSuffix(name, ".rev") || dir != "pack" && len(dir) != 2 {
-			return nil
-		}
-		fi, err := os.Stat(p)
-		if err == nil {
-			rel, _ := filepath.Rel(dir, p)
-			out[rel] = fi.Sys().(*syscall.Stat_t).Ino
-		}
-		return err
-	})
-	if err != nil || len(out) == 0 {
-		t.Fatalf("object files of %s: %d, %v", name, len(out), err)
-	}
-	return out
 }
