@@ -141,11 +141,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer os.RemoveAll(repo)
 	pid1, fork := "canary-"+tag, "canary-"+tag+"-fork"
-	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: repo}); err != nil {
+	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: repo, Temp: true}); err != nil {
 		return nil, fmt.Errorf("canary: snapshot: %w", err)
 	}
 	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
-	if _, err := o.Store.Fork(ctx, pid1, fork); err != nil {
+	if _, err := workspace.ForkTemp(ctx, o.Store, pid1, fork); err != nil {
 		return nil, fmt.Errorf("canary: fork: %w", err)
 	}
 	defer o.Store.Remove(context.WithoutCancel(ctx), fork)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
@@ -38,7 +39,7 @@ the repository.
 ` + exitHelp("workspace") + `
 'workspace exec' passes the status of the command, as 'forkbomb sandbox' does.`,
 	}
-	cmd.AddCommand(newWSNewCmd(stdio), newWSForkCmd(stdio), newWSExecCmd(stdio), newWSDiffCmd(stdio), newWSLsCmd(stdio), newWSRmCmd(stdio))
+	cmd.AddCommand(newWSNewCmd(stdio), newWSForkCmd(stdio), newWSExecCmd(stdio), newWSDiffCmd(stdio), newWSLsCmd(stdio), newWSRmCmd(stdio), newWSPruneCmd(stdio))
 	return cmd
 }
 
@@ -223,6 +224,68 @@ func newWSRmCmd(stdio IO) *cobra.Command {
 			return errors.Join(errs...)
 		},
 	}
+}
+
+func newWSPruneCmd(stdio IO) *cobra.Command {
+	var bases, dryRun, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "prune [--bases] [--dry-run] [--json]",
+		Short: "Remove what killed forkbomb runs left, and with --bases the kept copies of bases",
+		Long: `Remove the temporary workspaces a forkbomb that was killed left behind:
+a race's forks, a judged run's fork (judge-run-…), and the snapshots and
+forks of bisect, mutant experiments, task mine and the canary. Each is leased to the forkbomb
+that made it, by a lock the kernel lets go when that process ends however
+it ends; one whose lock nobody holds is removed, forks before their pid 1.
+A race starts by doing the same. Workspaces made by 'workspace new' and
+'workspace fork' are never temporary, and a running forkbomb's are left.
+
+--bases also removes the copies forkbomb keeps of each base a race or
+judgement used (base-…, and the judge-… ones older forkbombs kept), where
+nothing is forked from them and no command runs in them. They are a cache:
+the next race of that commit makes its copy again (sharing the files of a
+kept ancestor's, if one is left). The judge's kept Go build caches, in
+$FORKBOMB_HOME/judge, are not touched.
+
+--dry-run only lists what would be removed.`,
+		Args: exactArgs(0),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := openStore()
+			if err != nil {
+				return err
+			}
+			var extra func(*workspace.Meta) bool
+			if bases {
+				extra = judge.IsBase
+			}
+			p, err := s.Prune(c.Context(), extra, dryRun)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdio.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(p)
+			}
+			verb := "removed"
+			if dryRun {
+				verb = "would remove"
+			}
+			for _, n := range p.Removed {
+				fmt.Fprintf(stdio.Out, "%s %s\n", verb, n)
+			}
+			for _, k := range p.Kept {
+				fmt.Fprintf(stdio.Out, "kept %s\n", k)
+			}
+			if len(p.Removed) == 0 {
+				fmt.Fprintf(stdio.Err, "nothing to remove\n")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&bases, "bases", false, "also remove the kept copies of bases nothing uses now")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed, remove nothing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was removed and kept as JSON")
+	return cmd
 }
 
 func short(sha string) string {

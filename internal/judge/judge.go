@@ -215,6 +215,21 @@ type Judger struct {
 // race or judgement of that base ('forkbomb workspace rm' removes it).
 func BaseName(top, base string) string { return "base-" + hashOf(top, base)[:16] }
 
+// IsBase says whether m is a pid 1 forkbomb keeps of a base (BaseName),
+// or one an older forkbomb kept for its judge alone ("judge-" and the same
+// hash), which nothing uses any more.
+func IsBase(m *workspace.Meta) bool {
+	if m.Kind != workspace.KindPid1 {
+		return false
+	}
+	for _, prefix := range []string{"base-", "judge-"} {
+		if h, ok := strings.CutPrefix(m.Name, prefix); ok && len(h) == 16 && strings.Trim(h, "0123456789abcdef") == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // BasePid1 returns the pid 1 of commit base of the repository at top that
 // s keeps (BaseName), making it if no earlier judgement or race left one.
 // A workspace of that name that is not a pid 1 of base is an error, not a
@@ -537,7 +552,7 @@ func newFork(ctx context.Context, s Forks, pid1 string) (string, func(), error) 
 	var r [6]byte
 	rand.Read(r[:])
 	name := "judge-run-" + hex.EncodeToString(r[:])
-	if _, err := s.Fork(ctx, pid1, name); err != nil {
+	if _, err := workspace.ForkTemp(ctx, s, pid1, name); err != nil {
 		return "", nil, fmt.Errorf("%w: fork: %v", ErrCannotJudge, err)
 	}
 	return name, func() { s.Remove(context.WithoutCancel(ctx), name) }, nil

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 		s, err := workspace.Open(os.Args[2])
 		if err == nil {
 			_, _, err = run.Race(context.Background(), run.Options{Store: s, RunsDir: os.Args[3], Repo: os.Args[4],
-				Task: "t", Forks: 2, Engine: engine.Command{Argv: []string{"/bin/sh", "-c", startedAgent}}, Test: "true"})
+				Task: "t", Forks: 2, Engine: engine.Command{Argv: []string{"/bin/sh", "-c", startedAgent}}, Test: "sleep 300"})
 		}
 		if err != nil {
 			os.Exit(1)

@@ -187,7 +187,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	if kept {
 		pid1, err = judge.BasePid1(rctx, o.Store, top, base)
 	} else {
-		_, err = o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base})
+		_, err = o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base, Temp: true})
 	}
 	if err != nil {
 		rec.Update(func(r *record.Run) { r.Status = event.RunFailed })
@@ -264,7 +264,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	var wg sync.WaitGroup
 	for n := 0; n < o.Forks; n++ {
 		name := ForkName(id, n)
-		if _, err := o.Store.Fork(rctx, pid1, name); err != nil {
+		if _, err := workspace.ForkTemp(rctx, o.Store, pid1, name); err != nil {
 			stop()
 			wg.Wait()
 			return nil, "", err
@@ -389,7 +389,17 @@ func secretValues() []string {
 // reclaimInterrupted removes the workspaces of runs whose forkbomb was
 // killed (their record reads "interrupted"): forks first, then a pid 1 of
 // the run's own (a kept pid 1 of the base stays).
+//
+// A store that leases its temporary workspaces (workspace.Store.Prune)
+// first removes those whose forkbomb is gone, whatever made them: a
+// judged run's fork left by a killed judge would keep the kept base it
+// was forked from.
 func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
+	if p, ok := s.(interface {
+		Prune(context.Context, func(*workspace.Meta) bool, bool) (*workspace.Pruned, error)
+	}); ok {
+		p.Prune(ctx, nil, false)
+	}
 	all, err := s.List(ctx)
 	if err != nil {
 		return

@@ -172,7 +172,7 @@ func TestRaceSIGKILL(t *testing.T) {
 	t.Parallel()
 	dir := repo(t)
 	state, runs := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "runs")
-	// A judge's throwaway fork the kill interrupted stays behind.
+	// (a volatile overlay of a judged run the kill cut short can be left)
 	testutil.OpenOverlayWork(t, state)
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "__race", state, runs, dir)
@@ -185,8 +185,20 @@ func TestRaceSIGKILL(t *testing.T) {
 		cmd.Wait()
 		t.Fatalf("only %d of 2 agents started", n)
 	}
+	// The baseline's judged run (a test that sleeps) is under way too: its
+	// fork, leased to the forkbomb killed now, stays behind.
+	judged := false
+	for deadline := time.Now().Add(2 * time.Minute); !judged && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		ms, _ := s.List(t.Context())
+		for _, m := range ms {
+			judged = judged || strings.HasPrefix(m.Name, "judge-run-") && m.Temp
+		}
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
+	if !judged {
+		t.Fatal("the baseline's judged run never began")
+	}
 	all, _ := record.List(runs)
 	if len(all) != 1 || all[0].Status != event.RunInterrupted {
 		t.Fatalf("runs after SIGKILL: %+v", all)
@@ -209,6 +221,15 @@ func TestRaceSIGKILL(t *testing.T) {
 	}
 	if forks != 0 {
 		t.Errorf("%d forks of runs left in the store", forks)
+	}
+	// the judged runs' forks the kill left went too (they were leased to
+	// the killed forkbomb): the kept base can be removed
+	for _, m := range left {
+		if m.Kind == workspace.KindPid1 {
+			if err := s.Remove(t.Context(), m.Name); err != nil {
+				t.Errorf("rm %s after the next race: %v", m.Name, err)
+			}
+		}
 	}
 }
 

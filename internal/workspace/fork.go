@@ -20,6 +20,10 @@ import (
 // lower layer that still changes). Elsewhere it is a reflink (clonefile on
 // macOS) or plain copy of src's whole tree.
 func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
+	return s.fork(ctx, src, dst, false)
+}
+
+func (s *Store) fork(ctx context.Context, src, dst string, temp bool) (*Meta, error) {
 	sm, err := s.meta(src)
 	if err != nil {
 		return nil, err
@@ -46,7 +50,7 @@ func (s *Store) Fork(ctx context.Context, src, dst string) (*Meta, error) {
 		}
 		defer release()
 	}
-	return s.create(dst, func(tmp, final string) (*Meta, error) {
+	return s.create(dst, temp, func(tmp, final string) (*Meta, error) {
 		// Under the store's lock now: src is the one read above, not
 		// removed (or made anew under its name) meanwhile. Once dst
 		// exists, a pid 1 src is not removed before it (ErrHasForks).

@@ -21,6 +21,9 @@ type NewOptions struct {
 	// needs that range only, and a long history would cost its whole
 	// transfer.
 	Depth int
+	// Temp makes a temporary pid 1, leased to this process until it is
+	// removed: Store.Prune removes it once the process is gone (lease.go).
+	Temp bool
 }
 
 // New makes a pid 1: a checkout of Rev whose history holds Rev and its
@@ -68,7 +71,7 @@ func (s *Store) New(ctx context.Context, name string, o NewOptions) (*Meta, erro
 		}
 	}
 
-	return s.createAlone(name, func(tmp, final string) (*Meta, error) {
+	return s.createAlone(name, o.Temp, func(tmp, final string) (*Meta, error) {
 		tree := filepath.Join(tmp, "tree")
 		if err := os.Mkdir(tree, 0o755); err != nil {
 			return nil, err

@@ -52,7 +52,10 @@ type Meta struct {
 	// whole: made by a fetch that followed no grafts, with no depth and no
 	// uncommitted changes. Only such a pid 1 seeds another (seed.go);
 	// one made by an older forkbomb has it unset.
-	Seed    bool      `json:"seed,omitempty"`
+	Seed bool `json:"seed,omitempty"`
+	// Temp is set on a workspace its maker removes when done, leased to
+	// that process (lease.go): Prune removes it once the process is gone.
+	Temp    bool      `json:"temp,omitempty"`
 	Created time.Time `json:"created"`
 }
 
@@ -232,8 +235,8 @@ func (s *Store) list() ([]*Meta, error) {
 // create builds a workspace in a temporary directory and renames it into
 // place once whole, all under the store lock. build gets the temporary
 // directory and the final one (for paths recorded in the metadata).
-func (s *Store) create(name string, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
-	return s.creating(name, false, build)
+func (s *Store) create(name string, temp bool, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
+	return s.creating(name, false, temp, build)
 }
 
 // createAlone is create for a workspace whose build reads no other
@@ -242,11 +245,13 @@ func (s *Store) create(name string, build func(tmp, final string) (*Meta, error)
 // and forks and removals of other workspaces do not wait for them; its
 // directory is kept from reclaim by a lock of its own, which a killed
 // creator lets go. The name is checked again before the rename.
-func (s *Store) createAlone(name string, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
-	return s.creating(name, true, build)
+func (s *Store) createAlone(name string, temp bool, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
+	return s.creating(name, true, temp, build)
 }
 
-func (s *Store) creating(name string, alone bool, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
+// creating is create and createAlone; a temporary workspace's lease is
+// taken before it appears under its name.
+func (s *Store) creating(name string, alone, temp bool, build func(tmp, final string) (*Meta, error)) (*Meta, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -268,6 +273,12 @@ func (s *Store) creating(name string, alone bool, build func(tmp, final string) 
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return nil, err
 	}
+	if temp {
+		if err := lease(tmp, final); err != nil {
+			removeTree(tmp)
+			return nil, err
+		}
+	}
 	if alone {
 		building, err := flock(filepath.Join(tmp, buildingLock), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err != nil {
@@ -284,6 +295,7 @@ func (s *Store) creating(name string, alone bool, build func(tmp, final string) 
 		if unlock, lerr = s.lock(); lerr != nil {
 			unlock = nil
 			removeTree(tmp)
+			unlease(final)
 			return nil, lerr
 		}
 		os.Remove(filepath.Join(tmp, buildingLock))
@@ -292,7 +304,7 @@ func (s *Store) creating(name string, alone bool, build func(tmp, final string) 
 		}
 	}
 	if err == nil {
-		m.Name, m.Created = name, time.Now().UTC()
+		m.Name, m.Temp, m.Created = name, temp, time.Now().UTC()
 		err = writeJSON(filepath.Join(tmp, "meta.json"), m)
 	}
 	if err == nil {
@@ -300,6 +312,7 @@ func (s *Store) creating(name string, alone bool, build func(tmp, final string) 
 	}
 	if err != nil {
 		removeTree(tmp)
+		unlease(final)
 		return nil, err
 	}
 	return m, nil
@@ -322,13 +335,21 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	if m.Kind == KindPid1 {
 		all, _ := s.list()
 		var forks []string
+		left := 0
 		for _, o := range all {
 			if o.Pid1 == name && o.Name != name {
 				forks = append(forks, o.Name)
+				if s.orphaned(o) {
+					left++
+				}
 			}
 		}
 		if len(forks) > 0 {
-			return fmt.Errorf("%w: %s is the pid 1 of %s; remove them first", ErrHasForks, name, strings.Join(forks, ", "))
+			hint := ""
+			if left > 0 {
+				hint = fmt.Sprintf(" (%d of them left by a forkbomb that was killed: 'forkbomb workspace prune' removes those)", left)
+			}
+			return fmt.Errorf("%w: %s is the pid 1 of %s; remove them first%s", ErrHasForks, name, strings.Join(forks, ", "), hint)
 		}
 	}
 	// The lock can be held for a moment after a command ended: a process
@@ -352,6 +373,7 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	unlease(s.dir(name))
 	removeTree(trash)
 	return nil
 }

@@ -134,7 +134,7 @@ func Run(ctx context.Context, o Options) (_ *Result, err error) {
 	// copied. (Where merges make other paths shorter, it can also hold
 	// some commits older than good, or lack good itself: neither is tested.)
 	pid1 := "bisect-" + lab.NewID()
-	if _, err = o.Store.New(prepCtx, pid1, workspace.NewOptions{Repo: top, Rev: bad, Depth: len(commits) + 1}); err != nil {
+	if _, err = o.Store.New(prepCtx, pid1, workspace.NewOptions{Repo: top, Rev: bad, Depth: len(commits) + 1, Temp: true}); err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", o.Bad, err)
 	}
 	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
@@ -310,7 +310,7 @@ func (pl *pool) start(ahead bool) *box {
 var errNoFork = errors.New("no fork")
 
 func (pl *pool) run(b *box, stdin *os.File) (*sandbox.Result, error) {
-	if _, err := pl.o.Store.Fork(b.ctx, pl.pid1, b.fork); err != nil {
+	if _, err := pl.o.Store.ForkTemp(b.ctx, pl.pid1, b.fork); err != nil {
 		return nil, fmt.Errorf("%w: %w", errNoFork, err)
 	}
 	p := pl.policy

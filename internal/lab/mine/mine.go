@@ -93,7 +93,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	pid1 := "mine-" + lab.NewID()
-	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: top, Rev: head}); err != nil {
+	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: top, Rev: head, Temp: true}); err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", o.Rev, err)
 	}
 	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)

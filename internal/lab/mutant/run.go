@@ -89,7 +89,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Forks = 1
 	}
 	pid1 := "mutants-" + lab.NewID()
-	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo}); err != nil {
+	if _, err := o.Store.New(ctx, pid1, workspace.NewOptions{Repo: o.Repo, Temp: true}); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
 	defer o.Store.Remove(context.WithoutCancel(ctx), pid1)
@@ -261,7 +261,7 @@ func (r *runner) policy(testCmd, check string, baseline bool) sandbox.Policy {
 // for a Go module, once more with a cover profile.
 func (r *runner) baseline(ctx context.Context, goCover bool, module string) (time.Duration, coverage, error) {
 	fork := r.pid1 + "-base"
-	if _, err := r.o.Store.Fork(ctx, r.pid1, fork); err != nil {
+	if _, err := r.o.Store.ForkTemp(ctx, r.pid1, fork); err != nil {
 		return 0, nil, err
 	}
 	defer r.o.Store.Remove(context.WithoutCancel(ctx), fork)
@@ -304,7 +304,7 @@ func (r *runner) baseline(ctx context.Context, goCover bool, module string) (tim
 // mutant writes one mutant into a fresh fork and runs the tests there.
 func (r *runner) mutant(ctx context.Context, m Mutant, src []byte, fork string) (Result, error) {
 	res := Result{Mutant: m}
-	if _, err := r.o.Store.Fork(ctx, r.pid1, fork); err != nil {
+	if _, err := r.o.Store.ForkTemp(ctx, r.pid1, fork); err != nil {
 		return res, err
 	}
 	defer r.o.Store.Remove(context.WithoutCancel(ctx), fork)

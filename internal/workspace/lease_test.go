@@ -1,0 +1,138 @@
+package workspace_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/workspace"
+)
+
+// makeTemps is a forkbomb that makes temporary workspaces in the store at
+// root and is then killed: a pid 1 "t1" of repo, a fork "t1-f" of it, and a
+// fork "kept-t" of the kept pid 1 kept. It says "ready" and waits.
+func makeTemps(root, repo, kept string) {
+	s, err := workspace.Open(root)
+	if err == nil {
+		_, err = s.New(ctx, "t1", workspace.NewOptions{Repo: repo, Temp: true})
+	}
+	if err == nil {
+		_, err = s.ForkTemp(ctx, "t1", "t1-f")
+	}
+	if err == nil {
+		_, err = s.ForkTemp(ctx, kept, kept+"-t")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	select {}
+}
+
+// TestPruneLeased: a temporary workspace is removed by Prune once the
+// process that made it is gone, however it went (SIGKILL here), and never
+// while it lives; a workspace made by new or fork is never temporary; a
+// kept pid 1 whose forks a killed forkbomb left says how to remove them.
+func TestPruneLeased(t *testing.T) {
+	t.Parallel()
+	repo := userRepo(t)
+	s := newStore(t)
+	if _, err := s.New(ctx, "kept", workspace.NewOptions{Repo: repo}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fork(ctx, "kept", "kept-user"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.ForkTemp(ctx, "kept", "kept-mine"); err != nil || !m.Temp {
+		t.Fatalf("this process's temporary fork: %+v %v", m, err)
+	}
+	maker := exec.Command(os.Args[0], "__workspace_temp", s.Root, repo, "kept")
+	maker.Stderr = os.Stderr
+	out, err := maker.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := maker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer maker.Process.Kill()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		maker.Process.Kill()
+		t.Fatalf("the maker: %q %v (%v)", line, err, maker.Wait())
+	}
+	names := func() []string {
+		all, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, m := range all {
+			n = append(n, m.Name)
+			if temp := m.Name == "t1" || m.Name == "t1-f" || m.Name == "kept-t" || m.Name == "kept-mine"; m.Temp != temp {
+				t.Errorf("%s: temp %v", m.Name, m.Temp)
+			}
+		}
+		return n
+	}
+	all := []string{"kept", "kept-mine", "kept-t", "kept-user", "t1", "t1-f"}
+	// alive: nothing is the maker's to lose, nor this process's
+	p, err := s.Prune(ctx, nil, false)
+	if err != nil || len(p.Removed) != 0 {
+		t.Fatalf("prune while the makers live: %+v %v", p, err)
+	}
+	if got := names(); !slices.Equal(got, all) {
+		t.Fatalf("workspaces %v, want %v", got, all)
+	}
+	if err := s.Remove(ctx, "kept"); !errors.Is(err, workspace.ErrHasForks) || strings.Contains(err.Error(), "killed") {
+		t.Fatalf("rm kept while its forks' makers live: %v", err)
+	}
+
+	maker.Process.Kill()
+	maker.Wait()
+	err = s.Remove(ctx, "kept")
+	if !errors.Is(err, workspace.ErrHasForks) || !strings.Contains(err.Error(), "1 of them left by a forkbomb that was killed") {
+		t.Fatalf("rm kept once a maker is gone: %v", err)
+	}
+	p, err = s.Prune(ctx, nil, true)
+	if want := []string{"kept-t", "t1-f", "t1"}; err != nil || !slices.Equal(p.Removed, want) {
+		t.Fatalf("dry run: %+v %v, want %v removed", p, err, want)
+	}
+	if got := names(); !slices.Equal(got, all) {
+		t.Fatalf("a dry run removed: left %v", got)
+	}
+	p, err = s.Prune(ctx, nil, false)
+	if want := []string{"kept-t", "t1-f", "t1"}; err != nil || !slices.Equal(p.Removed, want) || len(p.Kept) != 0 {
+		t.Fatalf("prune: %+v %v, want %v removed", p, err, want)
+	}
+	if got, want := names(), []string{"kept", "kept-mine", "kept-user"}; !slices.Equal(got, want) {
+		t.Fatalf("left %v, want %v", got, want)
+	}
+
+	// extra: a kept pid 1 goes once nothing is forked from it
+	isKept := func(m *workspace.Meta) bool { return m.Name == "kept" }
+	if p, err = s.Prune(ctx, isKept, false); err != nil || len(p.Removed) != 0 || len(p.Kept) != 1 || !strings.HasPrefix(p.Kept[0], "kept: ") {
+		t.Fatalf("prune of a pid 1 with forks: %+v %v", p, err)
+	}
+	for _, f := range []string{"kept-user", "kept-mine"} {
+		if err := s.Remove(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, err = s.Prune(ctx, isKept, false); err != nil || !slices.Equal(p.Removed, []string{"kept"}) {
+		t.Fatalf("prune of a pid 1 with no forks: %+v %v", p, err)
+	}
+	// this process's lease went with its fork: a new temporary one of
+	// the same name is leased again, and kept from Prune
+	if _, err := s.New(ctx, "t1", workspace.NewOptions{Repo: repo, Temp: true}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = s.Prune(ctx, nil, false); err != nil || len(p.Removed) != 0 {
+		t.Fatalf("prune of this process's new temporary pid 1: %+v %v", p, err)
+	}
+}
