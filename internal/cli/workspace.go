@@ -232,21 +232,25 @@ func newWSPruneCmd(stdio IO) *cobra.Command {
 		Use:   "prune [--bases] [--dry-run] [--json]",
 		Short: "Remove what killed forkbomb runs left, and with --bases the kept copies of bases",
 		Long: `Remove the temporary workspaces a forkbomb that was killed left behind:
-a race's forks, a judged run's fork (judge-run-…), and the snapshots and
-forks of bisect, mutant experiments, task mine and the canary. Each is leased to the forkbomb
-that made it, by a lock the kernel lets go when that process ends however
-it ends; one whose lock nobody holds is removed, forks before their pid 1.
-A race starts by doing the same. Workspaces made by 'workspace new' and
-'workspace fork' are never temporary, and a running forkbomb's are left.
+a race's forks (and its own pid 1, run-…, on a cluster), a judged run's
+fork (judge-run-…), and the snapshots and forks of bisect, mutant
+experiments, task mine and the canary. Each is leased to the forkbomb that
+made it, by a lock the kernel lets go when that process ends however it
+ends; one whose lock nobody holds is removed, forks before their pid 1. A
+race starts by doing the same. A running forkbomb's are left; so are
+workspaces made by 'workspace new' and 'workspace fork', and those an
+older forkbomb made (with no lease: 'workspace rm' them).
 
 --bases also removes the copies forkbomb keeps of each base a race or
 judgement used (base-…, and the judge-… ones older forkbombs kept), where
-nothing is forked from them and no command runs in them. They are a cache:
-the next race of that commit makes its copy again (sharing the files of a
-kept ancestor's, if one is left). The judge's kept Go build caches, in
-$FORKBOMB_HOME/judge, are not touched.
+nothing is forked from them, no command runs in them and no running
+forkbomb holds them. They are a cache: the next race of that commit makes
+its copy again (sharing the files of a kept ancestor's, if one is left).
+The judge's kept Go build caches, in $FORKBOMB_HOME/judge, are not
+touched.
 
---dry-run only lists what would be removed.`,
+--dry-run only lists what would be removed (without looking for a command
+running in it).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			s, err := openStore()

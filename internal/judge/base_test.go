@@ -1,6 +1,7 @@
 package judge_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/judge"
@@ -9,26 +10,28 @@ import (
 
 // TestIsBase: the kept copies of bases (this forkbomb's and an older one's)
 // are told from every other workspace, which 'workspace prune --bases'
-// must never remove.
+// must never remove: a fork, another commit's or repository's name, or a
+// pid 1 someone named alike.
 func TestIsBase(t *testing.T) {
 	t.Parallel()
-	name := judge.BaseName("/repo", "0123456789abcdef0123456789abcdef01234567")
+	const repo, base, other = "/src/app", "0123456789abcdef0123456789abcdef01234567", "89abcdef0123456789abcdef0123456789abcdef"
+	name := judge.BaseName(repo, base)
+	hash := strings.TrimPrefix(name, "base-")
 	for _, c := range []struct {
-		name string
-		kind workspace.Kind
+		m    workspace.Meta
 		want bool
 	}{
-		{name, workspace.KindPid1, true},
-		{"judge-" + name[len("base-"):], workspace.KindPid1, true},
-		{name, workspace.KindFork, false},
-		{"base-mine", workspace.KindPid1, false},
-		{"base-0123456789ABCDEF", workspace.KindPid1, false},
-		{name + "0", workspace.KindPid1, false},
-		{"judge-run-0123456789ab", workspace.KindFork, false},
-		{"run-" + name[len("base-"):], workspace.KindPid1, false},
+		{workspace.Meta{Name: name, Kind: workspace.KindPid1, Repo: repo, Base: base}, true},
+		{workspace.Meta{Name: "judge-" + hash, Kind: workspace.KindPid1, Repo: repo, Base: base}, true},
+		{workspace.Meta{Name: name, Kind: workspace.KindFork, Base: base}, false},
+		{workspace.Meta{Name: name, Kind: workspace.KindPid1, Repo: repo, Base: other}, false},
+		{workspace.Meta{Name: name, Kind: workspace.KindPid1, Repo: "/src/other", Base: base}, false},
+		{workspace.Meta{Name: "base-0123456789abcdef", Kind: workspace.KindPid1, Repo: repo, Base: base}, false},
+		{workspace.Meta{Name: "run-" + hash, Kind: workspace.KindPid1, Repo: repo, Base: base}, false},
+		{workspace.Meta{Name: "base-mine", Kind: workspace.KindPid1, Repo: repo, Base: base}, false},
 	} {
-		if got := judge.IsBase(&workspace.Meta{Name: c.name, Kind: c.kind}); got != c.want {
-			t.Errorf("IsBase(%s %s) = %v, want %v", c.kind, c.name, got, c.want)
+		if got := judge.IsBase(&c.m); got != c.want {
+			t.Errorf("IsBase(%s %s of %s at %s) = %v, want %v", c.m.Kind, c.m.Name, c.m.Repo, c.m.Base, got, c.want)
 		}
 	}
 }

@@ -192,6 +192,7 @@ type Timings struct {
 type Judger struct {
 	o        Options
 	pid1     string
+	release  func() // lets go of pid1 (BasePid1), once
 	tree     string // the pid 1's files (Forks.Snapshot)
 	base     string
 	runCmd   string
@@ -215,44 +216,58 @@ type Judger struct {
 // race or judgement of that base ('forkbomb workspace rm' removes it).
 func BaseName(top, base string) string { return "base-" + hashOf(top, base)[:16] }
 
-// IsBase says whether m is a pid 1 forkbomb keeps of a base (BaseName),
-// or one an older forkbomb kept for its judge alone ("judge-" and the same
-// hash), which nothing uses any more.
+// IsBase says whether m is a pid 1 forkbomb keeps of a base (BaseName of
+// its own repository and commit), or one an older forkbomb kept for its
+// judge alone ("judge-" and the same hash), which nothing uses any more. A
+// workspace someone named alike is not one.
 func IsBase(m *workspace.Meta) bool {
-	if m.Kind != workspace.KindPid1 {
+	if m.Kind != workspace.KindPid1 || m.Repo == "" || m.Base == "" {
 		return false
 	}
-	for _, prefix := range []string{"base-", "judge-"} {
-		if h, ok := strings.CutPrefix(m.Name, prefix); ok && len(h) == 16 && strings.Trim(h, "0123456789abcdef") == "" {
-			return true
-		}
-	}
-	return false
+	h := hashOf(m.Repo, m.Base)[:16]
+	return m.Name == "base-"+h || m.Name == "judge-"+h
 }
 
 // BasePid1 returns the pid 1 of commit base of the repository at top that
 // s keeps (BaseName), making it if no earlier judgement or race left one.
 // A workspace of that name that is not a pid 1 of base is an error, not a
-// base.
-func BasePid1(ctx context.Context, s Forks, top, base string) (string, error) {
-	name := BaseName(top, base)
-	m, err := s.Get(ctx, name)
-	if err != nil {
-		if m, err = s.New(ctx, name, workspace.NewOptions{Repo: top, Rev: base}); errors.Is(err, workspace.ErrExists) {
-			m, err = s.Get(ctx, name) // made meanwhile by another forkbomb
+// base. Where s can (workspace.Store.Hold), the pid 1 is held until
+// release is called, so that 'workspace prune --bases' leaves it to the
+// caller; release is never nil.
+func BasePid1(ctx context.Context, s Forks, top, base string) (name string, release func(), err error) {
+	name = BaseName(top, base)
+	holder, _ := s.(interface {
+		Hold(name string) (func(), error)
+	})
+	for try := 0; ; try++ {
+		m, err := s.Get(ctx, name)
+		if err != nil {
+			if m, err = s.New(ctx, name, workspace.NewOptions{Repo: top, Rev: base}); errors.Is(err, workspace.ErrExists) {
+				m, err = s.Get(ctx, name) // made meanwhile by another forkbomb
+			}
+			if err != nil {
+				return "", nil, err
+			}
+		}
+		if m.Kind != workspace.KindPid1 || m.Base != base {
+			return "", nil, fmt.Errorf("workspace %s is not forkbomb's snapshot of %s; remove it ('forkbomb workspace rm %s')", name, base, name)
+		}
+		if holder == nil {
+			return name, func() {}, nil
+		}
+		release, err := holder.Hold(name)
+		if errors.Is(err, workspace.ErrNotFound) && try < 3 {
+			continue // pruned meanwhile: made again
 		}
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
+		return name, release, nil
 	}
-	if m.Kind != workspace.KindPid1 || m.Base != base {
-		return "", fmt.Errorf("workspace %s is not forkbomb's snapshot of %s; remove it ('forkbomb workspace rm %s')", name, base, name)
-	}
-	return name, nil
 }
 
 // Prepare readies a Judger; its error is the judge's own.
-func Prepare(ctx context.Context, o Options) (*Judger, error) {
+func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 	if strings.TrimSpace(o.Test) == "" {
 		return nil, fmt.Errorf("%w: no test command", ErrCannotJudge)
 	}
@@ -277,9 +292,16 @@ func Prepare(ctx context.Context, o Options) (*Judger, error) {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
 	j := &Judger{o: o, base: base, runCmd: structured(o.Test)}
-	if j.pid1, err = BasePid1(ctx, o.Store, top, base); err != nil {
+	var release func()
+	if j.pid1, release, err = BasePid1(ctx, o.Store, top, base); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
+	j.release = sync.OnceFunc(release)
+	defer func() {
+		if err != nil {
+			j.release()
+		}
+	}()
 	if j.tree, err = o.Store.Snapshot(ctx, j.pid1); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}

@@ -265,7 +265,13 @@ func (j *Judger) WaitWarm(ctx context.Context) (bool, string) {
 	return j.warm.ready != "", j.warm.note
 }
 
-// Close stops what the Judger still does in the background and removes
-// its warmed build cache. Call it once its last Judge call has returned;
-// a Judger without Options.Warm holds nothing to close.
-func (j *Judger) Close() { j.warm.close() }
+// Close stops what the Judger still does in the background, removes its
+// warmed build cache and lets go of its base's pid 1 (which 'workspace
+// prune --bases' leaves alone while a Judger holds it). Call it once its
+// last Judge call has returned.
+func (j *Judger) Close() {
+	j.warm.close()
+	if j.release != nil {
+		j.release()
+	}
+}

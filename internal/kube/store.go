@@ -384,13 +384,28 @@ func (s *Store) renew(ctx context.Context, name string) {
 // whole); its pod is made on the fork's first command, which carries the
 // limits and the deadline, so N forks' pods start at once.
 func (s *Store) Fork(ctx context.Context, src, dst string) (*workspace.Meta, error) {
+	return s.makeFork(ctx, src, dst, false)
+}
+
+// ForkTemp is Fork for a temporary fork: its local part is leased to this
+// process (workspace.Store.ForkTemp), so one a killed forkbomb left is
+// pruned.
+func (s *Store) ForkTemp(ctx context.Context, src, dst string) (*workspace.Meta, error) {
+	return s.makeFork(ctx, src, dst, true)
+}
+
+func (s *Store) makeFork(ctx context.Context, src, dst string, temp bool) (*workspace.Meta, error) {
 	s.mu.Lock()
 	rs := s.runs[src]
 	s.mu.Unlock()
 	if rs == nil {
 		return nil, fmt.Errorf("fork %s: %s is not a pid 1 of this store's runs", dst, src)
 	}
-	m, err := s.o.Local.Fork(ctx, src, dst)
+	fork := s.o.Local.Fork
+	if temp {
+		fork = s.o.Local.ForkTemp
+	}
+	m, err := fork(ctx, src, dst)
 	if err != nil {
 		return nil, err
 	}

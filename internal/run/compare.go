@@ -269,6 +269,9 @@ func (r *race) crossJudge(ctx context.Context, d direction, overlay string, test
 		out.notes = append(out.notes, fmt.Sprintf("fork %d's tests could not be judged: %v", d.tests, err))
 		return out
 	}
+	if c, ok := j.(interface{ Close() }); ok {
+		defer c.Close()
+	}
 	vs, _ := j.Judge(ctx, [][]byte{control, code})
 	var ctrl, other *judge.Verdict
 	if len(vs) == 2 {

@@ -145,6 +145,8 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	// Removals outlive the run's cancellation: an interrupted run's
 	// workspaces are still removed.
 	cleanup := context.WithoutCancel(ctx)
+	pruned := prune(cleanup, o.Store, o.JudgeStore)
+	defer pruned()
 	reclaimInterrupted(cleanup, o.Store, runsDir)
 	id := record.NewID()
 	info := o.Engine.Info()
@@ -185,7 +187,11 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	// has a pid 1 of its own.
 	pid1, kept := "run-"+id, sharesBase(o)
 	if kept {
-		pid1, err = judge.BasePid1(rctx, o.Store, top, base)
+		var release func()
+		pid1, release, err = judge.BasePid1(rctx, o.Store, top, base)
+		if err == nil {
+			defer release() // after the forks' removal, deferred below
+		}
 	} else {
 		_, err = o.Store.New(rctx, pid1, workspace.NewOptions{Repo: top, Rev: base, Temp: true})
 	}
@@ -389,17 +395,7 @@ func secretValues() []string {
 // reclaimInterrupted removes the workspaces of runs whose forkbomb was
 // killed (their record reads "interrupted"): forks first, then a pid 1 of
 // the run's own (a kept pid 1 of the base stays).
-//
-// A store that leases its temporary workspaces (workspace.Store.Prune)
-// first removes those whose forkbomb is gone, whatever made them: a
-// judged run's fork left by a killed judge would keep the kept base it
-// was forked from.
 func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
-	if p, ok := s.(interface {
-		Prune(context.Context, func(*workspace.Meta) bool, bool) (*workspace.Pruned, error)
-	}); ok {
-		p.Prune(ctx, nil, false)
-	}
 	all, err := s.List(ctx)
 	if err != nil {
 		return
@@ -424,6 +420,26 @@ func reclaimInterrupted(ctx context.Context, s Forks, runsDir string) {
 	for _, p := range pid1s {
 		s.Remove(ctx, p)
 	}
+}
+
+// prune removes, in the background, the temporary workspaces whose
+// forkbomb is gone, whatever made them, from each store that leases them
+// (workspace.Store.Prune): a judged run's fork left by a killed judge
+// would keep the kept base it was forked from. wait waits for it.
+func prune(ctx context.Context, stores ...any) (wait func()) {
+	var wg sync.WaitGroup
+	seen := map[any]bool{}
+	for _, s := range stores {
+		p, ok := s.(interface {
+			Prune(context.Context, func(*workspace.Meta) bool, bool) (*workspace.Pruned, error)
+		})
+		if !ok || seen[s] {
+			continue
+		}
+		seen[s] = true
+		wg.Go(func() { p.Prune(ctx, nil, false) })
+	}
+	return wg.Wait
 }
 
 // atOnce is how many forks work at the same time: parallel, at most forks.

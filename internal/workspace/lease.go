@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // A temporary workspace (NewOptions.Temp, ForkTemp) is one its maker
@@ -30,27 +31,32 @@ var leases struct {
 	files map[string]*os.File
 }
 
-// lease takes the lease of a workspace being built in tmp, to be renamed
-// to final: the lock is taken in tmp, and goes with the folder.
-func lease(tmp, final string) error {
+// takeLease takes the lease of a workspace being built in tmp: the lock
+// is taken there, and goes with the folder when it is renamed into place.
+func takeLease(tmp string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(tmp, leaseFile), os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
-		return fmt.Errorf("lease: %w", err)
+		return nil, fmt.Errorf("lease: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return fmt.Errorf("lease: %w", err)
+		return nil, fmt.Errorf("lease: %w", err)
 	}
+	return f, nil
+}
+
+// keepLease keeps f, the lease of the workspace now in place at dir,
+// until the workspace is removed.
+func keepLease(dir string, f *os.File) {
 	leases.mu.Lock()
 	defer leases.mu.Unlock()
 	if leases.files == nil {
 		leases.files = map[string]*os.File{}
 	}
-	if old, ok := leases.files[final]; ok {
+	if old, ok := leases.files[dir]; ok {
 		old.Close() // a workspace of that name this process made, removed by another
 	}
-	leases.files[final] = f
-	return nil
+	leases.files[dir] = f
 }
 
 // unlease lets go of the lease of the workspace in dir, if this process
@@ -64,18 +70,73 @@ func unlease(dir string) {
 	}
 }
 
+// mine says whether this process holds the lease of the workspace in dir.
+// It is asked before any lock is tried: where flock is a POSIX lock (NFS),
+// a process's own locks never conflict, and letting go of a second one
+// would let go of the first.
+func mine(dir string) bool {
+	leases.mu.Lock()
+	defer leases.mu.Unlock()
+	_, ok := leases.files[dir]
+	return ok
+}
+
+// claim takes the lease file of m exclusively, without waiting: it fails
+// while the maker of a temporary workspace lives, or while a forkbomb
+// holds a kept one (Hold).
+func (s *Store) claim(m *Meta) (release func(), err error) {
+	if mine(s.dir(m.Name)) {
+		return nil, ErrInUse
+	}
+	return flock(filepath.Join(s.dir(m.Name), leaseFile), syscall.LOCK_EX|syscall.LOCK_NB)
+}
+
 // orphaned says whether m is a temporary workspace whose maker is gone:
 // nobody holds its lease (a lease file lost is nobody's either).
 func (s *Store) orphaned(m *Meta) bool {
 	if !m.Temp {
 		return false
 	}
-	release, err := flock(filepath.Join(s.dir(m.Name), leaseFile), syscall.LOCK_EX|syscall.LOCK_NB)
+	release, err := s.claim(m)
 	if err != nil {
 		return false // held (ErrInUse), or unreadable: left alone
 	}
 	release()
 	return true
+}
+
+// Hold keeps a workspace that is not temporary from Prune while this
+// process uses it (a kept pid 1 of a base, from before its first fork to
+// after its last): a shared lock on its lease file, which Prune must take
+// exclusively. It fails with ErrNotFound if the workspace is gone, or went
+// while the lock was taken.
+func (s *Store) Hold(name string) (release func(), err error) {
+	m, err := s.meta(name)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(s.dir(name), leaseFile)
+	release, err = flock(path, syscall.LOCK_SH|syscall.LOCK_NB)
+	// a Prune holds it a moment while it looks again; one that removes
+	// it leaves no folder, and the meta is read again below
+	for i := 0; errors.Is(err, ErrInUse) && i < 100; i++ {
+		time.Sleep(20 * time.Millisecond)
+		release, err = flock(path, syscall.LOCK_SH|syscall.LOCK_NB)
+	}
+	if errors.Is(err, ErrInUse) {
+		return nil, fmt.Errorf("%w: %s is being removed", ErrInUse, name)
+	}
+	if err != nil {
+		if _, serr := os.Stat(s.dir(name)); errors.Is(serr, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+		}
+		return nil, err
+	}
+	if now, err := s.meta(name); err != nil || !now.Created.Equal(m.Created) {
+		release()
+		return nil, fmt.Errorf("%w: %s was removed while it was held", ErrNotFound, name)
+	}
+	return release, nil
 }
 
 // Forker makes forks: a Store, or a store of another backend.
@@ -103,13 +164,15 @@ func (s *Store) ForkTemp(ctx context.Context, src, dst string) (*Meta, error) {
 // Pruned is what Prune removed, and what it left and why.
 type Pruned struct {
 	Removed []string `json:"removed"`
-	Kept    []string `json:"kept,omitempty"` // "name: why" (forks left, a command running)
+	Kept    []string `json:"kept,omitempty"` // "name: why" (forks left, in use)
 }
 
 // Prune removes the temporary workspaces whose makers are gone (forks
-// first, then pid 1s), and also the workspaces extra names, if they exist
-// and are not in use: those of a pid 1 go once its forks are gone. With
-// dryRun it only says what it would remove.
+// first, then pid 1s), and the workspaces extra names that no forkbomb
+// holds (Hold) and no command runs in: those of a pid 1 go once its forks
+// are gone. A temporary workspace whose maker lives is never removed,
+// whatever extra says. With dryRun it only says what it would remove (a
+// command running in one is not looked for).
 func (s *Store) Prune(ctx context.Context, extra func(*Meta) bool, dryRun bool) (*Pruned, error) {
 	all, err := s.list()
 	if err != nil {
@@ -119,28 +182,53 @@ func (s *Store) Prune(ctx context.Context, extra func(*Meta) bool, dryRun bool) 
 	gone := map[string]bool{}
 	for _, pass := range []Kind{KindFork, KindPid1} {
 		for _, m := range all {
-			if m.Kind != pass || !(s.orphaned(m) || extra != nil && extra(m)) {
+			if m.Kind != pass || !m.Temp && (extra == nil || !extra(m)) {
 				continue
 			}
-			if dryRun {
-				if m.Kind == KindPid1 && hasForks(all, m.Name, gone) {
-					out.Kept = append(out.Kept, m.Name+": it has forks")
-					continue
-				}
-				gone[m.Name] = true
-				out.Removed = append(out.Removed, m.Name)
-				continue
+			if err := ctx.Err(); err != nil {
+				return out, err
 			}
-			if err := s.Remove(ctx, m.Name); err != nil {
-				if !errors.Is(err, ErrNotFound) {
-					out.Kept = append(out.Kept, m.Name+": "+err.Error())
+			if why := s.prune(ctx, m, all, gone, dryRun); why != "" {
+				if !m.Temp || why != errLive {
+					out.Kept = append(out.Kept, m.Name+": "+why)
 				}
 				continue
 			}
+			gone[m.Name] = true
 			out.Removed = append(out.Removed, m.Name)
 		}
 	}
-	return out, ctx.Err()
+	return out, nil
+}
+
+// errLive is why a workspace a forkbomb holds is kept.
+const errLive = "a running forkbomb uses it"
+
+// prune removes m, holding its lease file so that nobody takes it
+// meanwhile, and says why not if it does not.
+func (s *Store) prune(ctx context.Context, m *Meta, all []*Meta, gone map[string]bool, dryRun bool) (why string) {
+	release, err := s.claim(m)
+	if err != nil {
+		if errors.Is(err, ErrInUse) {
+			return errLive
+		}
+		return err.Error()
+	}
+	defer release()
+	// the one looked at, not one made since under its name
+	if now, err := s.meta(m.Name); err != nil || !now.Created.Equal(m.Created) || now.Temp != m.Temp {
+		return "removed or made again meanwhile"
+	}
+	if dryRun {
+		if m.Kind == KindPid1 && hasForks(all, m.Name, gone) {
+			return "it has forks"
+		}
+		return ""
+	}
+	if err := s.remove(ctx, m.Name, false); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // hasForks says whether pid 1 name has a fork in all that is not in gone.

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -32,7 +34,8 @@ func makeTemps(root, repo, kept string) {
 		os.Exit(1)
 	}
 	fmt.Println("ready")
-	select {}
+	io.Copy(io.Discard, os.Stdin) // until killed (or the test is gone)
+	os.Exit(0)
 }
 
 // TestPruneLeased: a temporary workspace is removed by Prune once the
@@ -58,6 +61,11 @@ func TestPruneLeased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hold, err := maker.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
 	if err := maker.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +100,13 @@ func TestPruneLeased(t *testing.T) {
 	if err := s.Remove(ctx, "kept"); !errors.Is(err, workspace.ErrHasForks) || strings.Contains(err.Error(), "killed") {
 		t.Fatalf("rm kept while its forks' makers live: %v", err)
 	}
+	// what extra names is still never a live maker's
+	if p, err = s.Prune(ctx, func(m *workspace.Meta) bool { return m.Temp }, false); err != nil || len(p.Removed) != 0 {
+		t.Fatalf("prune of every temporary one by name while the makers live: %+v %v", p, err)
+	}
+	if err := maker.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("the maker ended before it was killed: %v", err)
+	}
 
 	maker.Process.Kill()
 	maker.Wait()
@@ -124,8 +139,20 @@ func TestPruneLeased(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// a kept pid 1 a forkbomb holds (a race or judge between forks) stays
+	release, err := s.Hold("kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = s.Prune(ctx, isKept, false); err != nil || len(p.Removed) != 0 || len(p.Kept) != 1 || !strings.Contains(p.Kept[0], "uses it") {
+		t.Fatalf("prune of a held pid 1: %+v %v", p, err)
+	}
+	release()
 	if p, err = s.Prune(ctx, isKept, false); err != nil || !slices.Equal(p.Removed, []string{"kept"}) {
 		t.Fatalf("prune of a pid 1 with no forks: %+v %v", p, err)
+	}
+	if _, err := s.Hold("kept"); !errors.Is(err, workspace.ErrNotFound) {
+		t.Fatalf("hold of a pruned pid 1: %v", err)
 	}
 	// this process's lease went with its fork: a new temporary one of
 	// the same name is leased again, and kept from Prune

@@ -273,11 +273,17 @@ func (s *Store) creating(name string, alone, temp bool, build func(tmp, final st
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return nil, err
 	}
+	var held *os.File // a temporary workspace's lease, kept once it is in place
 	if temp {
-		if err := lease(tmp, final); err != nil {
+		if held, err = takeLease(tmp); err != nil {
 			removeTree(tmp)
 			return nil, err
 		}
+		defer func() {
+			if held != nil {
+				held.Close()
+			}
+		}()
 	}
 	if alone {
 		building, err := flock(filepath.Join(tmp, buildingLock), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -295,7 +301,6 @@ func (s *Store) creating(name string, alone, temp bool, build func(tmp, final st
 		if unlock, lerr = s.lock(); lerr != nil {
 			unlock = nil
 			removeTree(tmp)
-			unlease(final)
 			return nil, lerr
 		}
 		os.Remove(filepath.Join(tmp, buildingLock))
@@ -312,8 +317,11 @@ func (s *Store) creating(name string, alone, temp bool, build func(tmp, final st
 	}
 	if err != nil {
 		removeTree(tmp)
-		unlease(final)
 		return nil, err
+	}
+	if held != nil {
+		keepLease(final, held)
+		held = nil
 	}
 	return m, nil
 }
@@ -323,7 +331,16 @@ func (s *Store) creating(name string, alone, temp bool, build func(tmp, final st
 // passes a context that outlives it (context.WithoutCancel): ctx ends the
 // wait for a command's lock.
 func (s *Store) Remove(ctx context.Context, name string) error {
+	return s.remove(ctx, name, true)
+}
+
+// remove is Remove; without wait, a workspace a command is running in is
+// refused at once.
+func (s *Store) remove(ctx context.Context, name string, wait bool) error {
 	m, err := s.meta(name)
+	if errors.Is(err, ErrNotFound) {
+		unlease(s.dir(name)) // removed by another process: this one's lease, if any, is stale
+	}
 	if err != nil {
 		return err
 	}
@@ -331,7 +348,12 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
 	if m.Kind == KindPid1 {
 		all, _ := s.list()
 		var forks []string
@@ -356,7 +378,7 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	// another goroutine is starting holds a copy of every descriptor
 	// between its fork and its exec. "In use" is retried briefly.
 	release, err := s.useLock(name, true)
-	for i := 0; errors.Is(err, ErrInUse) && i < 40; i++ {
+	for i := 0; wait && errors.Is(err, ErrInUse) && i < 40; i++ {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("remove %s: %w", name, context.Cause(ctx))
@@ -367,13 +389,18 @@ func (s *Store) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	trash := filepath.Join(s.Root, fmt.Sprintf(".trash-%s-%d", name, os.Getpid()))
+	trash := filepath.Join(s.Root, fmt.Sprintf(".trash-%s-%d-%d", name, os.Getpid(), tmpSeq.Add(1)))
 	err = os.Rename(s.dir(name), trash)
 	release()
 	if err != nil {
 		return err
 	}
 	unlease(s.dir(name))
+	// Out of the store's place, the files go without its lock: other
+	// forkbombs' forks and removals do not wait for a large tree (a
+	// .trash-* folder a kill leaves is reclaimed).
+	unlock()
+	locked = false
 	removeTree(trash)
 	return nil
 }
