@@ -256,8 +256,8 @@ func BasePid1(ctx context.Context, s Forks, top, base string) (name string, rele
 			return name, func() {}, nil
 		}
 		release, err := holder.Hold(name)
-		if errors.Is(err, workspace.ErrNotFound) && try < 3 {
-			continue // pruned meanwhile: made again
+		if (errors.Is(err, workspace.ErrNotFound) || errors.Is(err, workspace.ErrInUse)) && try < 3 {
+			continue // pruned meanwhile (made again), or being looked at by a prune
 		}
 		if err != nil {
 			return "", nil, err

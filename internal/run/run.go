@@ -145,7 +145,7 @@ func Race(ctx context.Context, o Options) (*record.Run, string, error) {
 	// Removals outlive the run's cancellation: an interrupted run's
 	// workspaces are still removed.
 	cleanup := context.WithoutCancel(ctx)
-	pruned := prune(cleanup, o.Store, o.JudgeStore)
+	pruned := prune(ctx, o.Store, o.JudgeStore) // stops between removals when ctx ends
 	defer pruned()
 	reclaimInterrupted(cleanup, o.Store, runsDir)
 	id := record.NewID()

@@ -25,10 +25,20 @@ import (
 
 const leaseFile = "lease"
 
-// leases are the lease files this process holds, by workspace folder.
+// leases are the lease files this process holds, by workspace folder:
+// exclusively, of the temporary workspaces it made (files), and shared,
+// of the kept ones it uses (holds; one descriptor however many hold it,
+// since on a file system where flock is a POSIX lock closing any
+// descriptor of a file lets go of all of a process's locks on it).
 var leases struct {
 	mu    sync.Mutex
 	files map[string]*os.File
+	holds map[string]*hold
+}
+
+type hold struct {
+	f *os.File
+	n int
 }
 
 // takeLease takes the lease of a workspace being built in tmp: the lock
@@ -78,7 +88,8 @@ func mine(dir string) bool {
 	leases.mu.Lock()
 	defer leases.mu.Unlock()
 	_, ok := leases.files[dir]
-	return ok
+	_, held := leases.holds[dir]
+	return ok || held
 }
 
 // claim takes the lease file of m exclusively, without waiting: it fails
@@ -109,34 +120,61 @@ func (s *Store) orphaned(m *Meta) bool {
 // process uses it (a kept pid 1 of a base, from before its first fork to
 // after its last): a shared lock on its lease file, which Prune must take
 // exclusively. It fails with ErrNotFound if the workspace is gone, or went
-// while the lock was taken.
+// while the lock was taken, and with ErrInUse if a Prune kept it for 2 s.
 func (s *Store) Hold(name string) (release func(), err error) {
 	m, err := s.meta(name)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(s.dir(name), leaseFile)
-	release, err = flock(path, syscall.LOCK_SH|syscall.LOCK_NB)
-	// a Prune holds it a moment while it looks again; one that removes
-	// it leaves no folder, and the meta is read again below
-	for i := 0; errors.Is(err, ErrInUse) && i < 100; i++ {
-		time.Sleep(20 * time.Millisecond)
-		release, err = flock(path, syscall.LOCK_SH|syscall.LOCK_NB)
-	}
-	if errors.Is(err, ErrInUse) {
-		return nil, fmt.Errorf("%w: %s is being removed", ErrInUse, name)
-	}
-	if err != nil {
-		if _, serr := os.Stat(s.dir(name)); errors.Is(serr, os.ErrNotExist) {
+	dir := s.dir(name)
+	leases.mu.Lock()
+	defer leases.mu.Unlock()
+	h := leases.holds[dir]
+	if h == nil {
+		path := filepath.Join(dir, leaseFile)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
 		}
-		return nil, err
+		if err != nil {
+			return nil, fmt.Errorf("hold %s: %w", name, err)
+		}
+		// a Prune holds it a moment while it looks again under the store
+		// lock; one that removes it leaves no folder, and the meta is read
+		// again below
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		for i := 0; (err == syscall.EWOULDBLOCK || err == syscall.EINTR) && i < 100; i++ {
+			time.Sleep(20 * time.Millisecond)
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		}
+		if err != nil {
+			f.Close()
+			if err == syscall.EWOULDBLOCK {
+				return nil, fmt.Errorf("%w: %s is being removed", ErrInUse, name)
+			}
+			return nil, fmt.Errorf("hold %s: %w", name, err)
+		}
+		if now, err := s.meta(name); err != nil || !now.Created.Equal(m.Created) {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s was removed while it was held", ErrNotFound, name)
+		}
+		if leases.holds == nil {
+			leases.holds = map[string]*hold{}
+		}
+		h = &hold{f: f}
+		leases.holds[dir] = h
 	}
-	if now, err := s.meta(name); err != nil || !now.Created.Equal(m.Created) {
-		release()
-		return nil, fmt.Errorf("%w: %s was removed while it was held", ErrNotFound, name)
-	}
-	return release, nil
+	h.n++
+	return sync.OnceFunc(func() {
+		leases.mu.Lock()
+		defer leases.mu.Unlock()
+		if h.n--; h.n == 0 {
+			h.f.Close()
+			if leases.holds[dir] == h {
+				delete(leases.holds, dir)
+			}
+		}
+	}), nil
 }
 
 // Forker makes forks: a Store, or a store of another backend.
@@ -204,9 +242,15 @@ func (s *Store) Prune(ctx context.Context, extra func(*Meta) bool, dryRun bool) 
 // errLive is why a workspace a forkbomb holds is kept.
 const errLive = "a running forkbomb uses it"
 
-// prune removes m, holding its lease file so that nobody takes it
-// meanwhile, and says why not if it does not.
+// prune removes m, and says why not if it does not. Under the store lock,
+// it takes m's lease file exclusively (without waiting: a live maker or a
+// Hold keeps it), so that nobody takes it meanwhile, and looks again.
 func (s *Store) prune(ctx context.Context, m *Meta, all []*Meta, gone map[string]bool, dryRun bool) (why string) {
+	unlock, err := s.lock()
+	if err != nil {
+		return err.Error()
+	}
+	defer unlock()
 	release, err := s.claim(m)
 	if err != nil {
 		if errors.Is(err, ErrInUse) {
@@ -225,7 +269,7 @@ func (s *Store) prune(ctx context.Context, m *Meta, all []*Meta, gone map[string
 		}
 		return ""
 	}
-	if err := s.remove(ctx, m.Name, false); err != nil {
+	if err := s.removeLocked(ctx, m, false); err != nil {
 		return err.Error()
 	}
 	return ""

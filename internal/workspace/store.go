@@ -348,12 +348,13 @@ func (s *Store) remove(ctx context.Context, name string, wait bool) error {
 	if err != nil {
 		return err
 	}
-	locked := true
-	defer func() {
-		if locked {
-			unlock()
-		}
-	}()
+	defer unlock()
+	return s.removeLocked(ctx, m, wait)
+}
+
+// removeLocked removes m, under the store lock.
+func (s *Store) removeLocked(ctx context.Context, m *Meta, wait bool) error {
+	name := m.Name
 	if m.Kind == KindPid1 {
 		all, _ := s.list()
 		var forks []string
@@ -389,18 +390,13 @@ func (s *Store) remove(ctx context.Context, name string, wait bool) error {
 	if err != nil {
 		return err
 	}
-	trash := filepath.Join(s.Root, fmt.Sprintf(".trash-%s-%d-%d", name, os.Getpid(), tmpSeq.Add(1)))
+	trash := filepath.Join(s.Root, fmt.Sprintf(".trash-%s-%d", name, os.Getpid()))
 	err = os.Rename(s.dir(name), trash)
 	release()
 	if err != nil {
 		return err
 	}
 	unlease(s.dir(name))
-	// Out of the store's place, the files go without its lock: other
-	// forkbombs' forks and removals do not wait for a large tree (a
-	// .trash-* folder a kill leaves is reclaimed).
-	unlock()
-	locked = false
 	removeTree(trash)
 	return nil
 }

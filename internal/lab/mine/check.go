@@ -31,8 +31,8 @@ func (m *miner) check(ctx context.Context, c *Commit, hidden string) (string, er
 	if err != nil {
 		return "", err
 	}
-	if c, ok := j.(interface{ Close() }); ok {
-		defer c.Close() // the parent's kept pid 1 is let go
+	if closer, ok := j.(interface{ Close() }); ok {
+		defer closer.Close() // the parent's kept pid 1 is let go
 	}
 	m.progress("      judging the commit's code and the parent's, %d times each, with the commit's tests\n", Runs)
 	patches := make([][]byte, 0, 2*Runs)

@@ -140,6 +140,13 @@ type recorded struct {
 	verdicts []*judge.Verdict
 }
 
+// Close lets the wrapped Judger go, as mine does its own.
+func (r *recorded) Close() {
+	if c, ok := r.j.(interface{ Close() }); ok {
+		c.Close()
+	}
+}
+
 func (r *recorded) Judge(ctx context.Context, patches [][]byte) ([]*judge.Verdict, error) {
 	vs, err := r.j.Judge(ctx, patches)
 	r.mu.Lock()
