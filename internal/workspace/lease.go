@@ -44,7 +44,7 @@ type hold struct {
 // takeLease takes the lease of a workspace being built in tmp: the lock
 // is taken there, and goes with the folder when it is renamed into place.
 func takeLease(tmp string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(tmp, leaseFile), os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	f, err := openLock(filepath.Join(tmp, leaseFile))
 	if err != nil {
 		return nil, fmt.Errorf("lease: %w", err)
 	}
@@ -132,7 +132,7 @@ func (s *Store) Hold(name string) (release func(), err error) {
 	h := leases.holds[dir]
 	if h == nil {
 		path := filepath.Join(dir, leaseFile)
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+		f, err := openLock(path)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
 		}

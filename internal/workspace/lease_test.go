@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -181,5 +182,40 @@ func TestPruneLeased(t *testing.T) {
 	}
 	if p, err = s.Prune(ctx, nil, false); err != nil || len(p.Removed) != 0 {
 		t.Fatalf("prune of this process's new temporary pid 1: %+v %v", p, err)
+	}
+}
+
+// TestLeaseNoFollow: a workspace's lease file is never opened through a
+// symlink nor as anything but a regular file: a link planted in its place
+// is not followed (checked from outside: its dangling target is not made),
+// and neither Hold nor Prune takes it for a free lease.
+func TestLeaseNoFollow(t *testing.T) {
+	t.Parallel()
+	repo := userRepo(t)
+	s := newStore(t)
+	for _, name := range []string{"kept", "fifo"} {
+		if _, err := s.New(ctx, name, workspace.NewOptions{Repo: repo}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(t.TempDir(), "made-through-the-link")
+	if err := os.Symlink(target, filepath.Join(s.Root, "kept", "lease")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(s.Root, "fifo", "lease"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kept", "fifo"} {
+		if release, err := s.Hold(name); err == nil {
+			release()
+			t.Errorf("hold of %s through a planted lease file", name)
+		}
+	}
+	p, err := s.Prune(ctx, func(*workspace.Meta) bool { return true }, false)
+	if err != nil || len(p.Removed) != 0 || len(p.Kept) != 2 {
+		t.Fatalf("prune with planted lease files: %+v %v", p, err)
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the link's target was made: %v", err)
 	}
 }
