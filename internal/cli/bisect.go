@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -83,9 +82,7 @@ and started_ahead: the tests whose sandbox was started a round ahead).
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
+				if err := printJSON(stdio.Out, res); err != nil {
 					return err
 				}
 			} else if res.FirstBad != "" {

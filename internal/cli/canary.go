@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -135,9 +134,7 @@ func runCanary(ctx context.Context, stdio IO, eng string, es engine.Settings, ti
 		return nil, err
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
-		return res, enc.Encode(res)
+		return res, printJSON(stdio.Out, res)
 	}
 	printCanary(stdio.Out, res)
 	return res, nil

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -120,9 +119,7 @@ the table; 'forkbomb ui' shows the board.
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return printJSON(stdio.Out, res)
 			}
 			res.WriteTable(stdio.Out)
 			return nil
@@ -159,12 +156,10 @@ func evalTasks(ctx context.Context, stdio IO, o eval.TasksOptions, minStrength f
 	}
 	table := eval.Standings(all, minStrength)
 	if asJSON {
-		enc := json.NewEncoder(stdio.Out)
-		enc.SetIndent("", "  ")
 		if attempts == nil {
 			attempts = []eval.Attempt{}
 		}
-		return enc.Encode(struct {
+		return printJSON(stdio.Out, struct {
 			Attempts    []eval.Attempt  `json:"attempts"`
 			Board       string          `json:"board"`
 			MinStrength float64         `json:"min_strength"`

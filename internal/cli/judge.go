@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -99,13 +98,11 @@ docs/JUDGE.md.
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
 				var v any = verdicts
 				if len(verdicts) == 1 {
 					v = verdicts[0]
 				}
-				if err := enc.Encode(v); err != nil {
+				if err := printJSON(stdio.Out, v); err != nil {
 					return err
 				}
 			} else {

@@ -196,9 +196,7 @@ test that attacks it. The notes say what a setting does not cover.`,
 			m := lab.MachineFrom(rep)
 			rows := lab.Show(p, m)
 			if asJSON {
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
+				return printJSON(stdio.Out, struct {
 					Policy   string    `json:"policy"`
 					Backend  string    `json:"backend"`
 					Cgroup   bool      `json:"cgroup"`

@@ -10,6 +10,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,13 @@ type IO struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
+}
+
+// printJSON writes v to w as indented JSON: every verb's --json.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // Options are what a binary links beyond the core verbs. The zero value is

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -83,9 +82,7 @@ other forks go on. The limits are enforced by a cgroup where one can be made
 				return withCode(ExitCouldNotRun, inRepoHint(err))
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(r); err != nil {
+				if err := printJSON(stdio.Out, r); err != nil {
 					return withCode(ExitFailed, err)
 				}
 			} else {
@@ -213,9 +210,7 @@ shared with working locks (see docs/RECORD.md).`, "runs"),
 				if all == nil {
 					all = []*record.Run{}
 				}
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(all)
+				return printJSON(stdio.Out, all)
 			}
 			w := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tSTATUS\tWINNER\tSECONDS\tTASK")

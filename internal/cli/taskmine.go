@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -66,9 +65,7 @@ Progress goes to stderr; --json prints the kept and skipped commits.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return printJSON(stdio.Out, res)
 			}
 			for _, k := range res.Kept {
 				fmt.Fprintf(stdio.Out, "kept    %s  %s  (%d fail to pass, %d pass to pass)\n", short(k.Commit), k.Task, len(k.FailToPass), k.PassToPass)

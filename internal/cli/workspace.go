@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -185,9 +184,7 @@ func newWSLsCmd(stdio IO) *cobra.Command {
 				if all == nil {
 					all = []*workspace.Meta{}
 				}
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(all)
+				return printJSON(stdio.Out, all)
 			}
 			w := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tKIND\tMETHOD\tSOURCE\tBASE\tCREATED")
@@ -266,9 +263,7 @@ running in it).`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(p)
+				return printJSON(stdio.Out, p)
 			}
 			verb := "removed"
 			if dryRun {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -303,9 +302,7 @@ func newWorldInfoCmd(k Kit) *cobra.Command {
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(k.IO.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(in)
+				return printJSON(k.IO.Out, in)
 			}
 			fmt.Fprintf(k.IO.Out, "format:    %s v%d\nfiles:     %d (%d bytes), %d dirs, %d symlinks\ncwd:       %s\nturns:     %d\n",
 				in.Format, in.Version, in.Files, in.Bytes, in.Dirs, in.Symlinks, in.Cwd, in.Turns)
@@ -392,9 +389,7 @@ func newWorldMCPConfigCmd(k Kit) *cobra.Command {
 				cmdArgs = append(cmdArgs, "--log", lp)
 			}
 			server := map[string]any{"type": "stdio", "command": exe, "args": cmdArgs}
-			enc := json.NewEncoder(k.IO.Out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(map[string]any{"mcpServers": map[string]any{"world": server}})
+			return printJSON(k.IO.Out, map[string]any{"mcpServers": map[string]any{"world": server}})
 		},
 	}
 	cmd.Flags().StringVar(&logPath, "log", "", "where the server appends its transcript")
