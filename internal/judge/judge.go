@@ -213,7 +213,8 @@ type Judger struct {
 // the judge's clean copy of that base, which a local race's forks are made
 // from too, so that a base is copied from the user's repository once, not
 // once for each race and once more for its judge. It stays for the next
-// race or judgement of that base ('forkbomb workspace rm' removes it).
+// race or judgement of that base ('forkbomb workspace prune --bases'
+// removes it once no forkbomb holds it: BasePid1).
 func BaseName(top, base string) string { return "base-" + hashOf(top, base)[:16] }
 
 // IsBase says whether m is a pid 1 forkbomb keeps of a base (BaseName of

@@ -37,8 +37,9 @@ var leases struct {
 }
 
 type hold struct {
-	f *os.File
-	n int
+	f       *os.File
+	created time.Time // of the workspace held: one made again under its name is another
+	n       int
 }
 
 // takeLease takes the lease of a workspace being built in tmp: the lock
@@ -130,7 +131,7 @@ func (s *Store) Hold(name string) (release func(), err error) {
 	leases.mu.Lock()
 	defer leases.mu.Unlock()
 	h := leases.holds[dir]
-	if h == nil {
+	if h == nil || !h.created.Equal(m.Created) {
 		path := filepath.Join(dir, leaseFile)
 		f, err := openLock(path)
 		if errors.Is(err, os.ErrNotExist) {
@@ -161,8 +162,8 @@ func (s *Store) Hold(name string) (release func(), err error) {
 		if leases.holds == nil {
 			leases.holds = map[string]*hold{}
 		}
-		h = &hold{f: f}
-		leases.holds[dir] = h
+		h = &hold{f: f, created: m.Created}
+		leases.holds[dir] = h // an earlier one's is let go by its last release
 	}
 	h.n++
 	return sync.OnceFunc(func() {
