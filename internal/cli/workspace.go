@@ -241,26 +241,42 @@ older forkbomb made (with no lease: 'workspace rm' them).
 --bases also removes the copies forkbomb keeps of each base a race or
 judgement used (base-…, and the judge-… ones older forkbombs kept), where
 nothing is forked from them, no command runs in them and no running
-forkbomb holds them. They are a cache: the next race of that commit makes
-its copy again (sharing the files of a kept ancestor's, if one is left).
-The judge's kept Go build caches, in $FORKBOMB_HOME/judge, are not
-touched.
+forkbomb holds them, and with each what the judge keeps for it in
+$FORKBOMB_HOME/judge/bases: its baselines and the Go build caches they
+filled. They are a cache: the next race of that commit makes its copy
+again (sharing the files of a kept ancestor's, if one is left) and runs
+its baseline again. What forkbombs before this one kept at the top of
+$FORKBOMB_HOME/judge (gocache-…, baseline-….json) is not theirs to know
+and is left: remove it by hand when no forkbomb runs. A base removed with
+'workspace rm' leaves its judge cache, which the next judgement of that
+commit uses again.
 
 --dry-run only lists what would be removed (without looking for a command
 running in it).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
-			s, err := openStore()
+			l, err := state()
 			if err != nil {
 				return err
 			}
-			var extra func(*workspace.Meta) bool
+			s, err := workspace.Open(l.Workspaces())
+			if err != nil {
+				return err
+			}
+			o := workspace.PruneOptions{DryRun: dryRun}
 			if bases {
-				extra = judge.IsBase
+				o.Also = judge.IsBase
+				o.Forget = func(m *workspace.Meta) error { return judge.ForgetBase(l.Judge(), m.Name) }
 			}
-			p, err := s.Prune(c.Context(), extra, dryRun)
+			p, err := s.Prune(c.Context(), o)
 			if err != nil {
 				return err
+			}
+			if !dryRun {
+				// what ForgetBase set aside, this prune's and a killed one's
+				if err := judge.SweepForgotten(l.Judge()); err != nil {
+					p.Kept = append(p.Kept, "the judge's cache: "+err.Error())
+				}
 			}
 			if asJSON {
 				return printJSON(stdio.Out, p)

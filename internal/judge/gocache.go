@@ -120,14 +120,14 @@ func addGoCaches(p *sandbox.Policy, o Options) {
 // partial layer. A nil *keptGoCache keeps nothing.
 type keptGoCache struct{ final, tmp string }
 
-func newKeptGoCache(o Options, key string) *keptGoCache {
+func newKeptGoCache(o Options, pid1, key string) *keptGoCache {
 	if len(o.goEnv) != 2 || o.at == "" {
 		return nil
 	}
 	if fi, err := os.Stat(o.goEnv[0]); err != nil || !fi.IsDir() {
 		return nil
 	}
-	return &keptGoCache{final: filepath.Join(o.CacheDir, "gocache-"+hashOf(key, o.goEnv[0], o.at)[:32])}
+	return &keptGoCache{final: filepath.Join(baseDir(o.CacheDir, pid1), "gocache-"+hashOf(key, o.goEnv[0], o.at)[:32])}
 }
 
 // layer is the kept layer, or "" when there is none (yet).

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
@@ -89,9 +90,9 @@ func init() {
 	if ok, why := j.WaitWarm(ctx); !ok {
 		t.Fatalf("the build cache was not warmed: %s", why)
 	}
-	layers, _ := filepath.Glob(filepath.Join(cacheDir, "gocache-*", "upper"))
+	layers, _ := filepath.Glob(filepath.Join(cacheDir, "bases", "base-*", "gocache-*", "upper"))
 	if len(layers) != 1 {
-		t.Fatalf("the baseline's build cache was not kept: %v", layers)
+		t.Fatalf("the baseline's build cache was not kept in its base's folder: %v", layers)
 	}
 	// the warmed layer (warm.go) is attacked alike
 	warmed, _ := filepath.Glob(filepath.Join(cacheDir, "warm-*", "upper"))
@@ -141,6 +142,36 @@ func init() {
 	}
 	if len(where) != 1 {
 		t.Errorf("judged copies were seen at %d paths, want one: %v", len(where), where)
+	}
+
+	// workspace prune --bases: the base goes, and what the judge kept for
+	// it with it; made again, its baseline runs and keeps a cache again
+	forget := func(m *workspace.Meta) error { return judge.ForgetBase(cacheDir, m.Name) }
+	for i := 0; ; i++ { // (a process another test starts holds a copy of the hold's descriptor until its exec)
+		p, err := s.Prune(ctx, workspace.PruneOptions{Also: judge.IsBase, Forget: forget})
+		if err == nil && len(p.Removed) == 1 && len(p.Kept) == 0 {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("prune --bases: %+v %v", p, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := judge.SweepForgotten(cacheDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"bases", "judged"} {
+		if left, err := os.ReadDir(filepath.Join(cacheDir, d)); err != nil || len(left) != 0 {
+			t.Errorf("%s of the pruned base left in the judge's cache: %v %v", d, left, err)
+		}
+	}
+	j, err = judge.Prepare(ctx, judge.Options{Store: s, CacheDir: cacheDir, Repo: repo, Test: "go test -v ./..."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if again, _ := filepath.Glob(filepath.Join(cacheDir, "bases", "base-*", "gocache-*", "upper")); len(again) != 1 {
+		t.Errorf("the base made again kept no build cache: %v", again)
 	}
 }
 

@@ -509,10 +509,10 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 }
 
 // baseline runs the test command once on the base (with the hidden tests)
-// and caches the outcome by base commit, command and hidden tests, so N
-// patches pay for it once. With keep, the Go build cache the run filled
-// is kept beside it (goLayer, see keptGoCache) for the patched runs to
-// read.
+// and caches the outcome in the base's folder (baseDir) by base commit,
+// command and hidden tests, so N patches pay for it once. With keep, the
+// Go build cache the run filled is kept beside it (goLayer, see
+// keptGoCache) for the patched runs to read.
 func baseline(ctx context.Context, o Options, pid1, base, runCmd string, keep bool) (_ *Baseline, goLayer string, _ error) {
 	// v2: plugin autoloading off and no user site (runnerEnv)
 	// v3: run at judgedPath, -count=1, its Go build cache kept
@@ -520,9 +520,9 @@ func baseline(ctx context.Context, o Options, pid1, base, runCmd string, keep bo
 	path := ""
 	var kept *keptGoCache
 	if o.CacheDir != "" {
-		path = filepath.Join(o.CacheDir, "baseline-"+key[:32]+".json")
+		path = filepath.Join(baseDir(o.CacheDir, pid1), "baseline-"+key[:32]+".json")
 		if keep {
-			kept = newKeptGoCache(o, key)
+			kept = newKeptGoCache(o, pid1, key)
 		}
 		var b Baseline
 		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &b) == nil {
@@ -558,7 +558,7 @@ func baseline(ctx context.Context, o Options, pid1, base, runCmd string, keep bo
 		goLayer = kept.commit()
 	}
 	if path != "" && !run.timedOut {
-		if err := os.MkdirAll(o.CacheDir, 0o700); err == nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
 			if data, err := json.Marshal(b); err == nil {
 				tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
 				if os.WriteFile(tmp, data, 0o600) == nil {

@@ -431,13 +431,13 @@ func prune(ctx context.Context, stores ...any) (wait func()) {
 	seen := map[any]bool{}
 	for _, s := range stores {
 		p, ok := s.(interface {
-			Prune(context.Context, func(*workspace.Meta) bool, bool) (*workspace.Pruned, error)
+			Prune(context.Context, workspace.PruneOptions) (*workspace.Pruned, error)
 		})
 		if !ok || seen[s] {
 			continue
 		}
 		seen[s] = true
-		wg.Go(func() { p.Prune(ctx, nil, false) })
+		wg.Go(func() { p.Prune(ctx, workspace.PruneOptions{}) })
 	}
 	return wg.Wait
 }

@@ -206,13 +206,28 @@ type Pruned struct {
 	Kept    []string `json:"kept,omitempty"` // "name: why" (forks left, in use)
 }
 
+// PruneOptions says what Prune removes besides the temporary workspaces
+// whose makers are gone.
+type PruneOptions struct {
+	// Also names more workspaces to remove, where no forkbomb holds them
+	// (Hold) and no command runs in them: those of a pid 1 go once its
+	// forks are gone ('workspace prune --bases': the kept bases).
+	Also func(*Meta) bool
+	// Forget, when set, is called with each workspace removed, right after
+	// its removal and before any forkbomb can hold or make one again under
+	// its name (Prune still holds the store lock and the workspace's
+	// lease): what is kept elsewhere for it goes with it. Its error is
+	// reported among Kept; the workspace is gone by then.
+	Forget func(*Meta) error
+	// DryRun only says what would be removed (a command running in one is
+	// not looked for).
+	DryRun bool
+}
+
 // Prune removes the temporary workspaces whose makers are gone (forks
-// first, then pid 1s), and the workspaces extra names that no forkbomb
-// holds (Hold) and no command runs in: those of a pid 1 go once its forks
-// are gone. A temporary workspace whose maker lives is never removed,
-// whatever extra says. With dryRun it only says what it would remove (a
-// command running in one is not looked for).
-func (s *Store) Prune(ctx context.Context, extra func(*Meta) bool, dryRun bool) (*Pruned, error) {
+// first, then pid 1s), and those o.Also names. A temporary workspace whose
+// maker lives is never removed, whatever o.Also says.
+func (s *Store) Prune(ctx context.Context, o PruneOptions) (*Pruned, error) {
 	all, err := s.list()
 	if err != nil {
 		return nil, err
@@ -221,13 +236,14 @@ func (s *Store) Prune(ctx context.Context, extra func(*Meta) bool, dryRun bool) 
 	gone := map[string]bool{}
 	for _, pass := range []Kind{KindFork, KindPid1} {
 		for _, m := range all {
-			if m.Kind != pass || !m.Temp && (extra == nil || !extra(m)) {
+			if m.Kind != pass || !m.Temp && (o.Also == nil || !o.Also(m)) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
-			if why := s.prune(ctx, m, all, gone, dryRun); why != "" {
+			why, forgot := s.prune(ctx, m, all, gone, o)
+			if why != "" {
 				if !m.Temp || why != errLive {
 					out.Kept = append(out.Kept, m.Name+": "+why)
 				}
@@ -235,6 +251,9 @@ func (s *Store) Prune(ctx context.Context, extra func(*Meta) bool, dryRun bool) 
 			}
 			gone[m.Name] = true
 			out.Removed = append(out.Removed, m.Name)
+			if forgot != nil {
+				out.Kept = append(out.Kept, m.Name+" (removed): what was kept for it: "+forgot.Error())
+			}
 		}
 	}
 	return out, nil
@@ -243,37 +262,41 @@ func (s *Store) Prune(ctx context.Context, extra func(*Meta) bool, dryRun bool) 
 // errLive is why a workspace a forkbomb holds is kept.
 const errLive = "a running forkbomb uses it"
 
-// prune removes m, and says why not if it does not. Under the store lock,
-// it takes m's lease file exclusively (without waiting: a live maker or a
-// Hold keeps it), so that nobody takes it meanwhile, and looks again.
-func (s *Store) prune(ctx context.Context, m *Meta, all []*Meta, gone map[string]bool, dryRun bool) (why string) {
+// prune removes m, and says why not if it does not; forgot is
+// o.Forget's error. Under the store lock, it takes m's lease file
+// exclusively (without waiting: a live maker or a Hold keeps it), so that
+// nobody takes it meanwhile, and looks again.
+func (s *Store) prune(ctx context.Context, m *Meta, all []*Meta, gone map[string]bool, o PruneOptions) (why string, forgot error) {
 	unlock, err := s.lock()
 	if err != nil {
-		return err.Error()
+		return err.Error(), nil
 	}
 	defer unlock()
 	release, err := s.claim(m)
 	if err != nil {
 		if errors.Is(err, ErrInUse) {
-			return errLive
+			return errLive, nil
 		}
-		return err.Error()
+		return err.Error(), nil
 	}
 	defer release()
 	// the one looked at, not one made since under its name
 	if now, err := s.meta(m.Name); err != nil || !now.Created.Equal(m.Created) || now.Temp != m.Temp {
-		return "removed or made again meanwhile"
+		return "removed or made again meanwhile", nil
 	}
-	if dryRun {
+	if o.DryRun {
 		if m.Kind == KindPid1 && hasForks(all, m.Name, gone) {
-			return "it has forks"
+			return "it has forks", nil
 		}
-		return ""
+		return "", nil
 	}
 	if err := s.removeLocked(ctx, m, false); err != nil {
-		return err.Error()
+		return err.Error(), nil
 	}
-	return ""
+	if o.Forget != nil {
+		forgot = o.Forget(m)
+	}
+	return "", forgot
 }
 
 // hasForks says whether pid 1 name has a fork in all that is not in gone.

@@ -92,7 +92,7 @@ func TestPruneLeased(t *testing.T) {
 	}
 	all := []string{"kept", "kept-mine", "kept-t", "kept-user", "t1", "t1-f"}
 	// alive: nothing is the maker's to lose, nor this process's
-	p, err := s.Prune(ctx, nil, false)
+	p, err := s.Prune(ctx, workspace.PruneOptions{})
 	if err != nil || len(p.Removed) != 0 {
 		t.Fatalf("prune while the makers live: %+v %v", p, err)
 	}
@@ -103,7 +103,7 @@ func TestPruneLeased(t *testing.T) {
 		t.Fatalf("rm kept while its forks' makers live: %v", err)
 	}
 	// what extra names is still never a live maker's
-	if p, err = s.Prune(ctx, func(m *workspace.Meta) bool { return m.Temp }, false); err != nil || len(p.Removed) != 0 {
+	if p, err = s.Prune(ctx, workspace.PruneOptions{Also: func(m *workspace.Meta) bool { return m.Temp }}); err != nil || len(p.Removed) != 0 {
 		t.Fatalf("prune of every temporary one by name while the makers live: %+v %v", p, err)
 	}
 	if err := maker.Process.Signal(syscall.Signal(0)); err != nil {
@@ -116,16 +116,23 @@ func TestPruneLeased(t *testing.T) {
 	if !errors.Is(err, workspace.ErrHasForks) || !strings.Contains(err.Error(), "1 of them left by a forkbomb that was killed") {
 		t.Fatalf("rm kept once a maker is gone: %v", err)
 	}
-	p, err = s.Prune(ctx, nil, true)
+	p, err = s.Prune(ctx, workspace.PruneOptions{DryRun: true})
 	if want := []string{"kept-t", "t1-f", "t1"}; err != nil || !slices.Equal(p.Removed, want) {
 		t.Fatalf("dry run: %+v %v, want %v removed", p, err, want)
 	}
 	if got := names(); !slices.Equal(got, all) {
 		t.Fatalf("a dry run removed: left %v", got)
 	}
-	p, err = s.Prune(ctx, nil, false)
-	if want := []string{"kept-t", "t1-f", "t1"}; err != nil || !slices.Equal(p.Removed, want) || len(p.Kept) != 0 {
-		t.Fatalf("prune: %+v %v, want %v removed", p, err, want)
+	var forgot []string
+	p, err = s.Prune(ctx, workspace.PruneOptions{Forget: func(m *workspace.Meta) error {
+		forgot = append(forgot, m.Name)
+		if _, err := s.Get(ctx, m.Name); !errors.Is(err, workspace.ErrNotFound) {
+			t.Errorf("%s is forgotten before it is removed: %v", m.Name, err)
+		}
+		return nil
+	}})
+	if want := []string{"kept-t", "t1-f", "t1"}; err != nil || !slices.Equal(p.Removed, want) || len(p.Kept) != 0 || !slices.Equal(forgot, want) {
+		t.Fatalf("prune: %+v %v, want %v removed and forgotten (forgotten: %v)", p, err, want, forgot)
 	}
 	if got, want := names(), []string{"kept", "kept-mine", "kept-user"}; !slices.Equal(got, want) {
 		t.Fatalf("left %v, want %v", got, want)
@@ -133,7 +140,7 @@ func TestPruneLeased(t *testing.T) {
 
 	// extra: a kept pid 1 goes once nothing is forked from it
 	isKept := func(m *workspace.Meta) bool { return m.Name == "kept" }
-	if p, err = s.Prune(ctx, isKept, false); err != nil || len(p.Removed) != 0 || len(p.Kept) != 1 || !strings.HasPrefix(p.Kept[0], "kept: ") {
+	if p, err = s.Prune(ctx, workspace.PruneOptions{Also: isKept}); err != nil || len(p.Removed) != 0 || len(p.Kept) != 1 || !strings.HasPrefix(p.Kept[0], "kept: ") {
 		t.Fatalf("prune of a pid 1 with forks: %+v %v", p, err)
 	}
 	for _, f := range []string{"kept-user", "kept-mine"} {
@@ -146,7 +153,7 @@ func TestPruneLeased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err = s.Prune(ctx, isKept, false); err != nil || len(p.Removed) != 0 || len(p.Kept) != 1 || !strings.Contains(p.Kept[0], "uses it") {
+	if p, err = s.Prune(ctx, workspace.PruneOptions{Also: isKept}); err != nil || len(p.Removed) != 0 || len(p.Kept) != 1 || !strings.Contains(p.Kept[0], "uses it") {
 		t.Fatalf("prune of a held pid 1: %+v %v", p, err)
 	}
 	// a second hold in this process shares the first's lock: the pid 1 is
@@ -156,14 +163,30 @@ func TestPruneLeased(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
-	if p, err = s.Prune(ctx, isKept, false); err != nil || len(p.Removed) != 0 {
+	if p, err = s.Prune(ctx, workspace.PruneOptions{Also: isKept}); err != nil || len(p.Removed) != 0 {
 		t.Fatalf("prune of a pid 1 held twice, let go once: %+v %v", p, err)
 	}
 	release2()
 	// (a process another test is starting can hold a copy of the hold's
 	// descriptor for a moment, until its exec)
+	// What is kept for it elsewhere is forgotten before a pid 1 can be
+	// made again under its name: that waits for the prune's end.
+	made := make(chan error, 1)
+	forget := func(m *workspace.Meta) error {
+		go func() {
+			_, err := s.New(ctx, m.Name, workspace.NewOptions{Repo: repo})
+			made <- err
+		}()
+		select {
+		case err := <-made:
+			t.Errorf("%s was made again while what was kept for it was forgotten: %v", m.Name, err)
+			made <- err
+		case <-time.After(300 * time.Millisecond):
+		}
+		return errors.New("planted")
+	}
 	for i := 0; ; i++ {
-		p, err = s.Prune(ctx, isKept, false)
+		p, err = s.Prune(ctx, workspace.PruneOptions{Also: isKept, Forget: forget})
 		if err == nil && slices.Equal(p.Removed, []string{"kept"}) {
 			break
 		}
@@ -171,6 +194,15 @@ func TestPruneLeased(t *testing.T) {
 			t.Fatalf("prune of a pid 1 with no forks: %+v %v", p, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if want := []string{"kept (removed): what was kept for it: planted"}; !slices.Equal(p.Kept, want) {
+		t.Fatalf("Forget's error: kept %q, want %q", p.Kept, want)
+	}
+	if err := <-made; err != nil {
+		t.Fatalf("made again after the prune: %v", err)
+	}
+	if err := s.Remove(ctx, "kept"); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := s.Hold("kept"); !errors.Is(err, workspace.ErrNotFound) {
 		t.Fatalf("hold of a pruned pid 1: %v", err)
@@ -180,7 +212,7 @@ func TestPruneLeased(t *testing.T) {
 	if _, err := s.New(ctx, "t1", workspace.NewOptions{Repo: repo, Temp: true}); err != nil {
 		t.Fatal(err)
 	}
-	if p, err = s.Prune(ctx, nil, false); err != nil || len(p.Removed) != 0 {
+	if p, err = s.Prune(ctx, workspace.PruneOptions{}); err != nil || len(p.Removed) != 0 {
 		t.Fatalf("prune of this process's new temporary pid 1: %+v %v", p, err)
 	}
 }
@@ -211,7 +243,7 @@ func TestLeaseNoFollow(t *testing.T) {
 			t.Errorf("hold of %s through a planted lease file", name)
 		}
 	}
-	p, err := s.Prune(ctx, func(*workspace.Meta) bool { return true }, false)
+	p, err := s.Prune(ctx, workspace.PruneOptions{Also: func(*workspace.Meta) bool { return true }})
 	if err != nil || len(p.Removed) != 0 || len(p.Kept) != 2 {
 		t.Fatalf("prune with planted lease files: %+v %v", p, err)
 	}
