@@ -251,8 +251,8 @@ and is left: remove it by hand when no forkbomb runs. A base removed with
 'workspace rm' leaves its judge cache, which the next judgement of that
 commit uses again.
 
---dry-run only lists what would be removed (without looking for a command
-running in it).`,
+--dry-run only lists what would be removed, and what would be kept and why
+(a fork, a command running in it, a running forkbomb using it).`,
 		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, args []string) error {
 			l, err := state()

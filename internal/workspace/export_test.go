@@ -15,3 +15,6 @@ func StartGit(ctx context.Context, stdin io.Reader, extra []*os.File, args ...st
 	c.ExtraFiles = extra
 	return c, c.Start()
 }
+
+// UseLock takes name's use lock as a running command does.
+func (s *Store) UseLock(name string) (func(), error) { return s.useLock(name, false) }

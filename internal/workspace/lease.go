@@ -219,8 +219,7 @@ type PruneOptions struct {
 	// lease): what is kept elsewhere for it goes with it. Its error is
 	// reported among Kept; the workspace is gone by then.
 	Forget func(*Meta) error
-	// DryRun only says what would be removed (a command running in one is
-	// not looked for).
+	// DryRun only says what would be removed.
 	DryRun bool
 }
 
@@ -288,6 +287,13 @@ func (s *Store) prune(ctx context.Context, m *Meta, all []*Meta, gone map[string
 		if m.Kind == KindPid1 && hasForks(all, m.Name, gone) {
 			return "it has forks", nil
 		}
+		// as the removal would: without waiting (a command's start waits
+		// for this probe, it is not refused)
+		release, err := s.useLock(m.Name, true)
+		if err != nil {
+			return err.Error(), nil
+		}
+		release()
 		return "", nil
 	}
 	if err := s.removeLocked(ctx, m, false); err != nil {

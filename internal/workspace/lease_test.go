@@ -120,6 +120,17 @@ func TestPruneLeased(t *testing.T) {
 	if want := []string{"kept-t", "t1-f", "t1"}; err != nil || !slices.Equal(p.Removed, want) {
 		t.Fatalf("dry run: %+v %v, want %v removed", p, err, want)
 	}
+	// a dry run looks for a command running in one, as the removal does
+	inUse, err := s.UseLock("t1-f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = s.Prune(ctx, workspace.PruneOptions{DryRun: true})
+	inUse()
+	if err != nil || !slices.Equal(p.Removed, []string{"kept-t"}) || len(p.Kept) != 2 ||
+		!strings.Contains(p.Kept[0], "t1-f: ") || !strings.Contains(p.Kept[0], "command is running") || p.Kept[1] != "t1: it has forks" {
+		t.Fatalf("dry run with a command running in t1-f: %+v %v", p, err)
+	}
 	if got := names(); !slices.Equal(got, all) {
 		t.Fatalf("a dry run removed: left %v", got)
 	}
