@@ -81,9 +81,9 @@ func writeAtomic(p string, b []byte) error {
 // called, so concurrent execs on one world run one after the other. The world file itself is
 // replaced by each save, so it cannot carry the lock.
 func Lock(ctx context.Context, p string) (func(), error) {
-	fd, err := early.OpenLock(p)
-	if err != nil {
-		return nil, fmt.Errorf("lock world: %w", &fs.PathError{Op: "open", Path: p + early.LockSuffix, Err: err})
+	fd, errno := early.OpenLock(p)
+	if errno != 0 {
+		return nil, fmt.Errorf("lock world: %w", &fs.PathError{Op: "open", Path: p + early.LockSuffix, Err: unix.Errno(errno)})
 	}
 	f := os.NewFile(uintptr(fd), p+early.LockSuffix)
 	done := make(chan error, 1)

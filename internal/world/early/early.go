@@ -1,24 +1,23 @@
-// Package early is the part of the world's verbs that runs before forkbomb's start: this
-// package imports only syscall, so Go initialises it right after syscall, before os and the
-// hundred-odd packages forkbomb links (the spec initialises packages in import-path order among
-// those whose imports are done). A `forkbomb world fork SRC DST` needs none of them: its work
-// is one link under the source's lock, done here, and the process ends before the rest of the
-// start; forkbomb's start otherwise costs that verb three times a cp of the world's file.
+// Package early is the part of the world's verbs that runs before forkbomb's start: on
+// linux/amd64 it imports nothing (its system calls are its own, raw_linux_amd64.s), so Go
+// initialises it among the first packages of all — before syscall, os and the hundred-odd
+// packages forkbomb links (the spec initialises packages in import-path order among those whose
+// imports are done, and one with none is done at once); elsewhere it imports syscall alone and
+// runs right after it (sys_other.go). A `forkbomb world fork SRC DST` needs none of the rest:
+// its work is one link under the source's lock, done here, and the process ends before the rest
+// of the start; forkbomb's start otherwise costs that verb three times a cp of the world's file.
 // Anything this path does not handle itself — flags, help, a lock held by someone else, a
 // destination that exists, another filesystem — goes on to the verb proper (internal/cli),
 // which does it all again with its errors and messages, so the two never disagree.
 package early
 
-import "syscall"
-
 // LockSuffix makes a world's lock file's name from the world's (world.Lock).
 const LockSuffix = ".lock"
 
-// OpenLock opens (making it if needed) the lock file of the world at p: never through a
-// symbolic link, never inherited by a child.
-func OpenLock(p string) (int, error) {
-	return syscall.Open(p+LockSuffix, syscall.O_RDWR|syscall.O_CREAT|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
-}
+// OpenLock opens (making it if needed, mode 0600) the lock file of the world at p: never
+// through a symbolic link, never inherited by a child. errno is the call's error number, 0 when
+// it succeeded (a syscall.Errno to its caller).
+func OpenLock(p string) (fd int, errno uintptr) { return openLock(p + LockSuffix) }
 
 // ForkMessage is what `world fork` prints on success.
 func ForkMessage(src, dst string) string { return dst + ": fork of " + src + "\n" }
@@ -29,9 +28,8 @@ func init() {
 		return
 	}
 	if fork(args[3], args[4]) {
-		msg := ForkMessage(args[3], args[4])
-		syscall.Write(1, []byte(msg))
-		syscall.Exit(0)
+		write1(ForkMessage(args[3], args[4]))
+		exit0()
 	}
 }
 
@@ -42,37 +40,30 @@ func operand(s string) bool { return s != "" && s[0] != '-' }
 // changed nothing, when it cannot here: the lock is held (the verb proper waits for it, and
 // answers a signal while it waits), src is not a regular file, or the link fails.
 func fork(src, dst string) bool {
-	fd, err := OpenLock(src)
-	if err != nil {
+	fd, errno := OpenLock(src)
+	if errno != 0 {
 		return false
 	}
-	defer syscall.Close(fd)
-	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return false
-	}
-	var st syscall.Stat_t
-	if syscall.Lstat(src, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return false
-	}
-	return syscall.Link(src, dst) == nil
+	defer closeFD(fd)
+	return tryLock(fd) && isRegular(src) && link(src, dst)
 }
 
 // cmdline is the process's argv, from the kernel (os.Args is set later, in os's init); not ok
 // when it cannot be read whole.
 func cmdline() ([]string, bool) {
-	fd, err := syscall.Open("/proc/self/cmdline", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
+	fd, ok := openRead("/proc/self/cmdline")
+	if !ok {
 		return nil, false
 	}
-	defer syscall.Close(fd)
+	defer closeFD(fd)
 	var buf [8192]byte
 	n := 0
 	for n < len(buf) {
-		m, err := syscall.Read(fd, buf[n:])
-		if err == syscall.EINTR {
+		m, again, ok := read(fd, buf[n:])
+		if again {
 			continue
 		}
-		if err != nil {
+		if !ok {
 			return nil, false
 		}
 		if m == 0 {
