@@ -25,6 +25,9 @@ func CheckFingerprintSources(t *testing.T, src fs.ReadDirFS, min int, allowed ..
 			return err
 		}
 		hashed++
+		if !strings.HasSuffix(name, ".go") {
+			return nil // assembly: it imports nothing
+		}
 		data, err := fs.ReadFile(src, name)
 		if err != nil {
 			return err

@@ -5,7 +5,7 @@ package world
 // the trusted side speaks to — the same wire, the same format, the same
 // interpreter, the same confinement. It is the sandbox's fingerprint
 // (internal/sandbox/fingerprint.go, whose reasons hold here too) taken
-// over this package's own sources, early's (its lock) and workerproc's (how the worker is
+// over this package's own sources, early's (its lock, its system calls' assembly included) and workerproc's (how the worker is
 // started), the sandbox's sources (the worker's confinement) and the
 // modules this package links.
 
@@ -17,7 +17,7 @@ import (
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
-//go:embed *.go workerproc/*.go early/*.go
+//go:embed *.go workerproc/*.go early/*.go early/*.s
 var sources embed.FS
 
 // linkedModules are the modules this package links (go list -deps),
