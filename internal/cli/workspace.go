@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -249,7 +250,8 @@ its baseline again. What forkbombs before this one kept at the top of
 $FORKBOMB_HOME/judge (gocache-…, baseline-….json) is not theirs to know
 and is left: remove it by hand when no forkbomb runs. A base removed with
 'workspace rm' leaves its judge cache, which the next judgement of that
-commit uses again.
+commit uses again. Every prune also removes what an interrupted one set
+aside there.
 
 --dry-run only lists what would be removed, and what would be kept and why
 (a fork, a command running in it, a running forkbomb using it).`,
@@ -266,7 +268,12 @@ commit uses again.
 			o := workspace.PruneOptions{DryRun: dryRun}
 			if bases {
 				o.Also = judge.IsBase
-				o.Forget = func(m *workspace.Meta) error { return judge.ForgetBase(l.Judge(), m.Name) }
+				o.Forget = func(m *workspace.Meta) error {
+					if !judge.IsBase(m) {
+						return nil
+					}
+					return judge.ForgetBase(l.Judge(), m.Name)
+				}
 			}
 			p, err := s.Prune(c.Context(), o)
 			if err != nil {
@@ -275,11 +282,15 @@ commit uses again.
 			if !dryRun {
 				// what ForgetBase set aside, this prune's and a killed one's
 				if err := judge.SweepForgotten(l.Judge()); err != nil {
-					p.Kept = append(p.Kept, "the judge's cache: "+err.Error())
+					p.Errors = append(p.Errors, "the judge's cache: "+err.Error())
 				}
 			}
+			var failed error
+			if len(p.Errors) > 0 {
+				failed = fmt.Errorf("prune: %s", strings.Join(p.Errors, "; "))
+			}
 			if asJSON {
-				return printJSON(stdio.Out, p)
+				return errors.Join(printJSON(stdio.Out, p), failed)
 			}
 			verb := "removed"
 			if dryRun {
@@ -294,7 +305,7 @@ commit uses again.
 			if len(p.Removed) == 0 {
 				fmt.Fprintf(stdio.Err, "nothing to remove\n")
 			}
-			return nil
+			return failed
 		},
 	}
 	cmd.Flags().BoolVar(&bases, "bases", false, "also remove the kept copies of bases nothing uses now")

@@ -53,13 +53,16 @@ func ForgetBase(cacheDir, pid1 string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Lstat(dir); err == nil {
+	switch _, err := os.Lstat(dir); {
+	case err == nil:
 		var r [8]byte
 		rand.Read(r[:])
-		// a new name: os.Rename replaces no folder
+		// a new name: os.Rename refuses a folder that exists, even empty
 		if err := os.Rename(dir, filepath.Join(filepath.Dir(dir), forgottenPrefix+pid1+"-"+hex.EncodeToString(r[:]))); err != nil {
 			return err
 		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
 	}
 	// the mount point every judged copy of it was seen at, empty on the host
 	if err := os.Remove(filepath.Join(cacheDir, "judged", pid1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -83,7 +86,7 @@ func SweepForgotten(cacheDir string) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), forgottenPrefix) {
+		if !strings.HasPrefix(e.Name(), forgottenPrefix) {
 			continue
 		}
 		d := filepath.Join(cacheDir, basesDir, e.Name())

@@ -46,7 +46,7 @@ echo '1 passed, 0 failed'
 	}
 	secrets := map[string]string{}
 	for what, path := range map[string]string{
-		"judge baseline":      filepath.Join(home, "judge", "baseline-old.json"),
+		"judge baseline":      filepath.Join(home, "judge", "bases", "base-0123456789abcdef", "baseline-old.json"),
 		"other run":           filepath.Join(home, "runs", "old-run", "winner.patch"),
 		"other workspace":     filepath.Join(home, "workspaces", "other", "upper", "fix.txt"),
 		"uncommitted file":    filepath.Join(repo, "notes.txt"),

@@ -50,7 +50,7 @@ func TestRaceForkSeesNothingOutside(t *testing.T) {
 	secrets := map[string]string{}
 	for what, path := range map[string]string{
 		"other run's winner": filepath.Join(home, "runs", "old-run", "winner.patch"),
-		"judge baseline":     filepath.Join(home, "judge", "baseline-old.json"),
+		"judge baseline":     filepath.Join(home, "judge", "bases", "base-0123456789abcdef", "baseline-old.json"),
 		"hidden test":        filepath.Join(hidden, "hidden_check.sh"),
 		"uncommitted file":   filepath.Join(repoDir, "notes.txt"),
 	} {

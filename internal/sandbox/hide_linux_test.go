@@ -44,7 +44,7 @@ func newStateLayout(t *testing.T, base string) *stateLayout {
 	for what, path := range map[string]string{
 		"sibling upper layer": filepath.Join(ws, "run-x-f0", "upper", "lib.sh"),
 		"other run's record":  filepath.Join(l.home, "runs", "old-run", "run.json"),
-		"judge baseline":      filepath.Join(l.home, "judge", "baseline-0123.json"),
+		"judge baseline":      filepath.Join(l.home, "judge", "bases", "base-0123456789abcdef", "baseline-0123.json"),
 		"hidden test":         filepath.Join(l.hidden, "test_hidden.py"),
 		"user's repository":   filepath.Join(l.repo, "uncommitted.txt"),
 	} {

@@ -204,6 +204,9 @@ func (s *Store) ForkTemp(ctx context.Context, src, dst string) (*Meta, error) {
 type Pruned struct {
 	Removed []string `json:"removed"`
 	Kept    []string `json:"kept,omitempty"` // "name: why" (forks left, in use)
+	// Errors are what went wrong beside the removals: "name: error" for a
+	// removed workspace whose Forget failed.
+	Errors []string `json:"errors,omitempty"`
 }
 
 // PruneOptions says what Prune removes besides the temporary workspaces
@@ -217,7 +220,7 @@ type PruneOptions struct {
 	// its removal and before any forkbomb can hold or make one again under
 	// its name (Prune still holds the store lock and the workspace's
 	// lease): what is kept elsewhere for it goes with it. Its error is
-	// reported among Kept; the workspace is gone by then.
+	// reported in Pruned.Errors; the workspace is gone by then.
 	Forget func(*Meta) error
 	// DryRun only says what would be removed.
 	DryRun bool
@@ -251,7 +254,7 @@ func (s *Store) Prune(ctx context.Context, o PruneOptions) (*Pruned, error) {
 			gone[m.Name] = true
 			out.Removed = append(out.Removed, m.Name)
 			if forgot != nil {
-				out.Kept = append(out.Kept, m.Name+" (removed): what was kept for it: "+forgot.Error())
+				out.Errors = append(out.Errors, m.Name+": "+forgot.Error())
 			}
 		}
 	}
