@@ -17,6 +17,9 @@ import (
 // start, which is most of what a world fork costs.
 func TestImports(t *testing.T) {
 	t.Parallel()
+	if _, err := os.Stat("early.go"); err != nil {
+		t.Skip("not run from the source tree; the run from it checks the imports")
+	}
 	p, err := build.Default.ImportDir(".", 0)
 	if err != nil {
 		t.Fatal(err)
