@@ -35,7 +35,7 @@ var linkedModules = []string{
 }
 
 // fingerprintVersion changes when what the fingerprint covers changes.
-const fingerprintVersion = "forkbomb-world-fingerprint-3"
+const fingerprintVersion = "forkbomb-world-fingerprint-4"
 
 // fingerprint is computed once per process, and only where a slim worker
 // is in play.

@@ -76,6 +76,23 @@ func TestFork(t *testing.T) {
 	if fi, err := os.Lstat(at("a.world.lock")); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the lock file: %v %v, want a regular file of mode 0600", fi, err)
 	}
+	// never inherited by a child
+	if fd, errno := OpenLock(at("a.world")); errno != 0 {
+		t.Errorf("OpenLock: errno %d", errno)
+	} else {
+		flags, err := fcntl(fd, syscall.F_GETFD)
+		syscall.Close(fd)
+		if err != nil || flags&syscall.FD_CLOEXEC == 0 {
+			t.Errorf("the lock's descriptor: flags %#x %v, want FD_CLOEXEC", flags, err)
+		}
+	}
+	// a path the kernel would read cut short is no path
+	if _, errno := OpenLock(at("a.world") + "\x00x"); errno != uintptr(syscall.EINVAL) {
+		t.Errorf("OpenLock of a path with a NUL: errno %d, want EINVAL", errno)
+	}
+	if fork(at("a.world"), at("n.world\x00x")) || fork(at("a.world\x00x"), at("n.world")) || !absent("n.world") {
+		t.Error("a path with a NUL was linked")
+	}
 	if fork(at("a.world"), at("b.world")) {
 		t.Error("a destination that exists was reported linked")
 	}
@@ -115,4 +132,12 @@ func TestFork(t *testing.T) {
 	if !fork(at("a.world"), at("i.world")) || !same("a.world", "i.world") {
 		t.Error("not linked once the lock was let go")
 	}
+}
+
+func fcntl(fd, cmd int) (int, error) {
+	r, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), uintptr(cmd), 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }

@@ -35,6 +35,7 @@ func TestRawMatchesSyscall(t *testing.T) {
 		{"LOCK_EX", lockEX, syscall.LOCK_EX},
 		{"LOCK_NB", lockNB, syscall.LOCK_NB},
 		{"EINTR", eINTR, uintptr(syscall.EINTR)},
+		{"EINVAL", eINVAL, uintptr(syscall.EINVAL)},
 		{"S_IFMT", sIFMT, syscall.S_IFMT},
 		{"S_IFREG", sIFREG, syscall.S_IFREG},
 		{"sizeof(struct stat)", statSize, unsafe.Sizeof(syscall.Stat_t{})},
