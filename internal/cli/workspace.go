@@ -207,7 +207,10 @@ func newWSRmCmd(stdio IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "rm NAME...",
 		Short: "Remove workspaces (a pid 1 only once its forks are gone)",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Remove workspaces. A pid 1 is removed only once its forks are gone, a
+workspace only when no command runs in it, and a kept base (base-…) only
+when no running forkbomb holds it (a race or judgement of that commit).`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			s, err := openStore()
 			if err != nil {

@@ -40,6 +40,74 @@ func makeTemps(root, repo, kept string) {
 	os.Exit(0)
 }
 
+// holdWorkspace is a forkbomb that holds the kept workspace name of the
+// store at root (a race or judge of a base) until killed.
+func holdWorkspace(root, name string) {
+	s, err := workspace.Open(root)
+	if err == nil {
+		_, err = s.Hold(name)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin) // until killed (or the test is gone)
+	os.Exit(0)
+}
+
+// TestRemoveHeld: 'workspace rm' of a kept workspace another forkbomb
+// holds is refused, as Prune refuses it, until that forkbomb ends; this
+// process's own hold does not keep it from this process.
+func TestRemoveHeld(t *testing.T) {
+	t.Parallel()
+	repo := userRepo(t)
+	s := newStore(t)
+	for _, n := range []string{"base", "mine"} {
+		if _, err := s.New(ctx, n, workspace.NewOptions{Repo: repo}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holder := exec.Command(os.Args[0], "__workspace_hold", s.Root, "base")
+	holder.Stderr = os.Stderr
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Process.Kill()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		holder.Process.Kill()
+		t.Fatalf("the holder: %q %v (%v)", line, err, holder.Wait())
+	}
+	if err := s.Remove(ctx, "base"); !errors.Is(err, workspace.ErrInUse) || !strings.Contains(err.Error(), "a running forkbomb uses base") {
+		t.Fatalf("rm of a base another forkbomb holds: %v", err)
+	}
+	if _, err := s.Get(ctx, "base"); err != nil {
+		t.Fatalf("the held base is gone: %v", err)
+	}
+	release, err := s.Hold("mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := s.Remove(ctx, "mine"); err != nil {
+		t.Fatalf("rm of a workspace this process holds: %v", err)
+	}
+	holder.Process.Kill()
+	holder.Wait()
+	if err := s.Remove(ctx, "base"); err != nil {
+		t.Fatalf("rm once its holder is gone: %v", err)
+	}
+}
+
 // TestPruneLeased: a temporary workspace is removed by Prune once the
 // process that made it is gone, however it went (SIGKILL here), and never
 // while it lives; a workspace made by new or fork is never temporary; a

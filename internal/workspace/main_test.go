@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 5 && os.Args[1] == "__workspace_temp" {
 		makeTemps(os.Args[2], os.Args[3], os.Args[4])
 	}
+	if len(os.Args) == 4 && os.Args[1] == "__workspace_hold" {
+		holdWorkspace(os.Args[2], os.Args[3])
+	}
 	if len(os.Args) == 3 && os.Args[1] == "__git_hold" {
 		holdGit(os.Args[2] == "plain")
 	}

@@ -363,6 +363,18 @@ func (s *Store) remove(ctx context.Context, name string, wait bool) error {
 		return err
 	}
 	defer unlock()
+	if !m.Temp && !mine(s.dir(name)) {
+		// a kept workspace another forkbomb holds (Hold: a race or judge of
+		// its base, between its forks) is refused as Prune refuses it; the
+		// lease is kept through the removal, so no Hold comes meanwhile
+		release, err := s.claim(m)
+		if errors.Is(err, ErrInUse) {
+			return fmt.Errorf("%w: a running forkbomb uses %s (a race or judgement of its base); remove it once that ends", ErrInUse, name)
+		}
+		if err == nil {
+			defer release()
+		}
+	}
 	return s.removeLocked(ctx, m, wait)
 }
 
