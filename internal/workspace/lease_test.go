@@ -35,9 +35,44 @@ func makeTemps(root, repo, kept string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	waitKilled()
+}
+
+// waitKilled says "ready" and waits to be killed (or for the test to be
+// gone: its stdin closed).
+func waitKilled() {
 	fmt.Println("ready")
-	io.Copy(io.Discard, os.Stdin) // until killed (or the test is gone)
+	io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
+}
+
+// startReady starts this test binary with args (a forkbomb of main_test.go)
+// and waits for its "ready"; it is killed when the test ends.
+func startReady(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	c := exec.Command(os.Args[0], args...)
+	c.Stderr = os.Stderr
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		c.Process.Kill()
+		c.Wait()
+	})
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		c.Process.Kill()
+		t.Fatalf("%s: %q %v", args[0], line, err)
+	}
+	return c
 }
 
 // holdWorkspace is a forkbomb that holds the kept workspace name of the
@@ -51,9 +86,7 @@ func holdWorkspace(root, name string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println("ready")
-	io.Copy(io.Discard, os.Stdin) // until killed (or the test is gone)
-	os.Exit(0)
+	waitKilled()
 }
 
 // TestRemoveHeld: 'workspace rm' of a kept workspace another forkbomb
@@ -68,25 +101,7 @@ func TestRemoveHeld(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	holder := exec.Command(os.Args[0], "__workspace_hold", s.Root, "base")
-	holder.Stderr = os.Stderr
-	out, err := holder.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin, err := holder.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Process.Kill()
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
-		holder.Process.Kill()
-		t.Fatalf("the holder: %q %v (%v)", line, err, holder.Wait())
-	}
+	holder := startReady(t, "__workspace_hold", s.Root, "base")
 	if err := s.Remove(ctx, "base"); !errors.Is(err, workspace.ErrInUse) || !strings.Contains(err.Error(), "a running forkbomb uses base") {
 		t.Fatalf("rm of a base another forkbomb holds: %v", err)
 	}
@@ -125,25 +140,7 @@ func TestPruneLeased(t *testing.T) {
 	if m, err := s.ForkTemp(ctx, "kept", "kept-mine"); err != nil || !m.Temp {
 		t.Fatalf("this process's temporary fork: %+v %v", m, err)
 	}
-	maker := exec.Command(os.Args[0], "__workspace_temp", s.Root, repo, "kept")
-	maker.Stderr = os.Stderr
-	out, err := maker.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hold, err := maker.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Close()
-	if err := maker.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer maker.Process.Kill()
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
-		maker.Process.Kill()
-		t.Fatalf("the maker: %q %v (%v)", line, err, maker.Wait())
-	}
+	maker := startReady(t, "__workspace_temp", s.Root, repo, "kept")
 	names := func() []string {
 		all, err := s.List(ctx)
 		if err != nil {
