@@ -40,6 +40,12 @@ func baseDir(cacheDir, pid1 string) string {
 	return filepath.Join(cacheDir, basesDir, pid1)
 }
 
+// judgedDir is where every judged copy of pid1 is seen, inside its sandbox
+// (judgedPath); it stays empty on the host.
+func judgedDir(cacheDir, pid1 string) string {
+	return filepath.Join(cacheDir, "judged", pid1)
+}
+
 // ForgetBase sets aside what the judge keeps in cacheDir for the pid 1
 // named pid1 (its baselines and their Go build caches) and the empty
 // folder its judged copies were seen at, for SweepForgotten to remove.
@@ -65,7 +71,7 @@ func ForgetBase(cacheDir, pid1 string) error {
 		return err
 	}
 	// the mount point every judged copy of it was seen at, empty on the host
-	if err := os.Remove(filepath.Join(cacheDir, "judged", pid1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(judgedDir(cacheDir, pid1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil

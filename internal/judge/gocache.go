@@ -58,7 +58,7 @@ func judgedPath(cacheDir, pid1 string) string {
 	if cacheDir == "" {
 		return ""
 	}
-	dir := filepath.Join(cacheDir, "judged", pid1)
+	dir := judgedDir(cacheDir, pid1)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}
