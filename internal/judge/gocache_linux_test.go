@@ -146,6 +146,16 @@ func init() {
 
 	// workspace prune --bases: the base goes, and what the judge kept for
 	// it with it; made again, its baseline runs and keeps a cache again
+	// what a base's own baseline run could leave in its kept cache: a link
+	// to a folder outside, and a folder of mode 0 above it
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "keep"), []byte("x"), 0o600)
+	locked := filepath.Join(layers[0], "locked")
+	os.Mkdir(locked, 0o700)
+	if err := os.Symlink(outside, filepath.Join(locked, "out")); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(locked, 0)
 	forget := func(m *workspace.Meta) error { return judge.ForgetBase(cacheDir, m.Name) }
 	for i := 0; ; i++ { // (a process another test starts holds a copy of the hold's descriptor until its exec)
 		p, err := s.Prune(ctx, workspace.PruneOptions{Also: judge.IsBase, Forget: forget})
@@ -167,6 +177,9 @@ func init() {
 		if left, err := os.ReadDir(filepath.Join(cacheDir, d)); err != nil || len(left) != 0 {
 			t.Errorf("%s of the pruned base left in the judge's cache: %v %v", d, left, err)
 		}
+	}
+	if data, err := os.ReadFile(filepath.Join(outside, "keep")); err != nil || string(data) != "x" {
+		t.Errorf("the removal followed a link out of the kept cache: %q %v", data, err)
 	}
 	j, err = judge.Prepare(ctx, judge.Options{Store: s, CacheDir: cacheDir, Repo: repo, Test: "go test -v ./..."})
 	if err != nil {
