@@ -26,14 +26,8 @@ type blobWriter struct {
 
 // writeObject writes one object of the given kind ("blob", "tree").
 func (b blobWriter) writeObject(kind string, data []byte) (string, error) {
-	var h hash.Hash = sha1.New()
-	if b.sha256 {
-		h = sha256.New()
-	}
-	header := kind + " " + strconv.Itoa(len(data)) + "\x00"
-	h.Write([]byte(header))
-	h.Write(data)
-	sum := hex.EncodeToString(h.Sum(nil))
+	header := objectHeader(kind, data)
+	sum := objectID(header, data, b.sha256)
 	dir := filepath.Join(b.dir, sum[:2])
 	dst := filepath.Join(dir, sum[2:])
 	if _, err := os.Lstat(dst); err == nil {
@@ -65,6 +59,23 @@ func (b blobWriter) writeObject(kind string, data []byte) (string, error) {
 		return "", fmt.Errorf("write object %s: %w", sum, err)
 	}
 	return sum, nil
+}
+
+// objectHeader is the header git hashes and stores before an object's bytes.
+func objectHeader(kind string, data []byte) string {
+	return kind + " " + strconv.Itoa(len(data)) + "\x00"
+}
+
+// objectID is the id git gives the object of header and data, in hex: SHA-1,
+// or SHA-256 in a repository of that format.
+func objectID(header string, data []byte, sha256Format bool) string {
+	var h hash.Hash = sha1.New()
+	if sha256Format {
+		h = sha256.New()
+	}
+	h.Write([]byte(header))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // writeFiles writes files (slash paths of single-component names made by

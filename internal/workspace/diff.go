@@ -104,14 +104,11 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 	if err != nil {
 		return nil, err
 	}
-	cat, err := startCatFile(ctx, g)
-	if err != nil {
-		return nil, err
-	}
-	defer cat.close()
 	bw := blobWriter{dir: filepath.Join(tmp, "objects"), sha256: len(m.Base) == 64}
+	obj := &objects{ctx: ctx, g: g, cache: filepath.Join(s.dir(m.Pid1), objCacheName), sha256: bw.sha256}
+	defer obj.close()
 	full := m.Method != MethodSnapshot && m.Method != MethodOverlay
-	te, err := newTreeEditor(cat, bw, m.Base, full)
+	te, err := newTreeEditor(obj, bw, m.Base, full)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +128,7 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 		// A copy holds the whole tree: its files make the new tree from
 		// nothing, and every base file it lacks is deleted. O(tree), but
 		// only where overlayfs is unavailable.
-		if st.base0, err = newTreeEditor(cat, bw, m.Base, false); err != nil {
+		if st.base0, err = newTreeEditor(obj, bw, m.Base, false); err != nil {
 			return nil, err
 		}
 		if err := st.stage(ctx, []string{s.tree(name)}, true); err != nil {

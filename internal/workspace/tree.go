@@ -16,11 +16,12 @@ import (
 
 // treeEditor builds the tree a fork's changes make by editing the base
 // commit's tree along the changed paths only: the trees it passes through
-// are read from pid 1's objects (one git cat-file for the whole diff), and
+// are read from pid 1's objects (objects: its cache, else one git cat-file
+// for the whole diff), and
 // the trees it changes are written as loose objects by forkbomb itself. No
 // index is read or written, so the cost follows the change, not the tree.
 type treeEditor struct {
-	cat  *catFile
+	obj  *objects
 	bw   blobWriter
 	root *treeNode
 }
@@ -42,15 +43,12 @@ func (e *treeEntry) isTree() bool { return e.mode == "40000" }
 
 // newTreeEditor starts at base's tree; with empty, at an empty tree (a copy
 // fork, which holds every file).
-func newTreeEditor(cat *catFile, bw blobWriter, base string, empty bool) (*treeEditor, error) {
-	t := &treeEditor{cat: cat, bw: bw, root: &treeNode{entries: map[string]*treeEntry{}, loaded: true}}
+func newTreeEditor(obj *objects, bw blobWriter, base string, empty bool) (*treeEditor, error) {
+	t := &treeEditor{obj: obj, bw: bw, root: &treeNode{entries: map[string]*treeEntry{}, loaded: true}}
 	if !empty {
-		sha, kind, _, err := cat.get(base + "^{tree}")
+		sha, err := obj.treeOf(base)
 		if err != nil {
 			return nil, err
-		}
-		if kind != "tree" {
-			return nil, fmt.Errorf("%s is not a tree", base)
 		}
 		t.root = &treeNode{sha: sha}
 	}
@@ -61,12 +59,9 @@ func (t *treeEditor) load(n *treeNode) error {
 	if n.loaded {
 		return nil
 	}
-	_, kind, data, err := t.cat.get(n.sha)
+	data, err := t.obj.get(n.sha, "tree")
 	if err != nil {
 		return err
-	}
-	if kind != "tree" {
-		return fmt.Errorf("object %s is a %s, not a tree", n.sha, kind)
 	}
 	n.entries = map[string]*treeEntry{}
 	size := 20

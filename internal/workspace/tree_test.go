@@ -38,13 +38,10 @@ func TestTreeEditorMatchesGit(t *testing.T) {
 	want := run("", "write-tree")
 
 	g := gitCmd{gitDir: filepath.Join(repo, ".git")}
-	cat, err := startCatFile(context.Background(), g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.close()
+	obj := &objects{ctx: context.Background(), g: g}
+	defer obj.close()
 	bw := blobWriter{dir: filepath.Join(repo, ".git", "objects")}
-	te, err := newTreeEditor(cat, bw, "", true)
+	te, err := newTreeEditor(obj, bw, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +66,8 @@ func TestTreeEditorMatchesGit(t *testing.T) {
 		t.Fatalf("forkbomb's tree %s, git's %s:\n%s\nvs\n%s", got, want, run("", "ls-tree", "-r", got), run("", "ls-tree", "-r", want))
 	}
 	// Editing git's tree: remove a folder, turn a file into a folder.
-	te2, err := newTreeEditor(cat, bw, want, false)
+	commit := run("", "-c", "user.name=t", "-c", "user.email=t@t", "commit-tree", "-m", "t", want)
+	te2, err := newTreeEditor(obj, bw, commit, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,104 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestObjectCache: the base's commit and trees a diff reads are kept, and a
+// later diff reads them with no git process; a kept file whose bytes are not
+// the object's (damaged, or put there) is a miss that git answers, and is
+// mended; an object of another kind under the id is refused.
+func TestObjectCache(t *testing.T) {
+	t.Parallel()
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		c := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		c.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	if err := os.MkdirAll(filepath.Join(repo, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, s := range map[string]string{"a/x": "1", "y": "2"} {
+		if err := os.WriteFile(filepath.Join(repo, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("add", "-A")
+	git("commit", "-qm", "c")
+	commit, root, sub := git("rev-parse", "HEAD"), git("rev-parse", "HEAD^{tree}"), git("rev-parse", "HEAD:a")
+	cache := filepath.Join(t.TempDir(), objCacheName)
+	g := gitCmd{gitDir: filepath.Join(repo, ".git")}
+	read := func() (*objects, map[string][]byte) {
+		t.Helper()
+		o := &objects{ctx: context.Background(), g: g, cache: cache}
+		defer o.close()
+		tree, err := o.treeOf(commit)
+		if err != nil || tree != root {
+			t.Fatalf("treeOf: %q, %v; want %s", tree, err, root)
+		}
+		got := map[string][]byte{}
+		for _, id := range []string{root, sub} {
+			if got[id], err = o.get(id, "tree"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return o, got
+	}
+	first, want := read()
+	if first.cat == nil {
+		t.Fatal("the first read started no git cat-file")
+	}
+	for _, id := range []string{commit, root, sub} {
+		if _, err := os.Stat(filepath.Join(cache, id)); err != nil {
+			t.Errorf("%s not kept: %v", id, err)
+		}
+	}
+	second, got := read()
+	if second.cat != nil {
+		t.Error("a read of kept objects started git cat-file")
+	}
+	for id := range want {
+		if !bytes.Equal(got[id], want[id]) {
+			t.Errorf("kept %s reads %q, git's %q", id, got[id], want[id])
+		}
+	}
+
+	// Another tree's bytes under the subfolder's id: a miss, answered by
+	// git, and the file mended.
+	if err := os.WriteFile(filepath.Join(cache, sub), want[root], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	third, got := read()
+	if third.cat == nil {
+		t.Error("a damaged kept tree was used without git")
+	}
+	if !bytes.Equal(got[sub], want[sub]) {
+		t.Errorf("damaged %s read as %q, want %q", sub, got[sub], want[sub])
+	}
+	if b, _ := os.ReadFile(filepath.Join(cache, sub)); !bytes.Equal(b, want[sub]) {
+		t.Errorf("damaged %s not mended: %q", sub, b)
+	}
+
+	// The commit's own bytes asked for as a tree: refused, kept or not.
+	o := &objects{ctx: context.Background(), g: g, cache: cache}
+	defer o.close()
+	if _, err := o.get(commit, "tree"); err == nil || !strings.Contains(err.Error(), "not a tree") {
+		t.Errorf("a commit read as a tree: %v", err)
+	}
+	if _, err := o.get("HEAD", "tree"); err == nil {
+		t.Error("a name that is no object id was read")
+	}
+}
