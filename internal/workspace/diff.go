@@ -108,10 +108,7 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 	obj := &objects{ctx: ctx, g: g, cache: filepath.Join(s.dir(m.Pid1), objCacheName), sha256: bw.sha256}
 	defer obj.close()
 	full := m.Method != MethodSnapshot && m.Method != MethodOverlay
-	te, err := newTreeEditor(obj, bw, m.Base, full)
-	if err != nil {
-		return nil, err
-	}
+	te := newTreeEditor(obj, bw, m.Base, full)
 	st := &stager{s: s, g: g, base: m.Base, pid1: pid1, tmp: tmp, lim: lim, d: &Diff{}, te: te, fromEmpty: full}
 	switch m.Method {
 	case MethodSnapshot:
@@ -128,19 +125,19 @@ func (s *Store) diff(ctx context.Context, name string, m *Meta, stat bool, lim D
 		// A copy holds the whole tree: its files make the new tree from
 		// nothing, and every base file it lacks is deleted. O(tree), but
 		// only where overlayfs is unavailable.
-		if st.base0, err = newTreeEditor(obj, bw, m.Base, false); err != nil {
-			return nil, err
-		}
+		st.base0 = newTreeEditor(obj, bw, m.Base, false)
 		if err := st.stage(ctx, []string{s.tree(name)}, true); err != nil {
 			return nil, err
 		}
 	}
 	d := st.d
-	tree := m.Base + "^{tree}"
-	if st.te.root.dirty || full {
-		if tree, err = st.te.write(); err != nil {
-			return nil, err
-		}
+	if !st.te.root.dirty && !full {
+		// The fork's tree is the base's: no patch, and no git to say so.
+		return d, nil
+	}
+	tree, err := st.te.write()
+	if err != nil {
+		return nil, err
 	}
 	args := append(diffArgs[:len(diffArgs):len(diffArgs)], "--binary", "--full-index", m.Base, tree)
 	pg := g

@@ -24,6 +24,7 @@ type treeEditor struct {
 	obj  *objects
 	bw   blobWriter
 	root *treeNode
+	base string // the commit whose tree root is, read at root's first load
 }
 
 type treeNode struct {
@@ -43,21 +44,25 @@ func (e *treeEntry) isTree() bool { return e.mode == "40000" }
 
 // newTreeEditor starts at base's tree; with empty, at an empty tree (a copy
 // fork, which holds every file).
-func newTreeEditor(obj *objects, bw blobWriter, base string, empty bool) (*treeEditor, error) {
+func newTreeEditor(obj *objects, bw blobWriter, base string, empty bool) *treeEditor {
 	t := &treeEditor{obj: obj, bw: bw, root: &treeNode{entries: map[string]*treeEntry{}, loaded: true}}
 	if !empty {
-		sha, err := obj.treeOf(base)
-		if err != nil {
-			return nil, err
-		}
-		t.root = &treeNode{sha: sha}
+		t.root, t.base = &treeNode{}, base
 	}
-	return t, nil
+	return t
 }
 
 func (t *treeEditor) load(n *treeNode) error {
 	if n.loaded {
 		return nil
+	}
+	if n == t.root && n.sha == "" {
+		// A fork that changed nothing never reads the base.
+		sha, err := t.obj.treeOf(t.base)
+		if err != nil {
+			return err
+		}
+		n.sha = sha
 	}
 	data, err := t.obj.get(n.sha, "tree")
 	if err != nil {

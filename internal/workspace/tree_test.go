@@ -41,10 +41,7 @@ func TestTreeEditorMatchesGit(t *testing.T) {
 	obj := &objects{ctx: context.Background(), g: g}
 	defer obj.close()
 	bw := blobWriter{dir: filepath.Join(repo, ".git", "objects")}
-	te, err := newTreeEditor(obj, bw, "", true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	te := newTreeEditor(obj, bw, "", true)
 	for p, content := range files {
 		sha, err := bw.writeObject("blob", []byte(content))
 		if err != nil {
@@ -67,10 +64,7 @@ func TestTreeEditorMatchesGit(t *testing.T) {
 	}
 	// Editing git's tree: remove a folder, turn a file into a folder.
 	commit := run("", "-c", "user.name=t", "-c", "user.email=t@t", "commit-tree", "-m", "t", want)
-	te2, err := newTreeEditor(obj, bw, commit, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	te2 := newTreeEditor(obj, bw, commit, false)
 	te2.remove("b")
 	te2.remove("a0")
 	s2, _ := bw.writeObject("blob", []byte("8"))
