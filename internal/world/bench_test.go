@@ -85,3 +85,60 @@ func BenchmarkExecInProcess(b *testing.B) {
 		}
 	}
 }
+
+// sourceWorld is a world of 64 files of 16 KiB of source text (lines, tabs, quotes: what JSON
+// escapes) and one of 64 KiB that is not UTF-8, as an agent's workspace holds.
+func sourceWorld(b *testing.B) []byte {
+	w := New()
+	line := "\tif err := f(\"x\", 'y'); err != nil {\n\t\treturn fmt.Errorf(\"%w\", err)\n\t}\n"
+	chunk := make([]byte, 0, 16<<10)
+	for len(chunk)+len(line) <= cap(chunk) {
+		chunk = append(chunk, line...)
+	}
+	if err := w.FS.MkdirAll("/work/src", 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 64 {
+		if err := w.FS.WriteFile("/work/src/f"+strconv.Itoa(i)+".go", chunk, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bin := make([]byte, 64<<10)
+	for i := range bin {
+		bin[i] = byte(i * 131)
+	}
+	if err := w.FS.WriteFile("/work/blob.bin", bin, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	enc, err := w.Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return enc
+}
+
+// BenchmarkDecode1MB and BenchmarkEncode1MB: the world file's codec, which every exec runs
+// twice each way (the worker decodes the request and encodes its answer; the trusted side
+// decodes the answer and encodes what it saves).
+func BenchmarkDecode1MB(b *testing.B) {
+	enc := sourceWorld(b)
+	b.SetBytes(int64(len(enc)))
+	for b.Loop() {
+		if _, err := Decode(enc, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncode1MB(b *testing.B) {
+	w, err := Decode(sourceWorld(b), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(sourceWorld(b))))
+	for b.Loop() {
+		if _, err := w.Encode(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

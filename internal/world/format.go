@@ -95,17 +95,58 @@ type funcJSON struct {
 	Source Bytes  `json:"source"`
 }
 
+// The files' bytes — data, link targets, paths: nearly all of a world — are written in the
+// form Bytes is, but held as a string or a b64JSON in an interface (wireBytes, fromWire), which
+// encoding/json writes and reads in one pass: a json.Marshaler's output is scanned again and an
+// Unmarshaler's input parsed twice, which made a 1 MiB world's codec 3–5 passes a byte.
 type inodeJSON struct {
 	Type   string `json:"type"`  // dir, file, symlink
 	Mode   uint32 `json:"mode"`  // POSIX permission bits, with 01000 sticky, 02000 setgid, 04000 setuid
 	Mtime  int64  `json:"mtime"` // Unix nanoseconds
-	Data   Bytes  `json:"data,omitempty"`
-	Target Bytes  `json:"target,omitempty"`
+	Data   any    `json:"data,omitempty"`
+	Target any    `json:"target,omitempty"`
 }
 
 type entryJSON struct {
-	Path  Bytes `json:"path"` // relative to /work, parents before children; "" is /work itself
-	Inode int   `json:"inode"`
+	Path  any `json:"path"` // relative to /work, parents before children; "" is /work itself
+	Inode int `json:"inode"`
+}
+
+// b64JSON is a byte string that is not UTF-8, as Bytes writes it.
+type b64JSON struct {
+	B64 string `json:"b64"`
+}
+
+// wireBytes is b as Bytes writes it: a string when it is UTF-8, else a b64JSON; nil when b is
+// empty and may be left out.
+func wireBytes(b []byte, omitEmpty bool) any {
+	switch {
+	case len(b) == 0 && omitEmpty:
+		return nil
+	case utf8.Valid(b):
+		return string(b)
+	}
+	return b64JSON{B64: base64.StdEncoding.EncodeToString(b)}
+}
+
+// fromWire reads what wireBytes wrote, as encoding/json decoded it into an interface: a string,
+// or an object whose one field is "b64", a string (nil: the field was absent).
+func fromWire(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []byte(v), nil
+	case map[string]any:
+		if s, ok := v["b64"].(string); ok && len(v) == 1 {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return nil, fmt.Errorf("decode b64: %w", err)
+			}
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("a byte string is a JSON string or {\"b64\": ...}")
 }
 
 func toPosix(m fs.FileMode) uint32 {
@@ -161,13 +202,13 @@ func (w *World) Encode() ([]byte, error) {
 			case kindDir:
 				ij.Type = "dir"
 			case kindFile:
-				ij.Type, ij.Data = "file", Bytes(n.data)
+				ij.Type, ij.Data = "file", wireBytes(n.data, true)
 			case kindSymlink:
-				ij.Type, ij.Target = "symlink", Bytes(n.target)
+				ij.Type, ij.Target = "symlink", wireBytes([]byte(n.target), true)
 			}
 			fj.Inodes = append(fj.Inodes, ij)
 		}
-		fj.Entries = append(fj.Entries, entryJSON{Path: Bytes(rel), Inode: id})
+		fj.Entries = append(fj.Entries, entryJSON{Path: wireBytes([]byte(rel), false), Inode: id})
 		if n.kind != kindDir {
 			return
 		}
@@ -229,22 +270,30 @@ func Decode(b []byte, maxSize int64) (*World, error) {
 		if ij.Mode&^0o7777 != 0 {
 			return nil, formatErr("inode %d: mode %o", i, ij.Mode)
 		}
+		data, err := fromWire(ij.Data)
+		if err != nil {
+			return nil, formatErr("inode %d: data: %v", i, err)
+		}
+		target, err := fromWire(ij.Target)
+		if err != nil {
+			return nil, formatErr("inode %d: target: %v", i, err)
+		}
 		n := &inode{mode: fromPosix(ij.Mode), mtime: time.Unix(0, ij.Mtime)}
 		switch ij.Type {
 		case "dir":
 			n.kind, n.children = kindDir, map[string]*inode{}
 		case "file":
-			n.kind, n.data = kindFile, []byte(ij.Data)
-			size += int64(len(ij.Data))
+			n.kind, n.data = kindFile, data
+			size += int64(len(data))
 		case "symlink":
-			if len(ij.Target) == 0 || bytes.IndexByte(ij.Target, 0) >= 0 {
+			if len(target) == 0 || bytes.IndexByte(target, 0) >= 0 {
 				return nil, formatErr("inode %d: bad symlink target", i)
 			}
-			n.kind, n.target, n.mode = kindSymlink, string(ij.Target), 0o777
+			n.kind, n.target, n.mode = kindSymlink, string(target), 0o777
 		default:
 			return nil, formatErr("inode %d: type %q", i, ij.Type)
 		}
-		if ij.Type != "file" && len(ij.Data) > 0 || ij.Type != "symlink" && len(ij.Target) > 0 {
+		if ij.Type != "file" && len(data) > 0 || ij.Type != "symlink" && len(target) > 0 {
 			return nil, formatErr("inode %d: data or target on a %s", i, ij.Type)
 		}
 		nodes[i] = n
@@ -253,7 +302,7 @@ func Decode(b []byte, maxSize int64) (*World, error) {
 		return nil, fmt.Errorf("%w: world holds %d bytes, limit %d", ErrLimit, size, maxSize)
 	}
 	w.FS.size = size
-	if len(fj.Entries) == 0 || len(fj.Entries[0].Path) != 0 {
+	if len(fj.Entries) == 0 {
 		return nil, formatErr("the first entry must be the workspace root (path \"\")")
 	}
 	dirs := map[string]*inode{}
@@ -262,8 +311,15 @@ func Decode(b []byte, maxSize int64) (*World, error) {
 			return nil, formatErr("entry %d: inode %d out of range", i, e.Inode)
 		}
 		n := nodes[e.Inode]
-		p := string(e.Path)
+		pb, err := fromWire(e.Path)
+		if err != nil {
+			return nil, formatErr("entry %d: path: %v", i, err)
+		}
+		p := string(pb)
 		if i == 0 {
+			if p != "" {
+				return nil, formatErr("the first entry must be the workspace root (path \"\")")
+			}
 			if n.kind != kindDir {
 				return nil, formatErr("the workspace root is not a directory")
 			}

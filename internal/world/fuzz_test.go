@@ -2,6 +2,7 @@ package world
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 )
 
@@ -61,4 +62,36 @@ func TestDecodeRefuses(t *testing.T) {
 	if _, err := Decode([]byte(head+`"inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}]}`), 0); err != nil {
 		t.Errorf("control: %v", err)
 	}
+}
+
+// FuzzWireBytes: the files' bytes, written through an interface (wireBytes), are written as
+// Bytes writes them, byte for byte, and read back (fromWire) as they were.
+func FuzzWireBytes(f *testing.F) {
+	for _, s := range []string{"", "a", "line\n\ttab \"q\" \\ <a&b>", "\u2028\u2029\x00\x1f\x7f", "\xff\xfe not utf-8", "é"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, err := json.Marshal(Bytes(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(wireBytes(b, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%q written as %s, Bytes writes %s", b, got, want)
+		}
+		if len(b) == 0 && wireBytes(b, true) != nil {
+			t.Fatal("an empty byte string is not left out")
+		}
+		var v any
+		if err := json.Unmarshal(got, &v); err != nil {
+			t.Fatal(err)
+		}
+		back, err := fromWire(v)
+		if err != nil || !bytes.Equal(back, b) {
+			t.Fatalf("%q read back as %q, %v", b, back, err)
+		}
+	})
 }
