@@ -3,6 +3,7 @@ package world
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,5 +55,42 @@ func TestLimits(t *testing.T) {
 				t.Errorf("control: %v %q %s", err, res.Limit, res.Stderr)
 			}
 		})
+	}
+}
+
+// TestExecFileBadWorld: a world file the worker cannot read (malformed, or past the size limit)
+// fails as a load, naming the file, with ErrFormat or ErrLimit, and is left as it was.
+func TestExecFileBadWorld(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	big := New()
+	if err := big.FS.WriteFile("/work/f", bytes.Repeat([]byte("x"), 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	enc, err := big.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		file []byte
+		l    Limits
+		want error
+	}{
+		{"malformed", []byte(`{"format": "forkbomb-world", "version": 1, "nosuch": 1}`), Limits{}, ErrFormat},
+		{"not json", []byte("hello\n"), Limits{}, ErrFormat},
+		{"too big", enc, Limits{MaxSize: 100}, ErrLimit},
+	} {
+		file := filepath.Join(dir, tc.name+".world")
+		if err := os.WriteFile(file, tc.file, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, err := ExecFile(context.Background(), file, "echo x > /work/g", nil, tc.l)
+		if !errors.Is(err, tc.want) || !strings.HasPrefix(err.Error(), "load "+file+": ") {
+			t.Errorf("%s: %v (%+v), want a load error with %v", tc.name, err, res, tc.want)
+		}
+		if after, _ := os.ReadFile(file); !bytes.Equal(after, tc.file) {
+			t.Errorf("%s: the file changed", tc.name)
+		}
 	}
 }
