@@ -99,8 +99,9 @@ func (r *wireReader) num() int64 {
 	return v
 }
 
-// bytes reads one string of at most max bytes; it grows its buffer as data arrives, so a
-// length alone allocates nothing.
+// bytes reads one string of at most max bytes; it grows its buffer as data arrives, doubling
+// up to the length, so a length alone allocates little (at most wireChunk) and a megabyte is
+// not copied a score of times.
 func (r *wireReader) bytes(max int64) []byte {
 	n := r.num()
 	if r.err != nil {
@@ -110,13 +111,26 @@ func (r *wireReader) bytes(max int64) []byte {
 		r.err = fmt.Errorf("a field of %d bytes (at most %d)", n, max)
 		return nil
 	}
-	var b []byte
-	b, r.err = io.ReadAll(io.LimitReader(r.r, n))
-	if r.err == nil && int64(len(b)) != n {
-		r.err = io.ErrUnexpectedEOF
+	b := make([]byte, 0, min(n, wireChunk))
+	for int64(len(b)) < n {
+		if len(b) == cap(b) {
+			b = append(make([]byte, 0, min(n, 2*int64(cap(b)))), b...)
+		}
+		m, err := r.r.Read(b[len(b):min(int64(cap(b)), n)])
+		b = b[:len(b)+m]
+		if err != nil && int64(len(b)) < n {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			r.err = err
+			return nil
+		}
 	}
 	return b
 }
+
+// wireChunk is what a field's length alone may make bytes allocate.
+const wireChunk = 64 << 10
 
 func writeHeader(w *bufio.Writer, h workHeader) error {
 	ww := &wireWriter{w: w}
