@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // objCacheName is the folder, beside pid 1's tree, where the diffs of its
@@ -20,25 +22,30 @@ const objCacheName = "objcache"
 //
 // A kept object is used only when its bytes hash to the id asked for as
 // the kind asked for, so a damaged file (or one a user put there) is a
-// miss that git answers, never another tree. The cache lies in
-// FORKBOMB_HOME, which no sandbox sees, and goes with pid 1.
+// miss that git answers: another tree would take a hash collision, which
+// is git's own limit (with SHA-1 there, and with collision detection).
+// Only a plain file in a plain folder is read, never through a link, and
+// no larger than cat-file's bound. The cache lies in FORKBOMB_HOME, which
+// no sandbox sees, and goes with pid 1.
 type objects struct {
 	ctx    context.Context
 	g      gitCmd
 	cache  string // "" for none
 	sha256 bool   // the repository's object format
 	cat    *catFile
+	looked bool // the cache folder was checked (cacheDir)
 }
+
+// maxCachedObject bounds a kept object's read, as catFile.get bounds git's.
+const maxCachedObject = 1 << 30
 
 // get reads the object id (in full hex) of the given kind ("commit", "tree").
 func (o *objects) get(id, kind string) ([]byte, error) {
 	if !isObjectID(id, o.sha256) {
 		return nil, fmt.Errorf("%q is not an object id", id)
 	}
-	if o.cache != "" {
-		if data, err := os.ReadFile(filepath.Join(o.cache, id)); err == nil && objectID(objectHeader(kind, data), data, o.sha256) == id {
-			return data, nil
-		}
+	if data, ok := o.cached(id); ok && objectID(objectHeader(kind, data), data, o.sha256) == id {
+		return data, nil
 	}
 	if o.cat == nil {
 		cat, err := startCatFile(o.ctx, o.g)
@@ -51,11 +58,53 @@ func (o *objects) get(id, kind string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sha != id || k != kind {
+	if sha != id {
+		return nil, fmt.Errorf("git cat-file answered %s for %s", sha, id)
+	}
+	if k != kind {
 		return nil, fmt.Errorf("object %s is a %s, not a %s", id, k, kind)
 	}
 	o.keep(id, data)
 	return data, nil
+}
+
+// cacheDir is the cache's folder when it is a plain folder (made if
+// missing), else "": a link or anything else there turns the cache off.
+func (o *objects) cacheDir() string {
+	if !o.looked {
+		o.looked = true
+		if o.cache != "" {
+			if err := os.Mkdir(o.cache, 0o700); err != nil && !os.IsExist(err) {
+				o.cache = ""
+			} else if fi, err := os.Lstat(o.cache); err != nil || !fi.IsDir() {
+				o.cache = ""
+			}
+		}
+	}
+	return o.cache
+}
+
+// cached reads a kept object's bytes: a regular file, opened without
+// following a link or waiting on a pipe.
+func (o *objects) cached(id string) ([]byte, bool) {
+	dir := o.cacheDir()
+	if dir == "" {
+		return nil, false
+	}
+	f, err := os.OpenFile(filepath.Join(dir, id), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxCachedObject {
+		return nil, false
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, false
+	}
+	return data, true
 }
 
 // treeOf is the id of a commit's tree.
@@ -77,13 +126,11 @@ func (o *objects) treeOf(commit string) (string, error) {
 // in turn). A cache that cannot be written only costs the next diff a git
 // process, so its errors are not the diff's.
 func (o *objects) keep(id string, data []byte) {
-	if o.cache == "" {
+	dir := o.cacheDir()
+	if dir == "" {
 		return
 	}
-	if err := os.Mkdir(o.cache, 0o700); err != nil && !os.IsExist(err) {
-		return
-	}
-	tmp, err := os.CreateTemp(o.cache, ".tmp-")
+	tmp, err := os.CreateTemp(dir, ".tmp-")
 	if err != nil {
 		return
 	}
@@ -92,7 +139,7 @@ func (o *objects) keep(id string, data []byte) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(o.cache, id))
+		err = os.Rename(tmp.Name(), filepath.Join(dir, id))
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
@@ -105,19 +152,8 @@ func (o *objects) close() {
 	}
 }
 
-// isObjectID reports whether s is an object id in full lower-case hex.
+// isObjectID reports whether s is an object id of the repository's format
+// in full lower-case hex.
 func isObjectID(s string, sha256Format bool) bool {
-	n := 40
-	if sha256Format {
-		n = 64
-	}
-	if len(s) != n {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return IsObjectName(s) && (len(s) == 64) == sha256Format
 }

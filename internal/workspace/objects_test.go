@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -16,6 +17,15 @@ import (
 // mended; an object of another kind under the id is refused.
 func TestObjectCache(t *testing.T) {
 	t.Parallel()
+	for _, format := range []string{"sha1", "sha256"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			testObjectCache(t, format)
+		})
+	}
+}
+
+func testObjectCache(t *testing.T, format string) {
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
@@ -27,7 +37,7 @@ func TestObjectCache(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	git("init", "-q")
+	git("init", "-q", "--object-format="+format)
 	if err := os.MkdirAll(filepath.Join(repo, "a"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +53,7 @@ func TestObjectCache(t *testing.T) {
 	g := gitCmd{gitDir: filepath.Join(repo, ".git")}
 	read := func() (*objects, map[string][]byte) {
 		t.Helper()
-		o := &objects{ctx: context.Background(), g: g, cache: cache}
+		o := &objects{ctx: context.Background(), g: g, cache: cache, sha256: format == "sha256"}
 		defer o.close()
 		tree, err := o.treeOf(commit)
 		if err != nil || tree != root {
@@ -92,8 +102,44 @@ func TestObjectCache(t *testing.T) {
 		t.Errorf("damaged %s not mended: %q", sub, b)
 	}
 
+	// A link or a pipe where a kept object was: a miss, never followed or
+	// waited on.
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.WriteFile(outside, want[sub], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(cache, sub))
+	if err := os.Symlink(outside, filepath.Join(cache, sub)); err != nil {
+		t.Fatal(err)
+	}
+	if viaLink, _ := read(); viaLink.cat == nil {
+		t.Error("a link in the cache was followed")
+	}
+	os.Remove(filepath.Join(cache, root))
+	if err := syscall.Mkfifo(filepath.Join(cache, root), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if viaPipe, _ := read(); viaPipe.cat == nil {
+		t.Error("a pipe in the cache was read as a kept object")
+	}
+
+	// A cache folder that is a link: not used, nothing written through it.
+	elsewhere := t.TempDir()
+	linked := filepath.Join(t.TempDir(), objCacheName)
+	if err := os.Symlink(elsewhere, linked); err != nil {
+		t.Fatal(err)
+	}
+	cache = linked
+	if linkedRead, _ := read(); linkedRead.cat == nil {
+		t.Error("a linked cache folder was read from")
+	}
+	if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+		t.Errorf("written through a linked cache folder: %v", left)
+	}
+
 	// The commit's own bytes asked for as a tree: refused, kept or not.
-	o := &objects{ctx: context.Background(), g: g, cache: cache}
+	cache = filepath.Join(filepath.Dir(outside), objCacheName)
+	o := &objects{ctx: context.Background(), g: g, cache: cache, sha256: format == "sha256"}
 	defer o.close()
 	if _, err := o.get(commit, "tree"); err == nil || !strings.Contains(err.Error(), "not a tree") {
 		t.Errorf("a commit read as a tree: %v", err)

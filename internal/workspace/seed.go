@@ -22,9 +22,10 @@ import (
 // its base (and a seeded seed's too, by the same argument), and its base
 // is an ancestor of the new one in the user's repository, asked there
 // with the same safe settings as every read of it (no replacement
-// objects, no grafts). A pid 1 is never written after it is made (a fork
-// writes its own layer, a pid 1's command a throwaway one), so its files
-// are the ones its fetch wrote.
+// objects, no grafts). A pid 1's tree and repository are never written after it is made (a
+// fork writes its own layer, a pid 1's command a throwaway one; diffs keep
+// copies of the objects they read beside the tree, in objcache/), so its
+// files are the ones its fetch wrote.
 
 const (
 	// seedTries bounds the pid 1s asked about (newest first): one git
