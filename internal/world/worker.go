@@ -417,8 +417,9 @@ func (r *Runner) Start(l Limits) error {
 // ExecFile runs one script in the world at file, under its lock, in the worker, and saves
 // what the script left unless a limit or a failure ended it. The file is read afresh every
 // call; what the worker sends back is decoded in full before it is written. The file itself is
-// decoded here only when the worker could not run the script: the worker decodes it anyway (and
-// it cannot harm the worker), and a file it could not read then fails as the load it is.
+// decoded here only when the worker could not run the script to its end: the worker decodes it
+// anyway (and it cannot harm the worker), and a file it could not read then fails as the load it
+// is.
 func (r *Runner) ExecFile(ctx context.Context, file, script string, stdin []byte, l Limits) (Result, error) {
 	l = l.WithDefaults()
 	if err := r.Start(l); err != nil { // the worker starts while the lock is taken and the file read
@@ -433,8 +434,12 @@ func (r *Runner) ExecFile(ctx context.Context, file, script string, stdin []byte
 	if err != nil {
 		return Result{}, err
 	}
+	if len(b) > maxFileBytes {
+		return Result{}, fmt.Errorf("load %s: %w", file, formatErr("file is %d bytes, more than %d", len(b), maxFileBytes))
+	}
 	res, nb, err := r.Exec(ctx, b, script, stdin, l)
-	if err == nil && res.Failed != "" {
+	if err == nil && (res.Failed != "" || res.Limit != "") {
+		// a file the worker could not read (or not within the exec's limits) fails as a load
 		if _, derr := Decode(b, l.MaxSize); derr != nil {
 			return Result{}, fmt.Errorf("load %s: %w", file, derr)
 		}
