@@ -3,6 +3,7 @@ package world
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"testing"
 )
 
@@ -85,6 +86,11 @@ func FuzzWireBytes(f *testing.F) {
 		if len(b) == 0 && wireBytes(b, true) != nil {
 			t.Fatal("an empty byte string is not left out")
 		}
+		if len(b) > 0 {
+			if kept, _ := json.Marshal(wireBytes(b, true)); !bytes.Equal(kept, got) {
+				t.Fatalf("%q written as %s where it may be left out, %s where not", b, kept, got)
+			}
+		}
 		var v any
 		if err := json.Unmarshal(got, &v); err != nil {
 			t.Fatal(err)
@@ -94,4 +100,130 @@ func FuzzWireBytes(f *testing.F) {
 			t.Fatalf("%q read back as %q, %v", b, back, err)
 		}
 	})
+}
+
+// referenceParse reads a world file with encoding/json, as Decode did before parseWorld: the
+// reference FuzzParseWorld holds parseWorld to.
+func referenceParse(b []byte) (fileJSON, error) {
+	var fj fileJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fj); err != nil {
+		return fileJSON{}, err
+	}
+	if dec.More() {
+		return fileJSON{}, errors.New("trailing data")
+	}
+	return fj, nil
+}
+
+// FuzzParseWorld: parseWorld never panics, reads every file Encode writes, accepts nothing
+// encoding/json refuses, and where both accept a file they make the same world of it (or both
+// refuse what it holds).
+func FuzzParseWorld(f *testing.F) {
+	w := New()
+	w.FS.MkdirAll("/work/a/b", 0o755)
+	w.FS.WriteFile("/work/a/f", []byte("x\xff"), 0o644)
+	w.FS.WriteFile("/work/a/t", []byte("line\n\t\"q\" \\ <&> \u2028 é 😀 \x01\x7f"), 0o755)
+	w.FS.Link("/work/a/f", "/work/a/g")
+	w.FS.Symlink("../f", "/work/a/b/l")
+	w.State.Functions = []Named{{Name: "f", Source: "f() { echo \"$1\"; }"}}
+	w.State.Aliases = []Named{{Name: "ll", Source: "alias ll='ls -l'"}}
+	w.State.Options = []string{"shopt -o -s errexit"}
+	good, _ := w.Encode()
+	f.Add(good)
+	for _, s := range []string{
+		`{"format":"forkbomb-world","version":1,"cwd":"/work","vars":[{"name":"a","kind":"indexed","list":["x","y"],"indexes":[1,3]},{"name":"m","kind":"assoc","map":[["k",{"b64":"/w=="}]]}],"inodes":[{"type":"dir","mode":493}],"entries":[{"path":"","inode":0}]}`,
+		` { "format" : "forkbomb-world" , "version" : 1 , "cwd" : "\/w\u006frk" , "turns" : null , "vars" : null , "options" : [] , "inodes" : [ { "type" : "dir" , "mode" : null } ] , "entries" : [ { "path" : "" , "inode" : 0 } ] } `,
+		`{"format":"forkbomb-world","version":1,"cwd":"/work","inodes":[{"type":"dir"},{"type":"file","data":"\ud83d\ude00","mtime":-5}],"entries":[{"path":"","inode":0},{"path":"\u00e9","inode":1}]}`,
+		`{"format":"forkbomb-world","version":1.0,"cwd":"/work","inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}]}`,
+		`{"FORMAT":"forkbomb-world","version":1,"cwd":"/work","inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}]}`,
+		`{"format":"forkbomb-world","version":1,"cwd":"/work","inodes":[{"type":"dir"},{"type":"file","data":"\ud800"}],"entries":[{"path":"","inode":0},{"path":"x","inode":1}]}`,
+		`{"format":"forkbomb-world","version":1,"cwd":null,"inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}]}`,
+		`{"format":"forkbomb-world","version":1,"cwd":"/work","vars":[{"name":"m","kind":"assoc","map":[["k"],["a","b","c"]]}],"inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := parseWorld(b)
+		ref, rerr := referenceParse(b)
+		if err != nil {
+			return // stricter than encoding/json is allowed; what Encode writes is checked below
+		}
+		if rerr != nil {
+			t.Fatalf("parseWorld accepts what encoding/json refuses (%v):\n%q", rerr, b)
+		}
+		gw, gerr := got.world(0)
+		rw, rwerr := ref.world(0)
+		if (gerr == nil) != (rwerr == nil) {
+			t.Fatalf("parseWorld's file: %v; encoding/json's: %v\n%q", gerr, rwerr, b)
+		}
+		if gerr != nil {
+			return
+		}
+		ge, _ := gw.Encode()
+		re, _ := rw.Encode()
+		if !bytes.Equal(ge, re) {
+			t.Fatalf("two worlds of one file:\n%s\n%s", ge, re)
+		}
+		if _, err := parseWorld(ge); err != nil {
+			t.Fatalf("parseWorld refuses what Encode wrote: %v\n%s", err, ge)
+		}
+	})
+}
+
+// TestParseWorldStrict: parseWorld reads JSON's white space, escapes, surrogate pairs, nulls
+// and empty arrays as encoding/json does, and refuses what it is stricter about.
+func TestParseWorldStrict(t *testing.T) {
+	t.Parallel()
+	head := `{"format":"forkbomb-world","version":1,`
+	tail := `"inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}]}`
+	ok := map[string]string{
+		"white space and escapes": ` { "format" : "forkbomb-world" , "version" : 1 , "cwd" : "\/w\u006frk" , "turns" : null , "vars" : null , "options" : [ ] , "inodes" : [ { "type" : "dir" , "mode" : null } ] , "entries" : [ { "path" : "" , "inode" : 0 } ] } `,
+		"surrogate pair":          head + `"cwd":"/work/\ud83d\ude00",` + tail,
+		"b64 cwd":                 head + `"cwd":{"b64":"L3dvcms="},` + tail,
+		"key twice":               head + `"cwd":"/x","cwd":"/work",` + tail,
+	}
+	for name, s := range ok {
+		fj, err := parseWorld([]byte(s))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if _, err := fj.world(0); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if fj, _ := parseWorld([]byte(ok["surrogate pair"])); string(fj.Cwd) != "/work/😀" {
+		t.Errorf("surrogate pair read as %q", fj.Cwd)
+	}
+	if fj, _ := parseWorld([]byte(ok["key twice"])); string(fj.Cwd) != "/work" {
+		t.Errorf("a key twice kept %q, not its last value", fj.Cwd)
+	}
+	for name, s := range map[string]string{
+		"key in another case":  `{"FORMAT":"forkbomb-world","version":1,"cwd":"/work",` + tail,
+		"fraction":             `{"format":"forkbomb-world","version":1.0,"cwd":"/work",` + tail,
+		"exponent":             `{"format":"forkbomb-world","version":1e0,"cwd":"/work",` + tail,
+		"leading zero":         `{"format":"forkbomb-world","version":01,"cwd":"/work",` + tail,
+		"lone surrogate":       head + `"cwd":"/work/\ud800",` + tail,
+		"lone low surrogate":   head + `"cwd":"/work/\udc00",` + tail,
+		"unpaired surrogate":   head + `"cwd":"/work/\ud800\u0041",` + tail,
+		"not utf-8":            head + "\"cwd\":\"/work/\xff\"," + tail,
+		"control character":    head + "\"cwd\":\"/work/\x01\"," + tail,
+		"null byte string":     head + `"cwd":null,` + tail,
+		"null data":            head + `"cwd":"/work","inodes":[{"type":"dir","data":null}],"entries":[{"path":"","inode":0}]}`,
+		"null path":            head + `"cwd":"/work","inodes":[{"type":"dir"}],"entries":[{"path":null,"inode":0}]}`,
+		"map entry of one":     head + `"cwd":"/work","vars":[{"name":"m","kind":"assoc","map":[["k"]]}],` + tail,
+		"map entry of three":   head + `"cwd":"/work","vars":[{"name":"m","kind":"assoc","map":[["a","b","c"]]}],` + tail,
+		"b64 with another key": head + `"cwd":{"b64":"L3dvcms=","x":1},` + tail,
+		"mode out of range":    head + `"cwd":"/work","inodes":[{"type":"dir","mode":-1}],"entries":[{"path":"","inode":0}]}`,
+		"trailing data":        head + `"cwd":"/work",` + tail + `{}`,
+		"cut short":            head + `"cwd":"/wo`,
+		"bad escape":           head + `"cwd":"/work\x",` + tail,
+		"bare word":            head + `"cwd":"/work","turns":nul,` + tail,
+	} {
+		if _, err := parseWorld([]byte(s)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
 }

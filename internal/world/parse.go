@@ -1,0 +1,509 @@
+package world
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// parseWorld reads a world file's JSON into a fileJSON in one pass over its bytes, each string
+// unescaped once, straight into the bytes the world keeps. encoding/json read it in three to five
+// passes (its scanner over the whole file, the value again to decode it, a Bytes' string a third
+// time), through as many fresh copies of a world's files, and a worker and the trusted side read
+// every world twice an exec between them.
+//
+// It reads what encoding/json reads, more strictly, and nothing it refuses (FuzzParseWorld
+// checks both against encoding/json): keys match exactly (not in any case) and each is a field
+// of the format; a string is UTF-8 with no lone surrogate escaped; an integer has no fraction or
+// exponent and fits its field; a byte string (Bytes, and a file's data, a link's target and an
+// entry's path) is not null, and a map entry is two of them.
+// As encoding/json does, null leaves any other field empty, a key given twice keeps its last
+// value, and an array given as [] is empty but present. The data, target and path byte strings
+// are []byte in their interfaces (fromWire reads them).
+func parseWorld(b []byte) (fj fileJSON, err error) {
+	p := &jsonParser{b: b}
+	defer func() {
+		if v := recover(); v != nil {
+			se, ok := v.(syntaxError)
+			if !ok {
+				panic(v)
+			}
+			fj, err = fileJSON{}, se
+		}
+	}()
+	p.object(func(key string) {
+		switch key {
+		case "format":
+			fj.Format = p.string()
+		case "version":
+			fj.Version = p.int()
+		case "cwd":
+			fj.Cwd = p.bytes()
+		case "turns":
+			fj.Turns = p.int()
+		case "vars":
+			fj.Vars = nil
+			p.array(func() { fj.Vars = append(fj.Vars, p.variable()) }, func() { fj.Vars = []varJSON{} })
+		case "functions":
+			fj.Functions = p.named()
+		case "aliases":
+			fj.Aliases = p.named()
+		case "options":
+			fj.Options = nil
+			p.array(func() { fj.Options = append(fj.Options, p.string()) }, func() { fj.Options = []string{} })
+		case "inodes":
+			fj.Inodes = nil
+			p.array(func() { fj.Inodes = append(fj.Inodes, p.inode()) }, func() { fj.Inodes = []inodeJSON{} })
+		case "entries":
+			fj.Entries = nil
+			p.array(func() { fj.Entries = append(fj.Entries, p.entry()) }, func() { fj.Entries = []entryJSON{} })
+		default:
+			p.unknown(key)
+		}
+	})
+	p.ws()
+	if p.i != len(p.b) {
+		p.fail("trailing data after the world")
+	}
+	return fj, nil
+}
+
+// syntaxError is a file parseWorld refuses: what, and at which byte.
+type syntaxError struct {
+	msg string
+	off int
+}
+
+func (e syntaxError) Error() string { return e.msg + " at byte " + strconv.Itoa(e.off) }
+
+type jsonParser struct {
+	b []byte
+	i int
+}
+
+func (p *jsonParser) fail(format string, a ...any) {
+	panic(syntaxError{fmt.Sprintf(format, a...), p.i})
+}
+
+// unknown refuses a key that is no field of the format, naming at most its first 64 bytes.
+func (p *jsonParser) unknown(key string) {
+	if len(key) > 64 {
+		key = key[:64] + "…"
+	}
+	p.fail("unknown field %q", key)
+}
+
+func (p *jsonParser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek is the next byte that is not white space.
+func (p *jsonParser) peek() byte {
+	p.ws()
+	if p.i >= len(p.b) {
+		p.fail("unexpected end of the file")
+	}
+	return p.b[p.i]
+}
+
+// null consumes a null, if that is what comes next.
+func (p *jsonParser) null() bool {
+	if p.peek() != 'n' {
+		return false
+	}
+	if !bytes.HasPrefix(p.b[p.i:], []byte("null")) {
+		p.fail("invalid literal")
+	}
+	p.i += 4
+	return true
+}
+
+// object reads an object, calling field for each key with the parser at its value; field
+// reads the value or fails.
+func (p *jsonParser) object(field func(key string)) {
+	if p.peek() != '{' {
+		p.fail("expected an object")
+	}
+	p.i++
+	if p.peek() == '}' {
+		p.i++
+		return
+	}
+	for {
+		if p.peek() != '"' {
+			p.fail("expected a key")
+		}
+		key := p.str()
+		if p.peek() != ':' {
+			p.fail("expected ':' after a key")
+		}
+		p.i++
+		field(string(key))
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return
+		default:
+			p.fail("expected ',' or '}' in an object")
+		}
+	}
+}
+
+// array reads null (nothing is called: the field stays nil) or an array, calling elem for each
+// element with the parser at it, and empty for [] (present, and empty).
+func (p *jsonParser) array(elem, empty func()) {
+	if p.null() {
+		return
+	}
+	if p.peek() != '[' {
+		p.fail("expected an array")
+	}
+	p.i++
+	if p.peek() == ']' {
+		p.i++
+		empty()
+		return
+	}
+	for {
+		elem()
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return
+		default:
+			p.fail("expected ',' or ']' in an array")
+		}
+	}
+}
+
+// str reads a JSON string into fresh bytes: its escapes undone, refused unless it is UTF-8.
+func (p *jsonParser) str() []byte {
+	if p.peek() != '"' {
+		p.fail("expected a string")
+	}
+	p.i++
+	start := p.i
+	j := start
+	for j < len(p.b) && p.b[j] != '"' && p.b[j] != '\\' && p.b[j] >= 0x20 {
+		j++
+	}
+	if !utf8.Valid(p.b[start:j]) {
+		p.fail("a string that is not UTF-8")
+	}
+	if j < len(p.b) && p.b[j] == '"' { // no escape: one copy
+		p.i = j + 1
+		return append([]byte(nil), p.b[start:j]...)
+	}
+	// Escapes only shorten a string: its bytes up to the closing quote bound what it holds, so
+	// it is unescaped into one buffer.
+	end := j
+	for end < len(p.b) && p.b[end] != '"' {
+		if p.b[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	out := append(make([]byte, 0, min(end, len(p.b))-start), p.b[start:j]...)
+	p.i = j
+	for {
+		run := p.i
+		for p.i < len(p.b) && p.b[p.i] != '"' && p.b[p.i] != '\\' && p.b[p.i] >= 0x20 {
+			p.i++
+		}
+		if !utf8.Valid(p.b[run:p.i]) {
+			p.fail("a string that is not UTF-8")
+		}
+		out = append(out, p.b[run:p.i]...)
+		if p.i >= len(p.b) {
+			p.fail("unterminated string")
+		}
+		switch c := p.b[p.i]; {
+		case c == '"':
+			p.i++
+			return out
+		case c < 0x20:
+			p.fail("a control character in a string")
+		}
+		// an escape
+		if p.i+1 >= len(p.b) {
+			p.fail("unterminated string")
+		}
+		e := p.b[p.i+1]
+		p.i += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := p.hex4()
+			switch {
+			case r >= 0xdc00 && r < 0xe000:
+				p.fail("a lone surrogate in a string")
+			case r >= 0xd800 && r < 0xdc00:
+				if p.i+1 >= len(p.b) || p.b[p.i] != '\\' || p.b[p.i+1] != 'u' {
+					p.fail("a lone surrogate in a string")
+				}
+				p.i += 2
+				lo := p.hex4()
+				if lo < 0xdc00 || lo >= 0xe000 {
+					p.fail("a lone surrogate in a string")
+				}
+				r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			p.fail("invalid escape in a string")
+		}
+	}
+}
+
+func (p *jsonParser) hex4() rune {
+	if p.i+4 > len(p.b) {
+		p.fail("unterminated string")
+	}
+	var r rune
+	for _, c := range p.b[p.i : p.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			p.fail("invalid \\u escape in a string")
+		}
+	}
+	p.i += 4
+	return r
+}
+
+// string reads a string field; null leaves it empty.
+func (p *jsonParser) string() string {
+	if p.null() {
+		return ""
+	}
+	return string(p.str())
+}
+
+// bytes reads a byte string (Bytes): a JSON string, or {"b64": "..."}; never null.
+func (p *jsonParser) bytes() []byte {
+	switch p.peek() {
+	case '"':
+		return p.str()
+	case '{':
+		var b64 []byte
+		seen := false
+		p.object(func(key string) {
+			if key != "b64" || p.peek() != '"' {
+				p.fail("a byte string is a JSON string or {\"b64\": ...}")
+			}
+			b64, seen = p.str(), true
+		})
+		if !seen {
+			p.fail("a byte string is a JSON string or {\"b64\": ...}")
+		}
+		out := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+		n, err := base64.StdEncoding.Decode(out, b64)
+		if err != nil {
+			p.fail("decode b64: %v", err)
+		}
+		return out[:n]
+	}
+	p.fail("a byte string is a JSON string or {\"b64\": ...}")
+	return nil
+}
+
+// wire reads a data, target or path byte string into its interface (never null, as Bytes).
+func (p *jsonParser) wire() any { return p.bytes() }
+
+// integer reads an integer's digits: no fraction, no exponent.
+func (p *jsonParser) integer() string {
+	p.ws()
+	start := p.i
+	if p.i < len(p.b) && p.b[p.i] == '-' {
+		p.i++
+	}
+	digits := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	if p.i == digits || p.b[digits] == '0' && p.i-digits > 1 {
+		p.fail("expected an integer")
+	}
+	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		p.fail("a number that is not an integer")
+	}
+	return string(p.b[start:p.i])
+}
+
+func (p *jsonParser) int() int {
+	if p.null() {
+		return 0
+	}
+	v, err := strconv.ParseInt(p.integer(), 10, strconv.IntSize)
+	if err != nil {
+		p.fail("an integer out of range")
+	}
+	return int(v)
+}
+
+func (p *jsonParser) int64() int64 {
+	if p.null() {
+		return 0
+	}
+	v, err := strconv.ParseInt(p.integer(), 10, 64)
+	if err != nil {
+		p.fail("an integer out of range")
+	}
+	return v
+}
+
+func (p *jsonParser) uint32() uint32 {
+	if p.null() {
+		return 0
+	}
+	v, err := strconv.ParseUint(p.integer(), 10, 32)
+	if err != nil {
+		p.fail("an integer out of range")
+	}
+	return uint32(v)
+}
+
+func (p *jsonParser) bool() bool {
+	switch {
+	case p.null():
+		return false
+	case bytes.HasPrefix(p.b[p.i:], []byte("true")):
+		p.i += 4
+		return true
+	case bytes.HasPrefix(p.b[p.i:], []byte("false")):
+		p.i += 5
+		return false
+	}
+	p.fail("expected true or false")
+	return false
+}
+
+func (p *jsonParser) variable() varJSON {
+	var v varJSON
+	p.object(func(key string) {
+		switch key {
+		case "name":
+			v.Name = p.string()
+		case "kind":
+			v.Kind = p.string()
+		case "exported":
+			v.Exported = p.bool()
+		case "readonly":
+			v.ReadOnly = p.bool()
+		case "unset":
+			v.Unset = p.bool()
+		case "str":
+			v.Str = p.bytes()
+		case "list":
+			v.List = nil
+			p.array(func() { v.List = append(v.List, p.bytes()) }, func() { v.List = []Bytes{} })
+		case "indexes":
+			v.Indexes = nil
+			p.array(func() { v.Indexes = append(v.Indexes, p.int()) }, func() { v.Indexes = []int{} })
+		case "map":
+			v.Map = nil
+			p.array(func() {
+				var kv [2]Bytes
+				n := 0
+				p.array(func() {
+					if n == 2 {
+						p.fail("a map entry is a key and a value")
+					}
+					kv[n] = p.bytes()
+					n++
+				}, func() {})
+				if n != 2 {
+					p.fail("a map entry is a key and a value")
+				}
+				v.Map = append(v.Map, kv)
+			}, func() { v.Map = [][2]Bytes{} })
+		default:
+			p.unknown(key)
+		}
+	})
+	return v
+}
+
+func (p *jsonParser) named() []funcJSON {
+	var fs []funcJSON
+	p.array(func() {
+		var f funcJSON
+		p.object(func(key string) {
+			switch key {
+			case "name":
+				f.Name = p.string()
+			case "source":
+				f.Source = p.bytes()
+			default:
+				p.unknown(key)
+			}
+		})
+		fs = append(fs, f)
+	}, func() { fs = []funcJSON{} })
+	return fs
+}
+
+func (p *jsonParser) inode() inodeJSON {
+	var n inodeJSON
+	p.object(func(key string) {
+		switch key {
+		case "type":
+			n.Type = p.string()
+		case "mode":
+			n.Mode = p.uint32()
+		case "mtime":
+			n.Mtime = p.int64()
+		case "data":
+			n.Data = p.wire()
+		case "target":
+			n.Target = p.wire()
+		default:
+			p.unknown(key)
+		}
+	})
+	return n
+}
+
+func (p *jsonParser) entry() entryJSON {
+	var e entryJSON
+	p.object(func(key string) {
+		switch key {
+		case "path":
+			e.Path = p.wire()
+		case "inode":
+			e.Inode = p.int()
+		default:
+			p.unknown(key)
+		}
+	})
+	return e
+}
