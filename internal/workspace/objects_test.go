@@ -71,6 +71,10 @@ func testObjectCache(t *testing.T, format string) {
 	if first.cat == nil {
 		t.Fatal("the first read started no git cat-file")
 	}
+	commitBytes, err := os.ReadFile(filepath.Join(cache, commit))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{commit, root, sub} {
 		if _, err := os.Stat(filepath.Join(cache, id)); err != nil {
 			t.Errorf("%s not kept: %v", id, err)
@@ -123,8 +127,14 @@ func testObjectCache(t *testing.T, format string) {
 		t.Error("a pipe in the cache was read as a kept object")
 	}
 
-	// A cache folder that is a link: not used, nothing written through it.
+	// A cache folder that is a link: not read (though it holds the
+	// objects), nothing written through it.
 	elsewhere := t.TempDir()
+	for id, b := range map[string][]byte{commit: commitBytes, root: want[root], sub: want[sub]} {
+		if err := os.WriteFile(filepath.Join(elsewhere, id), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	linked := filepath.Join(t.TempDir(), objCacheName)
 	if err := os.Symlink(elsewhere, linked); err != nil {
 		t.Fatal(err)
@@ -133,7 +143,7 @@ func testObjectCache(t *testing.T, format string) {
 	if linkedRead, _ := read(); linkedRead.cat == nil {
 		t.Error("a linked cache folder was read from")
 	}
-	if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+	if left, _ := os.ReadDir(elsewhere); len(left) != 3 {
 		t.Errorf("written through a linked cache folder: %v", left)
 	}
 

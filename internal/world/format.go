@@ -237,6 +237,14 @@ func (w *World) Encode() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// short is a value from a file as an error quotes it: its first 64 bytes.
+func short(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
 func formatErr(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, a...))
 }
@@ -258,7 +266,7 @@ func Decode(b []byte, maxSize int64) (*World, error) {
 // world checks what a world file holds and makes the world of it.
 func (fj *fileJSON) world(maxSize int64) (*World, error) {
 	if fj.Format != FormatName {
-		return nil, formatErr("format is %q, want %q", fj.Format, FormatName)
+		return nil, formatErr("format is %q, want %q", short(fj.Format), FormatName)
 	}
 	if fj.Version != FormatVersion {
 		return nil, formatErr("version %d; this forkbomb reads version %d", fj.Version, FormatVersion)
@@ -295,7 +303,7 @@ func (fj *fileJSON) world(maxSize int64) (*World, error) {
 			}
 			n.kind, n.target, n.mode = kindSymlink, string(target), 0o777
 		default:
-			return nil, formatErr("inode %d: type %q", i, ij.Type)
+			return nil, formatErr("inode %d: type %q", i, short(ij.Type))
 		}
 		if ij.Type != "file" && len(data) > 0 || ij.Type != "symlink" && len(target) > 0 {
 			return nil, formatErr("inode %d: data or target on a %s", i, ij.Type)
@@ -338,7 +346,7 @@ func (fj *fileJSON) world(maxSize int64) (*World, error) {
 		}
 		for _, c := range comps {
 			if c == "" || c == "." || c == ".." || strings.IndexByte(c, 0) >= 0 {
-				return nil, formatErr("entry %d: bad path %q", i, p)
+				return nil, formatErr("entry %d: bad path %q", i, short(p))
 			}
 		}
 		parent := dirs[path.Dir(p)]
@@ -346,11 +354,11 @@ func (fj *fileJSON) world(maxSize int64) (*World, error) {
 			parent = dirs[""]
 		}
 		if parent == nil {
-			return nil, formatErr("entry %d: %q comes before its directory", i, p)
+			return nil, formatErr("entry %d: %q comes before its directory", i, short(p))
 		}
 		name := comps[len(comps)-1]
 		if parent.children[name] != nil {
-			return nil, formatErr("entry %d: %q twice", i, p)
+			return nil, formatErr("entry %d: %q twice", i, short(p))
 		}
 		if n.kind == kindDir {
 			if n.nlink > 0 {
@@ -368,7 +376,7 @@ func (fj *fileJSON) world(maxSize int64) (*World, error) {
 	}
 	st := State{Cwd: string(fj.Cwd), Turns: fj.Turns, Options: fj.Options}
 	if !strings.HasPrefix(st.Cwd, "/") {
-		return nil, formatErr("cwd %q is not absolute", st.Cwd)
+		return nil, formatErr("cwd %q is not absolute", short(st.Cwd))
 	}
 	for _, vj := range fj.Vars {
 		v, err := vj.fromJSON()
@@ -379,19 +387,19 @@ func (fj *fileJSON) world(maxSize int64) (*World, error) {
 	}
 	for _, f := range fj.Functions {
 		if !validName(f.Name) {
-			return nil, formatErr("function name %q", f.Name)
+			return nil, formatErr("function name %q", short(f.Name))
 		}
 		st.Functions = append(st.Functions, Named{Name: f.Name, Source: string(f.Source)})
 	}
 	for _, a := range fj.Aliases {
 		if !validName(a.Name) {
-			return nil, formatErr("alias name %q", a.Name)
+			return nil, formatErr("alias name %q", short(a.Name))
 		}
 		st.Aliases = append(st.Aliases, Named{Name: a.Name, Source: string(a.Source)})
 	}
 	for _, o := range fj.Options {
 		if _, ok := knownOption(o); !ok {
-			return nil, formatErr("option %q", o)
+			return nil, formatErr("option %q", short(o))
 		}
 	}
 	w.State = st

@@ -19,8 +19,9 @@ import (
 // of the format; a string is UTF-8 with no lone surrogate escaped; an integer has no fraction or
 // exponent and fits its field; a byte string (Bytes, and a file's data, a link's target and an
 // entry's path) is not null, and a map entry is two of them.
-// As encoding/json does, null leaves any other field empty, a key given twice keeps its last
-// value, and an array given as [] is empty but present. The data, target and path byte strings
+// A key given twice is refused, and an array past the format's bounds is refused as its
+// elements come. Null leaves any other field empty, and an array given as [] is empty but
+// present, as encoding/json reads them into a fresh value. The data, target and path byte strings
 // are []byte in their interfaces (fromWire reads them).
 func parseWorld(b []byte) (fj fileJSON, err error) {
 	p := &jsonParser{b: b}
@@ -45,20 +46,20 @@ func parseWorld(b []byte) (fj fileJSON, err error) {
 			fj.Turns = p.int()
 		case "vars":
 			fj.Vars = nil
-			p.array(func() { fj.Vars = append(fj.Vars, p.variable()) }, func() { fj.Vars = []varJSON{} })
+			p.array(maxVars, func() { fj.Vars = append(fj.Vars, p.variable()) }, func() { fj.Vars = []varJSON{} })
 		case "functions":
 			fj.Functions = p.named()
 		case "aliases":
 			fj.Aliases = p.named()
 		case "options":
 			fj.Options = nil
-			p.array(func() { fj.Options = append(fj.Options, p.string()) }, func() { fj.Options = []string{} })
+			p.array(maxVars, func() { fj.Options = append(fj.Options, p.string()) }, func() { fj.Options = []string{} })
 		case "inodes":
 			fj.Inodes = nil
-			p.array(func() { fj.Inodes = append(fj.Inodes, p.inode()) }, func() { fj.Inodes = []inodeJSON{} })
+			p.array(maxEntries, func() { fj.Inodes = append(fj.Inodes, p.inode()) }, func() { fj.Inodes = []inodeJSON{} })
 		case "entries":
 			fj.Entries = nil
-			p.array(func() { fj.Entries = append(fj.Entries, p.entry()) }, func() { fj.Entries = []entryJSON{} })
+			p.array(maxEntries, func() { fj.Entries = append(fj.Entries, p.entry()) }, func() { fj.Entries = []entryJSON{} })
 		default:
 			p.unknown(key)
 		}
@@ -81,7 +82,14 @@ func (e syntaxError) Error() string { return e.msg + " at byte " + strconv.Itoa(
 type jsonParser struct {
 	b []byte
 	i int
+	// nested counts the variables' list, index and map elements read, all variables together:
+	// at most maxEntries.
+	nested int
 }
+
+func (p *jsonParser) nestedLeft() int { return maxEntries - p.nested }
+
+func (p *jsonParser) spend() { p.nested++ }
 
 func (p *jsonParser) fail(format string, a ...any) {
 	panic(syntaxError{fmt.Sprintf(format, a...), p.i})
@@ -138,16 +146,25 @@ func (p *jsonParser) object(field func(key string)) {
 		p.i++
 		return
 	}
+	var seen []string // an object of the format has a handful of fields
 	for {
 		if p.peek() != '"' {
 			p.fail("expected a key")
 		}
-		key := p.str()
+		key := string(p.str())
+		for _, k := range seen {
+			if k == key {
+				p.fail("field %q twice", k)
+			}
+		}
+		if len(seen) < 16 {
+			seen = append(seen, key)
+		}
 		if p.peek() != ':' {
 			p.fail("expected ':' after a key")
 		}
 		p.i++
-		field(string(key))
+		field(key)
 		switch p.peek() {
 		case ',':
 			p.i++
@@ -160,9 +177,11 @@ func (p *jsonParser) object(field func(key string)) {
 	}
 }
 
-// array reads null (nothing is called: the field stays nil) or an array, calling elem for each
-// element with the parser at it, and empty for [] (present, and empty).
-func (p *jsonParser) array(elem, empty func()) {
+// array reads null (nothing is called: the field stays nil) or an array of at most max
+// elements, calling elem for each with the parser at it, and empty for [] (present, and empty).
+// The bounds are the format's (maxEntries, maxVars), checked as the elements come, so a file of
+// small elements cannot make the reader hold many times its size first.
+func (p *jsonParser) array(max int, elem, empty func()) {
 	if p.null() {
 		return
 	}
@@ -175,7 +194,10 @@ func (p *jsonParser) array(elem, empty func()) {
 		empty()
 		return
 	}
-	for {
+	for n := 1; ; n++ {
+		if n > max {
+			p.fail("more than %d elements in an array", max)
+		}
 		elem()
 		switch p.peek() {
 		case ',':
@@ -233,6 +255,9 @@ func (p *jsonParser) str() []byte {
 		switch c := p.b[p.i]; {
 		case c == '"':
 			p.i++
+			if cap(out) > 2*len(out)+64 { // mostly escapes: keep no more than the string
+				out = bytes.Clone(out)
+			}
 			return out
 		case c < 0x20:
 			p.fail("a control character in a string")
@@ -425,19 +450,17 @@ func (p *jsonParser) variable() varJSON {
 			v.Str = p.bytes()
 		case "list":
 			v.List = nil
-			p.array(func() { v.List = append(v.List, p.bytes()) }, func() { v.List = []Bytes{} })
+			p.array(p.nestedLeft(), func() { p.spend(); v.List = append(v.List, p.bytes()) }, func() { v.List = []Bytes{} })
 		case "indexes":
 			v.Indexes = nil
-			p.array(func() { v.Indexes = append(v.Indexes, p.int()) }, func() { v.Indexes = []int{} })
+			p.array(p.nestedLeft(), func() { p.spend(); v.Indexes = append(v.Indexes, p.int()) }, func() { v.Indexes = []int{} })
 		case "map":
 			v.Map = nil
-			p.array(func() {
+			p.array(p.nestedLeft(), func() {
+				p.spend()
 				var kv [2]Bytes
 				n := 0
-				p.array(func() {
-					if n == 2 {
-						p.fail("a map entry is a key and a value")
-					}
+				p.array(2, func() {
 					kv[n] = p.bytes()
 					n++
 				}, func() {})
@@ -455,7 +478,7 @@ func (p *jsonParser) variable() varJSON {
 
 func (p *jsonParser) named() []funcJSON {
 	var fs []funcJSON
-	p.array(func() {
+	p.array(maxVars, func() {
 		var f funcJSON
 		p.object(func(key string) {
 			switch key {

@@ -74,7 +74,7 @@ func (v Var) toJSON() varJSON {
 
 func (vj varJSON) fromJSON() (Var, error) {
 	if !validName(vj.Name) {
-		return Var{}, formatErr("variable name %q", vj.Name)
+		return Var{}, formatErr("variable name %q", short(vj.Name))
 	}
 	v := Var{Name: vj.Name, Variable: expand.Variable{Set: !vj.Unset, Exported: vj.Exported, ReadOnly: vj.ReadOnly}}
 	switch vj.Kind {
@@ -91,11 +91,11 @@ func (vj varJSON) fromJSON() (Var, error) {
 		}
 		if vj.Indexes != nil {
 			if len(vj.Indexes) != len(v.List) {
-				return Var{}, formatErr("variable %s: %d indexes for %d elements", vj.Name, len(vj.Indexes), len(v.List))
+				return Var{}, formatErr("variable %s: %d indexes for %d elements", short(vj.Name), len(vj.Indexes), len(v.List))
 			}
 			for i, x := range vj.Indexes {
 				if x < 0 || i > 0 && x <= vj.Indexes[i-1] {
-					return Var{}, formatErr("variable %s: indexes not increasing", vj.Name)
+					return Var{}, formatErr("variable %s: indexes not increasing", short(vj.Name))
 				}
 			}
 			v.Indexes = vj.Indexes
@@ -106,7 +106,7 @@ func (vj varJSON) fromJSON() (Var, error) {
 			v.Map[string(kv[0])] = string(kv[1])
 		}
 	default:
-		return Var{}, formatErr("variable %s: kind %q", vj.Name, vj.Kind)
+		return Var{}, formatErr("variable %s: kind %q", short(vj.Name), short(vj.Kind))
 	}
 	return v, nil
 }
