@@ -117,9 +117,9 @@ func sourceWorld(b *testing.B) []byte {
 	return enc
 }
 
-// BenchmarkDecode1MB and BenchmarkEncode1MB: the world file's codec, which every exec runs
-// twice each way (the worker decodes the request and encodes its answer; the trusted side
-// decodes the answer and encodes what it saves).
+// BenchmarkDecode1MB and BenchmarkEncode1MB: the world file's codec. An exec decodes twice (the
+// worker the request, the trusted side the answer) and encodes once (the worker its answer,
+// which the trusted side saves as it came).
 func BenchmarkDecode1MB(b *testing.B) {
 	enc := sourceWorld(b)
 	b.SetBytes(int64(len(enc)))

@@ -82,14 +82,7 @@ func (e syntaxError) Error() string { return e.msg + " at byte " + strconv.Itoa(
 type jsonParser struct {
 	b []byte
 	i int
-	// nested counts the variables' list, index and map elements read, all variables together:
-	// at most maxEntries.
-	nested int
 }
-
-func (p *jsonParser) nestedLeft() int { return maxEntries - p.nested }
-
-func (p *jsonParser) spend() { p.nested++ }
 
 func (p *jsonParser) fail(format string, a ...any) {
 	panic(syntaxError{fmt.Sprintf(format, a...), p.i})
@@ -180,7 +173,9 @@ func (p *jsonParser) object(field func(key string)) {
 // array reads null (nothing is called: the field stays nil) or an array of at most max
 // elements, calling elem for each with the parser at it, and empty for [] (present, and empty).
 // The bounds are the format's (maxEntries, maxVars), checked as the elements come, so a file of
-// small elements cannot make the reader hold many times its size first.
+// small elements cannot make the reader hold tens of times its size first. A variable's
+// elements have no bound of the format's (a script makes as many as it likes): they cost a
+// slice header or two each, as entries do, which the file's own bound limits.
 func (p *jsonParser) array(max int, elem, empty func()) {
 	if p.null() {
 		return
@@ -450,14 +445,13 @@ func (p *jsonParser) variable() varJSON {
 			v.Str = p.bytes()
 		case "list":
 			v.List = nil
-			p.array(p.nestedLeft(), func() { p.spend(); v.List = append(v.List, p.bytes()) }, func() { v.List = []Bytes{} })
+			p.array(maxFileBytes, func() { v.List = append(v.List, p.bytes()) }, func() { v.List = []Bytes{} })
 		case "indexes":
 			v.Indexes = nil
-			p.array(p.nestedLeft(), func() { p.spend(); v.Indexes = append(v.Indexes, p.int()) }, func() { v.Indexes = []int{} })
+			p.array(maxFileBytes, func() { v.Indexes = append(v.Indexes, p.int()) }, func() { v.Indexes = []int{} })
 		case "map":
 			v.Map = nil
-			p.array(p.nestedLeft(), func() {
-				p.spend()
+			p.array(maxFileBytes, func() {
 				var kv [2]Bytes
 				n := 0
 				p.array(2, func() {
