@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/forkbomb/forkbomb/internal/atomicfile"
 )
 
 // objCacheName is the folder, beside pid 1's tree, where the diffs of its
@@ -84,27 +84,15 @@ func (o *objects) cacheDir() string {
 	return o.cache
 }
 
-// cached reads a kept object's bytes: a regular file, opened without
-// following a link or waiting on a pipe.
+// cached reads a kept object's bytes: a regular file (atomicfile.Read: no
+// link followed, no pipe waited on, bounded).
 func (o *objects) cached(id string) ([]byte, bool) {
 	dir := o.cacheDir()
 	if dir == "" {
 		return nil, false
 	}
-	f, err := os.OpenFile(filepath.Join(dir, id), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxCachedObject {
-		return nil, false
-	}
-	data := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, false
-	}
-	return data, true
+	data, err := atomicfile.Read(filepath.Join(dir, id), maxCachedObject)
+	return data, err == nil && data != nil
 }
 
 // treeOf is the id of a commit's tree.
@@ -123,8 +111,9 @@ func (o *objects) treeOf(commit string) (string, error) {
 
 // keep writes an object read from git into the cache, whole or not at all
 // (a temp file renamed into place, so two diffs at once write the same bytes
-// in turn). A cache that cannot be written only costs the next diff a git
-// process, so its errors are not the diff's.
+// in turn). Not atomicfile.Write: a kept object needs no fsync, as one torn
+// by a crash fails its hash and is a miss. A cache that cannot be written
+// only costs the next diff a git process, so its errors are not the diff's.
 func (o *objects) keep(id string, data []byte) {
 	dir := o.cacheDir()
 	if dir == "" {

@@ -237,6 +237,14 @@ func (w *World) Encode() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// tooLarge refuses a file past the format's bound.
+func tooLarge(b []byte) error {
+	if len(b) > maxFileBytes {
+		return formatErr("file is %d bytes, more than %d", len(b), maxFileBytes)
+	}
+	return nil
+}
+
 // short is a value from a file as an error quotes it: its first 64 bytes.
 func short(s string) string {
 	if len(s) > 64 {
@@ -253,8 +261,8 @@ func formatErr(format string, a ...any) error {
 // path with "." or ".." or an empty component, a child before its parent, a directory with two
 // names, an inode nobody names, a size past maxSize (0: no limit).
 func Decode(b []byte, maxSize int64) (*World, error) {
-	if len(b) > maxFileBytes {
-		return nil, formatErr("file is %d bytes, more than %d", len(b), maxFileBytes)
+	if err := tooLarge(b); err != nil {
+		return nil, err
 	}
 	fj, err := parseWorld(b)
 	if err != nil {

@@ -3,6 +3,7 @@ package world
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -39,11 +40,11 @@ func parseWorld(b []byte) (fj fileJSON, err error) {
 		case "format":
 			fj.Format = p.string()
 		case "version":
-			fj.Version = p.int()
+			fj.Version = int(p.intField(strconv.IntSize, true))
 		case "cwd":
 			fj.Cwd = p.bytes()
 		case "turns":
-			fj.Turns = p.int()
+			fj.Turns = int(p.intField(strconv.IntSize, true))
 		case "vars":
 			fj.Vars = nil
 			p.array(maxVars, func() { fj.Vars = append(fj.Vars, p.variable()) }, func() { fj.Vars = []varJSON{} })
@@ -300,24 +301,15 @@ func (p *jsonParser) str() []byte {
 }
 
 func (p *jsonParser) hex4() rune {
+	var r [2]byte
 	if p.i+4 > len(p.b) {
 		p.fail("unterminated string")
 	}
-	var r rune
-	for _, c := range p.b[p.i : p.i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			p.fail("invalid \\u escape in a string")
-		}
+	if _, err := hex.Decode(r[:], p.b[p.i:p.i+4]); err != nil {
+		p.fail("invalid \\u escape in a string")
 	}
 	p.i += 4
-	return r
+	return rune(r[0])<<8 | rune(r[1])
 }
 
 // string reads a string field; null leaves it empty.
@@ -379,37 +371,23 @@ func (p *jsonParser) integer() string {
 	return string(p.b[start:p.i])
 }
 
-func (p *jsonParser) int() int {
+// intField reads an integer field of the given size in bits, signed or not (null: 0), refusing
+// one out of its range as encoding/json does.
+func (p *jsonParser) intField(bits int, signed bool) int64 {
 	if p.null() {
 		return 0
 	}
-	v, err := strconv.ParseInt(p.integer(), 10, strconv.IntSize)
-	if err != nil {
-		p.fail("an integer out of range")
+	digits := p.integer()
+	v, err := strconv.ParseInt(digits, 10, bits)
+	if !signed {
+		var u uint64
+		u, err = strconv.ParseUint(digits, 10, bits)
+		v = int64(u)
 	}
-	return int(v)
-}
-
-func (p *jsonParser) int64() int64 {
-	if p.null() {
-		return 0
-	}
-	v, err := strconv.ParseInt(p.integer(), 10, 64)
 	if err != nil {
 		p.fail("an integer out of range")
 	}
 	return v
-}
-
-func (p *jsonParser) uint32() uint32 {
-	if p.null() {
-		return 0
-	}
-	v, err := strconv.ParseUint(p.integer(), 10, 32)
-	if err != nil {
-		p.fail("an integer out of range")
-	}
-	return uint32(v)
 }
 
 func (p *jsonParser) bool() bool {
@@ -448,7 +426,7 @@ func (p *jsonParser) variable() varJSON {
 			p.array(maxFileBytes, func() { v.List = append(v.List, p.bytes()) }, func() { v.List = []Bytes{} })
 		case "indexes":
 			v.Indexes = nil
-			p.array(maxFileBytes, func() { v.Indexes = append(v.Indexes, p.int()) }, func() { v.Indexes = []int{} })
+			p.array(maxFileBytes, func() { v.Indexes = append(v.Indexes, int(p.intField(strconv.IntSize, true))) }, func() { v.Indexes = []int{} })
 		case "map":
 			v.Map = nil
 			p.array(maxFileBytes, func() {
@@ -496,9 +474,9 @@ func (p *jsonParser) inode() inodeJSON {
 		case "type":
 			n.Type = p.string()
 		case "mode":
-			n.Mode = p.uint32()
+			n.Mode = uint32(p.intField(32, false))
 		case "mtime":
-			n.Mtime = p.int64()
+			n.Mtime = p.intField(64, true)
 		case "data":
 			n.Data = p.wire()
 		case "target":
@@ -517,7 +495,7 @@ func (p *jsonParser) entry() entryJSON {
 		case "path":
 			e.Path = p.wire()
 		case "inode":
-			e.Inode = p.int()
+			e.Inode = int(p.intField(strconv.IntSize, true))
 		default:
 			p.unknown(key)
 		}

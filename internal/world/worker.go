@@ -434,8 +434,8 @@ func (r *Runner) ExecFile(ctx context.Context, file, script string, stdin []byte
 	if err != nil {
 		return Result{}, err
 	}
-	if len(b) > maxFileBytes {
-		return Result{}, fmt.Errorf("load %s: %w", file, formatErr("file is %d bytes, more than %d", len(b), maxFileBytes))
+	if err := tooLarge(b); err != nil {
+		return Result{}, fmt.Errorf("load %s: %w", file, err)
 	}
 	res, nb, err := r.Exec(ctx, b, script, stdin, l)
 	if err == nil && (res.Failed != "" || res.Limit != "") {
