@@ -245,3 +245,25 @@ func TestParseWorldStrict(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeQuotesShort: a value Decode quotes in its error — an unknown key, a format name, a
+// path — is cut at 64 bytes, so a file cannot fill a terminal or a log through its errors.
+func TestDecodeQuotesShort(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 10000)
+	tail := `"inodes":[{"type":"dir"}],"entries":[{"path":"","inode":0}]}`
+	for name, s := range map[string]string{
+		"unknown key": `{"format":"forkbomb-world","version":1,"cwd":"/work","` + long + `":1,` + tail,
+		"format":      `{"format":"` + long + `","version":1,"cwd":"/work",` + tail,
+		"cwd":         `{"format":"forkbomb-world","version":1,"cwd":"` + long + `",` + tail,
+	} {
+		_, err := Decode([]byte(s), 0)
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if len(err.Error()) > 200 || !strings.Contains(err.Error(), strings.Repeat("x", 64)+"…") {
+			t.Errorf("%s: error of %d bytes, want the value cut at 64: %.120s", name, len(err.Error()), err)
+		}
+	}
+}

@@ -91,10 +91,7 @@ func (p *jsonParser) fail(format string, a ...any) {
 
 // unknown refuses a key that is no field of the format, naming at most its first 64 bytes.
 func (p *jsonParser) unknown(key string) {
-	if len(key) > 64 {
-		key = key[:64] + "…"
-	}
-	p.fail("unknown field %q", key)
+	p.fail("unknown field %q", short(key))
 }
 
 func (p *jsonParser) ws() {
@@ -378,8 +375,11 @@ func (p *jsonParser) intField(bits int, signed bool) int64 {
 		return 0
 	}
 	digits := p.integer()
-	v, err := strconv.ParseInt(digits, 10, bits)
-	if !signed {
+	var v int64
+	var err error
+	if signed {
+		v, err = strconv.ParseInt(digits, 10, bits)
+	} else {
 		var u uint64
 		u, err = strconv.ParseUint(digits, 10, bits)
 		v = int64(u)
