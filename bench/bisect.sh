@@ -25,7 +25,7 @@ export FORKBOMB_HOME="$tmp/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/nu
 
 echo "building forkbomb" >&2
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)  # forkbomb and forkbomb-full
-[ "${HUGEBIN:-1}" = 0 ] || "$root/scripts/hugebin" "$tmp"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
+"$root/scripts/hugebin" "$tmp"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
 
 T=$(( $(od -An -N2 -tu2 /dev/urandom) % (N - 2) + 2 ))
 echo "generating $BEFORE commits, then $N; the test turns bad at commit $T of the $N" >&2

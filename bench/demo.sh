@@ -48,7 +48,7 @@ else
 	FB="$T/bin/forkbomb"
 	log "building forkbomb -> $FB"
 	(cd "$src" && CGO_ENABLED=0 go build -o "$(dirname "$FB")/" ./cmd/...)  # forkbomb and forkbomb-full
-	[ "${HUGEBIN:-1}" = 0 ] || "$src/scripts/hugebin" "$(dirname "$FB")"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
+	"$src/scripts/hugebin" "$(dirname "$FB")"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
 fi
 VARIANTS=(after)
 if [[ -n "${BEFORE:-}" ]]; then

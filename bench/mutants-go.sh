@@ -21,7 +21,7 @@ export FORKBOMB_HOME="$tmp/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/nu
 
 echo "building forkbomb and gremlins" >&2
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)  # forkbomb and forkbomb-full
-[ "${HUGEBIN:-1}" = 0 ] || "$root/scripts/hugebin" "$tmp"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
+"$root/scripts/hugebin" "$tmp"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
 (cd "$tmp" && GOFLAGS= GOBIN="$tmp/bin" go install "$GREMLINS")
 dir=$(cd "$tmp" && GOFLAGS= go mod download -json github.com/google/go-cmp@v0.6.0 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
 for v in fb gr; do

@@ -26,7 +26,7 @@ bin=${BIN:-}
 if [ -z "$bin" ]; then
 	echo "building forkbomb" >&2
 	(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/...)
-	[ "${HUGEBIN:-1}" = 0 ] || "$root/scripts/hugebin" "$tmp"/bin/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
+	"$root/scripts/hugebin" "$tmp"/bin/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
 	bin="$tmp/bin"
 fi
 

@@ -64,7 +64,7 @@ FB="$T/bin/forkbomb"
 # forkbomb-init beside it as its sandbox init (internal/sandbox/initbin_linux.go).
 echo "building forkbomb, forkbomb-init and forkbomb-full -> $T/bin" >&2
 CGO_ENABLED=0 go build -o "$T/bin/" ./cmd/...
-[ "${HUGEBIN:-1}" = 0 ] || "./scripts/hugebin" "$T"/bin/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
+"./scripts/hugebin" "$T"/bin/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
 # Compile startbench once up front so the first `go run` does not time it.
 go build -o /dev/null ./bench/cmd/startbench
 

@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || { chmod -R u+rwX "$tmp" 2>/dev/null; rm -rf "$tmp"; }' EXIT
 export FORKBOMB_HOME="$tmp/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)
-[ "${HUGEBIN:-1}" = 0 ] || "$root/scripts/hugebin" "$tmp"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
+"$root/scripts/hugebin" "$tmp"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
 
 # A package whose fix adds eight mutable lines, tested by a suite that
 # pins them: every mutant is worth a run.

@@ -31,7 +31,7 @@ if [ ! -x "$JB/node_modules/.bin/just-bash" ]; then
 fi
 JUST="$JB/node_modules/.bin/just-bash"
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/" ./cmd/...)  # forkbomb and its helpers (forkbomb-world: the worker)
-[ "${HUGEBIN:-1}" = 0 ] || "$root/scripts/hugebin" "$tmp"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
+"$root/scripts/hugebin" "$tmp"/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
 FB="$tmp/forkbomb"
 
 # A 1 MiB world: 64 files of 16 KiB.
