@@ -10,7 +10,10 @@
 #          (it uses the forkbomb-init beside it, if any, as forkbomb does)
 #
 # Builds forkbomb and forkbomb-init (CGO_ENABLED=0) into a temp dir, then runs
-# bench/cmd/startbench, which times the three variants round-robin, for
+# bench/cmd/startbench, which times the variants round-robin — bare, bwrap,
+# forkbomb, and go+bwrap: bwrap started by bench/cmd/goexec, a Go program
+# that does nothing else (the least a Go parent with a C sandbox stage, as
+# runc's, could cost) — for
 #   1. a tiny (empty) workdir, and
 #   2. a workdir that is a git repository holding a copy of the Go
 #      toolchain's own src tree (~10k files), because forkbomb walks the
@@ -67,6 +70,9 @@ CGO_ENABLED=0 go build -o "$T/bin/" ./cmd/...
 "./scripts/hugebin" "$T"/bin/forkbomb*  # in 2 MiB pages, as the README builds them (HUGEBIN=0: as go build leaves them)
 # Compile startbench once up front so the first `go run` does not time it.
 go build -o /dev/null ./bench/cmd/startbench
+# goexec: a Go program that only starts bwrap (the floor of a Go parent with
+# a C sandbox stage, runc's route), timed as go+bwrap.
+CGO_ENABLED=0 go build -o "$T/goexec" ./bench/cmd/goexec
 
 BARE="/bin/true"
 BWRAP="bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc /bin/true"
@@ -74,13 +80,14 @@ BWRAP="bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /pr
 echo "kernel $(uname -r), $(nproc) CPUs, $(bwrap --version), $(go version | cut -d' ' -f3-)" >&2
 echo >&2
 
-# bench LABEL WORKDIR: one startbench run of the three variants.
+# bench LABEL WORKDIR: one startbench run of the variants.
 bench() {
 	local label="$1" wd="$2"
 	shift 2
 	go run ./bench/cmd/startbench -n "$N" -label "$label" \
 		-bare "$BARE" \
 		-bwrap "$BWRAP" \
+		-floor "$(q "$T/goexec") $BWRAP" \
 		-forkbomb "$(q "$FB") sandbox --workdir $(q "$wd") -- /bin/true" \
 		${FB_BEFORE:+-before "$(q "$FB_BEFORE") sandbox --workdir $(q "$wd") -- /bin/true"} \
 		"$@"

@@ -7,7 +7,8 @@
 //	startbench [-n 200] [-warmup 10] [-label TEXT] [-json] \
 //	    -bare '/bin/true' \
 //	    -forkbomb '/tmp/fb sandbox --workdir /tmp/wd -- /bin/true' \
-//	    -bwrap 'bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc /bin/true'
+//	    -bwrap 'bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc /bin/true' \
+//	    [-floor 'goexec bwrap ... /bin/true']
 //
 // Each command line is split like a (very small) POSIX shell would: words
 // are separated by blanks, '...' is literal, "..." allows \" \\ \$ \` escapes,
@@ -72,8 +73,12 @@ type report struct {
 	// The same two ratios for -before, when given.
 	BeforeRatio    *float64 `json:"before_over_bwrap_overhead,omitempty"`
 	BeforeCPURatio *float64 `json:"before_over_bwrap_cpu_overhead,omitempty"`
-	RatioGoal      float64  `json:"target_ratio"`
-	CPUs           int      `json:"cpus"` // runtime.NumCPU: the affinity mask
+	// The same two ratios for -floor, when given: what a Go parent adds to
+	// bwrap's own cost, however small the stage after it.
+	FloorRatio    *float64 `json:"go_bwrap_over_bwrap_overhead,omitempty"`
+	FloorCPURatio *float64 `json:"go_bwrap_over_bwrap_cpu_overhead,omitempty"`
+	RatioGoal     float64  `json:"target_ratio"`
+	CPUs          int      `json:"cpus"` // runtime.NumCPU: the affinity mask
 }
 
 func main() {
@@ -86,6 +91,7 @@ func main() {
 		fbCmd     = flag.String("forkbomb", "", "forkbomb command line (required)")
 		bwrapCmd  = flag.String("bwrap", "", "bwrap command line (empty: not measured)")
 		beforeCmd = flag.String("before", "", "another forkbomb command line (an older build), timed in the same rounds and shown as forkbomb-before (empty: not measured)")
+		floorCmd  = flag.String("floor", "", "bwrap started by a Go program (bench/cmd/goexec), timed in the same rounds and shown as go+bwrap: the floor of a Go parent with a C sandbox stage (empty: not measured)")
 		ratioGoal = flag.Float64("target", 1.5, "target for forkbomb overhead / bwrap overhead (issue 10: 1.5), shown beside the ratio")
 	)
 	flag.Usage = func() {
@@ -106,9 +112,9 @@ func main() {
 
 	var vs []*variant
 	for _, c := range []struct{ name, line string }{
-		{"bare", *bareCmd}, {"bwrap", *bwrapCmd}, {"forkbomb", *fbCmd}, {"forkbomb-before", *beforeCmd},
+		{"bare", *bareCmd}, {"bwrap", *bwrapCmd}, {"forkbomb", *fbCmd}, {"forkbomb-before", *beforeCmd}, {"go+bwrap", *floorCmd},
 	} {
-		if c.line == "" && (c.name == "bwrap" || c.name == "forkbomb-before") {
+		if c.line == "" && c.name != "bare" && c.name != "forkbomb" {
 			continue
 		}
 		argv, err := splitCommand(c.line)
@@ -223,28 +229,27 @@ func summarize(vs []*variant, n, warmup int, label string, goal float64) *report
 			s.OverheadMS, s.CPUOverheadMS = &o, &c
 		}
 	}
-	fbo, okf := medians["forkbomb"]
-	bwo, okb := medians["bwrap"]
-	if okf && okb {
-		if d := bwo - medians["bare"]; d > 0 {
-			r := round((fbo - medians["bare"]) / d)
-			rep.Ratio = &r
+	// overBwrap: name's time added over bare, wall and CPU, as multiples
+	// of bwrap's (nil where either is missing or bwrap added nothing)
+	overBwrap := func(name string) (wall, cpu *float64) {
+		v, ok := medians[name]
+		bw, okb := medians["bwrap"]
+		if !ok || !okb {
+			return nil, nil
+		}
+		if d := bw - medians["bare"]; d > 0 {
+			r := round((v - medians["bare"]) / d)
+			wall = &r
 		}
 		if d := cpus["bwrap"] - cpus["bare"]; d > 0 {
-			r := round((cpus["forkbomb"] - cpus["bare"]) / d)
-			rep.CPURatio = &r
+			r := round((cpus[name] - cpus["bare"]) / d)
+			cpu = &r
 		}
+		return wall, cpu
 	}
-	if b, ok := medians["forkbomb-before"]; ok && okb {
-		if d := bwo - medians["bare"]; d > 0 {
-			r := round((b - medians["bare"]) / d)
-			rep.BeforeRatio = &r
-		}
-		if d := cpus["bwrap"] - cpus["bare"]; d > 0 {
-			r := round((cpus["forkbomb-before"] - cpus["bare"]) / d)
-			rep.BeforeCPURatio = &r
-		}
-	}
+	rep.Ratio, rep.CPURatio = overBwrap("forkbomb")
+	rep.BeforeRatio, rep.BeforeCPURatio = overBwrap("forkbomb-before")
+	rep.FloorRatio, rep.FloorCPURatio = overBwrap("go+bwrap")
 	return rep
 }
 
@@ -268,6 +273,9 @@ func printTable(w io.Writer, rep *report) {
 	}
 	if rep.BeforeRatio != nil && rep.BeforeCPURatio != nil {
 		fmt.Fprintf(w, "  forkbomb-before overhead / bwrap overhead = %.2fx wall, %.2fx cpu\n", *rep.BeforeRatio, *rep.BeforeCPURatio)
+	}
+	if rep.FloorRatio != nil && rep.FloorCPURatio != nil {
+		fmt.Fprintf(w, "  go+bwrap overhead / bwrap overhead = %.2fx wall, %.2fx cpu (the floor of a Go parent with a C stage)\n", *rep.FloorRatio, *rep.FloorCPURatio)
 	}
 }
 
