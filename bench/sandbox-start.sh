@@ -73,6 +73,7 @@ go build -o /dev/null ./bench/cmd/startbench
 # goexec: a Go program that only starts bwrap (the floor of a Go parent with
 # a C sandbox stage, runc's route), timed as go+bwrap.
 CGO_ENABLED=0 go build -o "$T/goexec" ./bench/cmd/goexec
+"./scripts/hugebin" "$T/goexec" # as forkbomb's binaries, so that the floor is not raised by how go build left it
 
 BARE="/bin/true"
 BWRAP="bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc /bin/true"

@@ -13,7 +13,8 @@
 // Each command line is split like a (very small) POSIX shell would: words
 // are separated by blanks, '...' is literal, "..." allows \" \\ \$ \` escapes,
 // and a backslash outside quotes escapes the next character. There is no
-// expansion of any kind. -bwrap may be empty to leave bwrap out.
+// expansion of any kind. -bwrap, -before and -floor may be empty to leave
+// that variant out; the ratios to bwrap need -bwrap.
 //
 // The variants are run round-robin, one of each per iteration, with the
 // starting variant rotating, so that machine noise (another process, a CPU
@@ -95,7 +96,7 @@ func main() {
 		ratioGoal = flag.Float64("target", 1.5, "target for forkbomb overhead / bwrap overhead (issue 10: 1.5), shown beside the ratio")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: startbench [flags] -forkbomb 'CMD...' [-bare 'CMD...'] [-bwrap 'CMD...']\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: startbench [flags] -forkbomb 'CMD...' [-bare 'CMD...'] [-bwrap 'CMD...'] [-before 'CMD...'] [-floor 'CMD...']\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
