@@ -171,6 +171,12 @@ func TestRateLimits(t *testing.T) {
 	t.Parallel()
 	_, lo, _ := net.ParseCIDR("127.0.0.2/32")
 	g, url, _, key := modelGateway(t, "sqlite", 1_000_000_000, Options{Limits: Limits{CreatePerMinute: 3, ModelPerMinute: 5}, TrustedProxies: []*net.IPNet{lo}})
+	// The buckets hold their bursts (3 and 5) and refill no more: at 3
+	// and 5 a minute, a loaded machine slow enough to take 12 s over the
+	// calls below would see a token come back and a 6th call answered.
+	g.limits.mu.Lock()
+	g.limits.rate["create"], g.limits.rate["model"] = 0, 0
+	g.limits.mu.Unlock()
 	post := func(xff string) int {
 		req, _ := http.NewRequest("POST", url+"/v1/workspaces", nil)
 		if xff != "" {

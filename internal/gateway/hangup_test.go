@@ -32,10 +32,13 @@ const usageCost = 1000*1 + 500*2
 func TestHangupStillCharged(t *testing.T) {
 	t.Parallel()
 	type tc struct {
-		name    string
-		s       func(a api) script
-		client  string // "read" to the end, "hangup" at the script's hangAt, "stall": stop reading after the first event
-		want    string // "usage" or "worst"
+		name   string
+		s      func(a api) script
+		client string // "read" to the end, "hangup" at the script's hangAt, "stall": stop reading after the first event
+		want   string // "usage" or "worst"
+		// the upstream deadline, where it is under test: it starts before
+		// the reservation, so it must leave a loaded machine time for the
+		// reservation and the first event to reach the client
 		timeout time.Duration
 	}
 	const pad = 8 << 20
@@ -50,9 +53,9 @@ func TestHangupStillCharged(t *testing.T) {
 		{"malformed_usage", func(a api) script {
 			return script{true, append(a.events[:a.usageAt:a.usageAt], a.malformed), 1, pad, ""}
 		}, "hangup", "worst", 0},
-		{"upstream_stalls_past_deadline", func(a api) script { return script{true, a.events[:1], 1, 0, "stall"} }, "hangup", "worst", 2 * time.Second},
+		{"upstream_stalls_past_deadline", func(a api) script { return script{true, a.events[:1], 1, 0, "stall"} }, "hangup", "worst", 6 * time.Second},
 		{"endless_after_hangup", func(a api) script { return script{true, a.events[:1], 1, 0, "endless"} }, "hangup", "worst", 0},
-		{"client_stops_reading", func(a api) script { return script{true, a.events[:1], -1, 0, "endless"} }, "stall", "worst", 2 * time.Second},
+		{"client_stops_reading", func(a api) script { return script{true, a.events[:1], -1, 0, "endless"} }, "stall", "worst", 6 * time.Second},
 	}
 	for _, kind := range backends {
 		for _, a := range apis {

@@ -30,8 +30,13 @@ func childServe() int {
 		return 1
 	}
 	defer db.Close()
+	ttl, err := time.ParseDuration(os.Getenv("GW_TTL"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	g, err := New(db, Options{Secrets: testSecrets(), Anthropic: Upstream{URL: os.Getenv("GW_UPSTREAM"), Key: "k"},
-		Prices: map[string]Price{"*": {In: 1_000_000, Out: 1_000_000}}, ReservationTTL: time.Second, SweepEvery: 100 * time.Millisecond})
+		Prices: map[string]Price{"*": {In: 1_000_000, Out: 1_000_000}}, ReservationTTL: ttl, SweepEvery: 100 * time.Millisecond})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -47,10 +52,12 @@ func childServe() int {
 	return 0
 }
 
-func startChild(t *testing.T, dsn, upstream string) (*exec.Cmd, string) {
+// startChild starts a gateway server whose reservations last ttl (and
+// whose upstream calls end at 9/10 of it).
+func startChild(t *testing.T, dsn, upstream string, ttl time.Duration) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "GW_DSN="+dsn, "GW_UPSTREAM="+upstream)
+	cmd.Env = append(os.Environ(), childEnv+"=1", "GW_DSN="+dsn, "GW_UPSTREAM="+upstream, "GW_TTL="+ttl.String())
 	cmd.SysProcAttr = testutil.DieWithTest()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -102,7 +109,10 @@ func TestKilledServerReturnsReservations(t *testing.T) {
 			ws, key, _ := g.CreateWorkspace(context.Background())
 			g.Grant(context.Background(), ws, 1_000_000_000, "test")
 
-			child, url := startChild(t, dsn, upstream)
+			// The reservation outlives the kill by far: a server that
+			// settled it itself (its upstream call ending at 9/10 of a
+			// short TTL) before a slow test killed it would prove nothing.
+			child, url := startChild(t, dsn, upstream, 10*time.Minute)
 			go func() {
 				req, _ := http.NewRequest("POST", url+"/v1/messages", strings.NewReader(`{"model":"m","max_tokens":1000,"messages":[{"role":"user","content":"hi"}]}`))
 				req.Header.Set("Authorization", "Bearer "+key)
@@ -130,7 +140,12 @@ func TestKilledServerReturnsReservations(t *testing.T) {
 			if open() != 1 {
 				t.Fatal("the reservation was closed by a server that was SIGKILLed")
 			}
-			startChild(t, dsn, upstream)
+			// Its time has come (as if ten minutes had passed): the
+			// restarted server's sweeper must return it.
+			if _, err := db.exec(context.Background(), nil, `UPDATE reservations SET expires_at = 0`); err != nil {
+				t.Fatal(err)
+			}
+			startChild(t, dsn, upstream, time.Second)
 			for open() != 0 {
 				if time.Now().After(deadline) {
 					t.Fatal("the restarted server never returned the reservation")
