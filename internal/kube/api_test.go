@@ -72,6 +72,40 @@ func newRun(t *testing.T, s *Store, run string) string {
 	return run + "-f0"
 }
 
+// execStored runs p in fork where no kubelet runs: the fork's pod is
+// stored and never starts. It waits (a minute at most) until the pod is
+// stored, then stops the Exec, and returns the pod and the Exec's error.
+// (A fixed short context for the Exec would let a loaded API server's
+// slow create end it before the pod was stored.)
+func execStored(t *testing.T, s *Store, fork string, p sandbox.Policy) (*unstructured.Unstructured, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Exec(ctx, fork, p, sandbox.Stdio{})
+		done <- err
+	}()
+	name := "fb-" + fork
+	for deadline := time.Now().Add(time.Minute); ; {
+		pod, err := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil {
+			cancel()
+			return pod, <-done
+		}
+		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("the fork's pod %s was not stored: %v", name, err)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Exec returned before the fork's pod %s was stored: %v", name, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 func str(t *testing.T, u *unstructured.Unstructured, path ...string) string {
 	t.Helper()
 	v, _, err := unstructured.NestedFieldNoCopy(u.Object, path...)
@@ -131,17 +165,11 @@ func TestPodConfinement(t *testing.T) {
 	s := openStore(t, cfg, Options{Namespace: "default", RuntimeClass: "gvisor"})
 	fork := newRun(t, s, "run-conf")
 	// No kubelet here: the pod is stored, never runs; Exec gives up.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	_, err := s.Exec(ctx, fork, sandbox.Policy{Command: []string{"true"}, Memory: 256 << 20, CPUs: 0.5, Timeout: time.Minute}, sandbox.Stdio{})
+	p, err := execStored(t, s, fork, sandbox.Policy{Command: []string{"true"}, Memory: 256 << 20, CPUs: 0.5, Timeout: time.Minute})
 	if err == nil {
 		t.Fatal("Exec ran with no kubelet")
 	}
 	bg := context.Background()
-	p, err := s.dyn.Resource(podGVR).Namespace("default").Get(bg, "fb-run-conf-f0", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	l, err := s.dyn.Resource(leaseGVR).Namespace("default").Get(bg, "forkbomb-run-conf", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -215,8 +243,13 @@ func TestReapLapsedRun(t *testing.T) {
 	cfg := apiServer(t)
 	dead := openStore(t, cfg, Options{LeaseDuration: 2 * time.Second})
 	newRun(t, dead, "run-dead")
-	live := openStore(t, cfg, Options{LeaseDuration: 2 * time.Second})
+	// The live run's lease is longer, renewed every 1.5 s: one slow
+	// renewal on a loaded machine must not make it look lapsed. It is
+	// watched for two of its leases, so only renewals keep it.
+	const liveLease = 6 * time.Second
+	live := openStore(t, cfg, Options{LeaseDuration: liveLease})
 	newRun(t, live, "run-live")
+	watchUntil := time.Now().Add(2 * liveLease)
 	dead.mu.Lock()
 	dead.runs["run-dead"].stop() // what a kill -9 does to the renewals
 	dead.runs = map[string]*runState{}
@@ -225,12 +258,13 @@ func TestReapLapsedRun(t *testing.T) {
 	bg := context.Background()
 	var reaped []string
 	deadline := time.Now().Add(time.Minute)
-	for len(reaped) == 0 && time.Now().Before(deadline) {
+	for (len(reaped) == 0 || time.Now().Before(watchUntil)) && time.Now().Before(deadline) {
 		time.Sleep(500 * time.Millisecond)
-		var err error
-		if reaped, err = live.Reap(bg); err != nil { // what the next forkbomb's Open does
+		now, err := live.Reap(bg) // what the next forkbomb's Open does
+		if err != nil {
 			t.Fatal(err)
 		}
+		reaped = append(reaped, now...)
 	}
 	if len(reaped) != 1 || reaped[0] != "forkbomb-run-dead" {
 		t.Fatalf("reaped %v, want only the dead run's anchor", reaped)

@@ -81,11 +81,7 @@ func TestBinParts(t *testing.T) {
 
 	// a fork's pod: no kubelet here, so it is stored and never runs
 	fork := newRun(t, s, "run-bin")
-	ectx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	s.Exec(ectx, fork, sandbox.Policy{Command: []string{"true"}, Timeout: time.Minute}, sandbox.Stdio{})
-	p, err := s.dyn.Resource(podGVR).Namespace("default").Get(ctx, "fb-run-bin-f0", metav1.GetOptions{})
-	must(t, err)
+	p, _ := execStored(t, s, fork, sandbox.Policy{Command: []string{"true"}, Timeout: time.Minute})
 	inits, _, _ := unstructured.NestedSlice(p.Object, "spec", "initContainers")
 	if len(inits) != 1 {
 		t.Fatalf("init containers: %v", inits)
