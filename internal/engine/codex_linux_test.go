@@ -70,7 +70,7 @@ func TestCodexEngine(t *testing.T) {
 	}
 	rec := &recorded{}
 	var log strings.Builder
-	out := c.Run(context.Background(), w, engine.Task{Prompt: "[persona: fix] make add add", Timeout: 30 * time.Second, Emit: rec.emit, Log: &log})
+	out := c.Run(context.Background(), w, engine.Task{Prompt: "[persona: fix] make add add", Timeout: 2 * time.Minute, Emit: rec.emit, Log: &log})
 	evs := rec.all()
 	if out.State != event.ForkExited || out.Usage.Turns != 4 {
 		t.Fatalf("outcome %+v (want exited after 4 model calls)\nlog:\n%s\nevents:\n%s", out, log.String(), evs)

@@ -157,7 +157,10 @@ func init() {
 	}
 	os.Chmod(locked, 0)
 	forget := func(m *workspace.Meta) error { return judge.ForgetBase(cacheDir, m.Name) }
-	for i := 0; ; i++ { // (a process another test starts holds a copy of the hold's descriptor until its exec)
+	// (a process another test starts holds a copy of the hold's
+	// descriptor until its exec: a deadline, as a loaded machine may
+	// delay that exec)
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		p, err := s.Prune(ctx, workspace.PruneOptions{Also: judge.IsBase, Forget: forget})
 		if err == nil && len(p.Removed) == 1 {
 			if len(p.Errors) != 0 {
@@ -165,7 +168,7 @@ func init() {
 			}
 			break
 		}
-		if i == 50 {
+		if time.Now().After(deadline) {
 			t.Fatalf("prune --bases: %+v %v", p, err)
 		}
 		time.Sleep(20 * time.Millisecond)

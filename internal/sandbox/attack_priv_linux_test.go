@@ -88,11 +88,13 @@ func TestConfinementSeenFromHost(t *testing.T) {
 		m := sleepMarker()
 		done := make(chan outcome, 1)
 		go func() {
-			p := sandbox.Policy{Command: []string{"/bin/sleep", m}, Workdir: t.TempDir(), Mode: mode, Timeout: 20 * time.Second}
+			p := sandbox.Policy{Command: []string{"/bin/sleep", m}, Workdir: t.TempDir(), Mode: mode, Timeout: 2 * time.Minute}
 			done <- runPolicy(t, p)
 		}()
 		var pids []int
-		for i := 0; i < 200 && len(pids) == 0; i++ {
+		// a deadline, not a count of polls: a loaded machine's sandbox
+		// start and /proc scans may take seconds
+		for deadline := time.Now().Add(time.Minute); len(pids) == 0 && time.Now().Before(deadline); {
 			time.Sleep(20 * time.Millisecond)
 			pids = hostProcsWith(m)
 		}

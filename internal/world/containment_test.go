@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -138,11 +139,11 @@ func TestContainment(t *testing.T) {
 			before = conns.Load()
 			out = run(t, p, false)
 			if p.net {
-				// A connect that completes before the accept loop counts it.
-				for i := 0; i < 1000 && conns.Load() == before; i++ {
-					if c, err := net.Dial("tcp", "127.0.0.1:1"); err == nil {
-						c.Close()
-					}
+				// A connect that completes before the accept loop counts
+				// it: wait for the count (a loaded machine may run that
+				// loop late).
+				for deadline := time.Now().Add(30 * time.Second); conns.Load() == before && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
 				}
 			}
 			if why := leaked(p, out, before); len(why) == 0 {

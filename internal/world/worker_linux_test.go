@@ -462,7 +462,7 @@ func TestWorkerDeniesMissedHooks(t *testing.T) {
 			if p[0] == "dial" {
 				// the listener counts the control's connection on its own
 				// goroutine: wait for it, so the next probe's count is its own
-				for i := 0; i < 500 && conns.Load() == n; i++ {
+				for deadline := time.Now().Add(30 * time.Second); conns.Load() == n && time.Now().Before(deadline); {
 					time.Sleep(10 * time.Millisecond)
 				}
 			}

@@ -204,8 +204,9 @@ func noneLeft(t *testing.T, s *workspace.Store) {
 
 // A test's time limit runs from the moment the test begins, not from its
 // sandbox's start: a sandbox started ahead waits about one round for its
-// commit (here 4 s), and its test takes 4 s more, so a limit of 6 s from
-// the start would stop every such test. A test that does outrun the limit
+// commit (here 8 s), and its test takes 8 s more, so a limit of 12 s from
+// the start would stop every such test (the 4 s left past the sleep are
+// for a loaded machine's shell and teardown). A test that does outrun the limit
 // stops the bisect (git bisect run has no limit).
 func TestBisectTimeLimit(t *testing.T) {
 	t.Parallel()
@@ -216,8 +217,8 @@ func TestBisectTimeLimit(t *testing.T) {
 		store := newStore(t)
 		res, err := bisect.Run(context.Background(), bisect.Options{
 			// Only bad is bad: the tests in sandboxes started ahead pass.
-			Store: store, Repo: repo, Good: "good", Bad: "main", Test: "sleep 4; " + testCmd(12), Forks: 2,
-			Policy: sandbox.Policy{Timeout: 6 * time.Second},
+			Store: store, Repo: repo, Good: "good", Bad: "main", Test: "sleep 8; " + testCmd(12), Forks: 2,
+			Policy: sandbox.Policy{Timeout: 12 * time.Second},
 		})
 		if err != nil {
 			t.Fatal(err)
