@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestErrorsLeakNothing makes the upstream fail in every way with its
@@ -175,6 +176,9 @@ func TestRateLimits(t *testing.T) {
 	// and 5 a minute, a loaded machine slow enough to take 12 s over the
 	// calls below would see a token come back and a 6th call answered.
 	g.limits.mu.Lock()
+	if c, m := g.limits.rate["create"], g.limits.rate["model"]; c != 3.0/60 || m != 5.0/60 {
+		t.Errorf("refill rates %v and %v a second, want 3/60 and 5/60", c, m)
+	}
 	g.limits.rate["create"], g.limits.rate["model"] = 0, 0
 	g.limits.mu.Unlock()
 	post := func(xff string) int {
@@ -220,5 +224,27 @@ func TestRateLimits(t *testing.T) {
 	}
 	if codes[200] != 5 || codes[429] != 3 {
 		t.Errorf("model calls: %v, want 5 answered and 3 limited", codes)
+	}
+	// The refill, at its real rate: 13 s on, the bucket holds one token
+	// (and a twelfth), so one more call is answered and, with the refill
+	// stopped again, no second one.
+	setRate := func(r float64, back time.Duration) {
+		g.limits.mu.Lock()
+		defer g.limits.mu.Unlock()
+		g.limits.rate["model"] = r
+		for k, b := range g.limits.buckets {
+			if strings.HasPrefix(k, "model\x00") {
+				b.at = b.at.Add(-back)
+			}
+		}
+	}
+	setRate(5.0/60, 13*time.Second)
+	c, _ := call(t, url, key, "/v1/messages", anthropicBody)
+	setRate(0, 0)
+	if c != 200 {
+		t.Errorf("a model call 13 s after the limit: %d, want 200 (one token back)", c)
+	}
+	if c, _ := call(t, url, key, "/v1/messages", anthropicBody); c != 429 {
+		t.Errorf("a second model call: %d, want 429", c)
 	}
 }

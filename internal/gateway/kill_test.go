@@ -140,9 +140,14 @@ func TestKilledServerReturnsReservations(t *testing.T) {
 			if open() != 1 {
 				t.Fatal("the reservation was closed by a server that was SIGKILLed")
 			}
+			// It was made to last the child's TTL, in seconds.
+			var lasts int64
+			if err := db.sql.QueryRow(`SELECT expires_at - created_at FROM reservations WHERE state = 'open'`).Scan(&lasts); err != nil || lasts != 600 {
+				t.Fatalf("the reservation lasts %d s (%v), want the child's 600", lasts, err)
+			}
 			// Its time has come (as if ten minutes had passed): the
 			// restarted server's sweeper must return it.
-			if _, err := db.exec(context.Background(), nil, `UPDATE reservations SET expires_at = 0`); err != nil {
+			if _, err := db.exec(context.Background(), nil, `UPDATE reservations SET expires_at = created_at`); err != nil {
 				t.Fatal(err)
 			}
 			startChild(t, dsn, upstream, time.Second)
