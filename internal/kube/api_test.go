@@ -100,7 +100,12 @@ func execStored(t *testing.T, s *Store, fork string, p sandbox.Policy) (*unstruc
 		}
 		select {
 		case err := <-done:
-			t.Fatalf("Exec returned before the fork's pod %s was stored: %v", name, err)
+			// it may have stored the pod since the Get above
+			pod, gerr := s.dyn.Resource(podGVR).Namespace(s.o.Namespace).Get(context.Background(), name, metav1.GetOptions{})
+			if gerr != nil {
+				t.Fatalf("Exec returned (%v) and the fork's pod %s was not stored: %v", err, name, gerr)
+			}
+			return pod, err
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
