@@ -8,9 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -29,22 +27,7 @@ func TestContainment(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(host, "exe"), []byte("#!/bin/sh\necho ran-exe-"+secret+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
+	ln := newCountingListener(t)
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	t.Setenv("FORKBOMB_WORLD_CANARY", secret)
 
@@ -105,7 +88,7 @@ func TestContainment(t *testing.T) {
 		out, _ := c.CombinedOutput()
 		return string(out)
 	}
-	leaked := func(p probe, out string, before int64) []string {
+	leaked := func(t *testing.T, p probe, out string, before int64) []string {
 		var why []string
 		if strings.Contains(out, secret) {
 			why = append(why, "output holds the secret")
@@ -118,16 +101,16 @@ func TestContainment(t *testing.T) {
 				why = append(why, "host file "+p.wrote+" exists")
 			}
 		}
-		if p.net && conns.Load() > before {
+		if p.net && ln.count(t) > before {
 			why = append(why, "the listener was reached")
 		}
 		return why
 	}
 	for _, p := range probes {
 		t.Run(p.name, func(t *testing.T) {
-			before := conns.Load()
+			before := ln.count(t)
 			out := run(t, p, true)
-			if why := leaked(p, out, before); len(why) > 0 {
+			if why := leaked(t, p, out, before); len(why) > 0 {
 				t.Errorf("world leaked: %v\noutput: %s", why, out)
 			}
 			if p.noControl {
@@ -136,17 +119,9 @@ func TestContainment(t *testing.T) {
 			if _, err := exec.LookPath("bash"); err != nil {
 				testutil.SkipOrFail(t, "no bash for the control: %v", err)
 			}
-			before = conns.Load()
+			before = ln.count(t)
 			out = run(t, p, false)
-			if p.net {
-				// A connect that completes before the accept loop counts
-				// it: wait for the count (a loaded machine may run that
-				// loop late).
-				for deadline := time.Now().Add(30 * time.Second); conns.Load() == before && time.Now().Before(deadline); {
-					time.Sleep(time.Millisecond)
-				}
-			}
-			if why := leaked(p, out, before); len(why) == 0 {
+			if why := leaked(t, p, out, before); len(why) == 0 {
 				t.Errorf("control: bash on the host did not leak, so this probe proves nothing\noutput: %s", out)
 			}
 			if p.wrote != "" {

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -410,22 +408,7 @@ func TestEveryLimitHolds(t *testing.T) {
 func TestWorkerDeniesMissedHooks(t *testing.T) {
 	needLandlock(t)
 	b := newHostBait(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
+	ln := newCountingListener(t)
 	file := filepath.Join(t.TempDir(), "w.world")
 	if err := New().Save(file); err != nil {
 		t.Fatal(err)
@@ -439,19 +422,19 @@ func TestWorkerDeniesMissedHooks(t *testing.T) {
 	} {
 		t.Run(p[0], func(t *testing.T) {
 			script := "forkbomb-test-host " + p[0] + " " + p[1]
-			before, n := b.state(t), conns.Load()
+			before, n := b.state(t), ln.count(t)
 			res, err := r.ExecFile(context.Background(), file, script, nil, Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			out := string(res.Stdout) + string(res.Stderr)
-			if strings.Contains(out, "reached") || strings.Contains(out, b.secret) || conns.Load() != n || b.state(t) != before {
+			if strings.Contains(out, "reached") || strings.Contains(out, b.secret) || ln.count(t) != n || b.state(t) != before {
 				t.Errorf("the worker reached the host: %q", out)
 			}
 			if !strings.Contains(out, "permission denied") && !strings.Contains(out, "operation not permitted") {
 				t.Errorf("not denied by the kernel: %q", out)
 			}
-			n = conns.Load()
+			n = ln.count(t)
 			res, err = New().Exec(context.Background(), script, nil, Limits{})
 			if err != nil {
 				t.Fatal(err)
@@ -459,12 +442,8 @@ func TestWorkerDeniesMissedHooks(t *testing.T) {
 			if !strings.Contains(string(res.Stdout), "reached") {
 				t.Errorf("control: unconfined, the command did not reach the host: %q %q", res.Stdout, res.Stderr)
 			}
-			if p[0] == "dial" {
-				// the listener counts the control's connection on its own
-				// goroutine: wait for it, so the next probe's count is its own
-				for deadline := time.Now().Add(30 * time.Second); conns.Load() == n && time.Now().Before(deadline); {
-					time.Sleep(10 * time.Millisecond)
-				}
+			if got := ln.count(t); p[0] == "dial" && got != n+1 {
+				t.Errorf("control: the listener counted %d connections, want the command's one", got-n)
 			}
 			os.Remove(filepath.Join(b.dir, "w"))
 		})
