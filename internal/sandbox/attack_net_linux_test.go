@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,11 +15,121 @@ import (
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
+// tally counts what reaches one host-side server: the connections its
+// listener accepts, or the datagrams its socket reads. Its count is taken
+// after a marker of its own has reached the server too, so nothing sent
+// before the count was asked for goes uncounted because the server's
+// goroutine had not reached it yet (a loaded machine may run it late).
+type tally struct {
+	network, addr string // the server's, for the marker
+	mu            sync.Mutex
+	total         int64           // connections or datagrams seen, the markers among them
+	markers       int64           // the markers counted so far
+	seen          map[string]bool // the source of each seen since the last count
+}
+
+func newTally(network, addr string) *tally {
+	return &tally{network: network, addr: addr, seen: map[string]bool{}}
+}
+
+func (c *tally) add(from net.Addr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total++
+	if from != nil {
+		c.seen[from.String()] = true
+	}
+}
+
+// markerSeq makes each marker's UNIX address unique within the process.
+var markerSeq atomic.Int64
+
+// count is how many connections or datagrams reached the server before it
+// was called. It sends a marker from an address of its own — a TCP or UDP
+// port, or for UNIX sockets, whose peers are unnamed unless bound, an
+// abstract name — and waits (a minute at most) until the server has seen
+// it: a listener's queue hands out connections in the order they were
+// made, and a socket's receive queue its datagrams in the order they came
+// (a loopback datagram is queued before its send returns, so one the
+// sandboxed command sent is queued before the command has exited).
+func (c *tally) count(t *testing.T) int64 {
+	t.Helper()
+	var me string
+	switch c.network {
+	case "tcp", "udp":
+		conn, err := net.Dial(c.network, c.addr)
+		if err != nil {
+			t.Fatalf("the count's marker: %v", err)
+		}
+		if c.network == "udp" {
+			if _, err := conn.Write([]byte("marker")); err != nil {
+				t.Fatalf("the count's marker: %v", err)
+			}
+		}
+		me = conn.LocalAddr().String()
+		conn.Close()
+	case "unix":
+		me = fmt.Sprintf("@forkbomb-test-marker-%d-%d", os.Getpid(), markerSeq.Add(1))
+		conn, err := net.DialUnix("unix", &net.UnixAddr{Name: me, Net: "unix"}, &net.UnixAddr{Name: c.addr, Net: "unix"})
+		if err != nil {
+			t.Fatalf("the count's marker: %v", err)
+		}
+		conn.Close()
+	default:
+		t.Fatalf("tally of %s", c.network)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		if c.seen[me] {
+			c.markers++
+			clear(c.seen)
+			n := c.total - c.markers
+			c.mu.Unlock()
+			return n
+		}
+		c.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("the %s server at %s did not see the count's marker within a minute", c.network, c.addr)
+		}
+	}
+}
+
+// tallied is a listener whose Accept adds each connection to a tally.
+type tallied struct {
+	net.Listener
+	n *tally
+}
+
+func (l tallied) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err == nil {
+		l.n.add(conn.RemoteAddr())
+	}
+	return conn, err
+}
+
+// countAccepts accepts on ln until the test ends, closing each connection;
+// its tally counts them.
+func countAccepts(t *testing.T, ln net.Listener) *tally {
+	n := newTally(ln.Addr().Network(), ln.Addr().String())
+	go func() {
+		for {
+			c, err := tallied{ln, n}.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return n
+}
+
 // listeners are host-side servers that count what reaches them: the
 // verdict of the network tests, taken outside the sandbox.
 type listeners struct {
 	tcp, udp, abstract, path     string
-	nTCP, nUDP, nAbstract, nPath atomic.Int64
+	nTCP, nUDP, nAbstract, nPath *tally
 }
 
 func startListeners(t *testing.T) *listeners {
@@ -28,21 +140,23 @@ func startListeners(t *testing.T) *listeners {
 		t.Fatal(err)
 	}
 	l.tcp = tcp.Addr().String()
-	countAccepts(t, tcp, &l.nTCP)
+	l.nTCP = countAccepts(t, tcp)
 
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.udp = udp.LocalAddr().String()
+	l.nUDP = newTally("udp", l.udp)
 	t.Cleanup(func() { udp.Close() })
 	go func() {
 		buf := make([]byte, 64)
 		for {
-			if _, _, err := udp.ReadFrom(buf); err != nil {
+			_, from, err := udp.ReadFrom(buf)
+			if err != nil {
 				return
 			}
-			l.nUDP.Add(1)
+			l.nUDP.add(from)
 		}
 	}()
 
@@ -51,7 +165,7 @@ func startListeners(t *testing.T) *listeners {
 	if err != nil {
 		t.Fatal(err)
 	}
-	countAccepts(t, abs, &l.nAbstract)
+	l.nAbstract = countAccepts(t, abs)
 
 	// A host service's socket in a folder the sandbox hides (here a
 	// sibling of the workdir under the host's /tmp).
@@ -60,37 +174,30 @@ func startListeners(t *testing.T) *listeners {
 	if err != nil {
 		t.Fatal(err)
 	}
-	countAccepts(t, ps, &l.nPath)
+	l.nPath = countAccepts(t, ps)
 	return l
-}
-
-// countAccepts accepts on ln until the test ends, counting and closing
-// each connection.
-func countAccepts(t *testing.T, ln net.Listener, n *atomic.Int64) {
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
 }
 
 func (l *listeners) attacks() [][]string {
 	return [][]string{{"tcp", l.tcp}, {"udp", l.udp}, {"unix", l.abstract}, {"unix", l.path}, {"dns", "example.com"}}
 }
 
-func (l *listeners) counts() string {
-	return fmt.Sprintf("tcp=%d udp=%d abstract=%d path=%d", l.nTCP.Load(), l.nUDP.Load(), l.nAbstract.Load(), l.nPath.Load())
+// reached is what reached each of the listeners, as counted once.
+type reached struct{ tcp, udp, abstract, path int64 }
+
+func (l *listeners) count(t *testing.T) reached {
+	t.Helper()
+	return reached{l.nTCP.count(t), l.nUDP.count(t), l.nAbstract.count(t), l.nPath.count(t)}
 }
 
-func (l *listeners) total() int64 {
-	return l.nTCP.Load() + l.nUDP.Load() + l.nAbstract.Load() + l.nPath.Load()
+func (r reached) String() string {
+	return fmt.Sprintf("tcp=%d udp=%d abstract=%d path=%d", r.tcp, r.udp, r.abstract, r.path)
 }
+
+func (r reached) total() int64 { return r.tcp + r.udp + r.abstract + r.path }
+
+// all says each listener was reached: the positive controls' verdict.
+func (r reached) all() bool { return r.tcp > 0 && r.udp > 0 && r.abstract > 0 && r.path > 0 }
 
 // TestAttackNetwork: with --network none nothing reaches the host: not
 // TCP or UDP on the host's loopback, not an abstract UNIX socket, not a
@@ -107,9 +214,8 @@ func TestAttackNetwork(t *testing.T) {
 				t.Errorf("LEAK: name resolution worked")
 			}
 		}
-		time.Sleep(200 * time.Millisecond) // let a datagram in flight arrive
-		if l.total() != 0 {
-			t.Errorf("LEAK: host listeners were reached: %s", l.counts())
+		if r := l.count(t); r.total() != 0 {
+			t.Errorf("LEAK: host listeners were reached: %s", r)
 		}
 	})
 	t.Run("control", func(t *testing.T) {
@@ -117,9 +223,8 @@ func TestAttackNetwork(t *testing.T) {
 		for _, a := range l.attacks()[:4] {
 			runPolicy(t, unconfinedPolicy(t, t.TempDir(), a...))
 		}
-		time.Sleep(200 * time.Millisecond)
-		if l.nTCP.Load() == 0 || l.nUDP.Load() == 0 || l.nAbstract.Load() == 0 || l.nPath.Load() == 0 {
-			t.Fatalf("positive control: unconfined connections not all seen: %s", l.counts())
+		if r := l.count(t); !r.all() {
+			t.Fatalf("positive control: unconfined connections not all seen: %s", r)
 		}
 	})
 }
@@ -146,8 +251,8 @@ func TestNetworkHost(t *testing.T) {
 		p := attackPolicy(t, mode, t.TempDir(), "tcp", l.tcp)
 		p.Network = sandbox.NetworkHost
 		runPolicy(t, p)
-		if l.nTCP.Load() != 1 {
-			t.Fatalf("--network host: the host listener was not reached (%s)", l.counts())
+		if r := l.count(t); r.tcp != 1 {
+			t.Fatalf("--network host: the host listener was not reached once (%s)", r)
 		}
 	})
 }
@@ -169,8 +274,7 @@ func TestAttackNetworkListeningProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var nProxy atomic.Int64
-	countAccepts(t, proxy, &nProxy)
+	nProxy := countAccepts(t, proxy)
 	port := proxy.Addr().(*net.TCPAddr).Port
 	l := startListeners(t)
 	attacks := append(l.attacks(), []string{"tfo", l.tcp})
@@ -183,19 +287,17 @@ func TestAttackNetworkListeningProxy(t *testing.T) {
 		}
 		t.Logf("%v: exit %d %s", a, o.code(), strings.TrimSpace(o.all()))
 	}
-	time.Sleep(200 * time.Millisecond) // let a datagram in flight arrive
-	if l.total() != 0 {
-		t.Errorf("LEAK: listeners other than the proxy's were reached: %s", l.counts())
+	if r := l.count(t); r.total() != 0 {
+		t.Errorf("LEAK: listeners other than the proxy's were reached: %s", r)
 	}
-	if nProxy.Load() != 1 {
-		t.Errorf("control: the proxy's port was reached %d times, want 1", nProxy.Load())
+	if n := nProxy.count(t); n != 1 {
+		t.Errorf("control: the proxy's port was reached %d times, want 1", n)
 	}
 	t.Run("control", func(t *testing.T) {
 		l := startListeners(t)
 		runPolicy(t, unconfinedPolicy(t, t.TempDir(), "tfo", l.tcp))
-		time.Sleep(200 * time.Millisecond)
-		if l.nTCP.Load() == 0 {
-			t.Fatalf("positive control: an unconfined fast-open send did not reach its listener: %s", l.counts())
+		if r := l.count(t); r.tcp == 0 {
+			t.Fatalf("positive control: an unconfined fast-open send did not reach its listener: %s", r)
 		}
 	})
 	t.Run("namespaces refuse it", func(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/testutil"
@@ -22,23 +21,9 @@ import (
 // UNIX socket in a folder of its own, with another service's socket beside
 // it, which the sandbox must not reach. Both count what reaches them.
 type proxyServer struct {
-	sock, sibling   string
-	conns, requests atomic.Int64
-	siblingConns    atomic.Int64
-}
-
-// countConns wraps a listener to count the connections it accepts.
-type countConns struct {
-	net.Listener
-	n *atomic.Int64
-}
-
-func (c countConns) Accept() (net.Conn, error) {
-	conn, err := c.Listener.Accept()
-	if err == nil {
-		c.n.Add(1)
-	}
-	return conn, err
+	sock, sibling       string
+	conns, siblingConns *tally
+	requests            atomic.Int64
 }
 
 func startProxyServer(t *testing.T, base string) *proxyServer {
@@ -60,14 +45,15 @@ func startProxyServer(t *testing.T, base string) *proxyServer {
 		}
 		fmt.Fprintf(w, "echo %s", r.URL.RequestURI())
 	})}
-	go func() { _ = srv.Serve(countConns{ln, &s.conns}) }()
+	s.conns = newTally("unix", s.sock)
+	go func() { _ = srv.Serve(tallied{ln, s.conns}) }()
 	t.Cleanup(func() { srv.Close() })
 
 	sib, err := net.Listen("unix", s.sibling)
 	if err != nil {
 		t.Fatal(err)
 	}
-	countAccepts(t, sib, &s.siblingConns)
+	s.siblingConns = countAccepts(t, sib)
 	return s
 }
 
@@ -84,12 +70,11 @@ func TestProxyNetwork(t *testing.T) {
 	base, unmasked := testutil.OutsideDir(t)
 	ps := startProxyServer(t, base)
 	l := startListeners(t)
-	var nHostPort atomic.Int64
 	hostPort, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	countAccepts(t, hostPort, &nHostPort)
+	nHostPort := countAccepts(t, hostPort)
 	port := hostPort.Addr().(*net.TCPAddr).Port
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	policy := func(args ...string) sandbox.Policy {
@@ -115,7 +100,7 @@ func TestProxyNetwork(t *testing.T) {
 	})
 
 	t.Run("nothing else", func(t *testing.T) {
-		before := ps.conns.Load()
+		before := ps.conns.count(t)
 		attacks := append(l.attacks(),
 			[]string{"unix", ps.sibling}, // another service beside the proxy
 			[]string{"unix", ps.sock},    // the proxy, bypassing the forwarder
@@ -133,10 +118,10 @@ func TestProxyNetwork(t *testing.T) {
 				t.Errorf("LEAK: %v succeeded from a proxy sandbox: %s", a, o.out)
 			}
 		}
-		time.Sleep(200 * time.Millisecond) // let a datagram in flight arrive
-		if l.total() != 0 || ps.siblingConns.Load() != 0 || nHostPort.Load() != 0 || ps.conns.Load() != before {
+		r, sibling, host, proxy := l.count(t), ps.siblingConns.count(t), nHostPort.count(t), ps.conns.count(t)
+		if r.total() != 0 || sibling != 0 || host != 0 || proxy != before {
 			t.Errorf("LEAK: host listeners were reached: %s sibling=%d host-port=%d proxy=%d (was %d)",
-				l.counts(), ps.siblingConns.Load(), nHostPort.Load(), ps.conns.Load(), before)
+				r, sibling, host, proxy, before)
 		}
 	})
 
@@ -144,15 +129,14 @@ func TestProxyNetwork(t *testing.T) {
 		if !unmasked {
 			t.Log("the proxy's folder is under a folder the sandbox masks anyway (no writable folder outside them)")
 		}
-		before := ps.conns.Load()
+		before := ps.conns.count(t)
 		for _, a := range append(l.attacks()[:4], []string{"unix", ps.sibling}, []string{"unix", ps.sock}, []string{"tcp", hostPort.Addr().String()}) {
 			runPolicy(t, unconfinedPolicy(t, t.TempDir(), a...))
 		}
-		time.Sleep(200 * time.Millisecond)
-		if l.nTCP.Load() == 0 || l.nUDP.Load() == 0 || l.nAbstract.Load() == 0 || l.nPath.Load() == 0 ||
-			ps.siblingConns.Load() == 0 || ps.conns.Load() == before || nHostPort.Load() == 0 {
+		r, sibling, host, proxy := l.count(t), ps.siblingConns.count(t), nHostPort.count(t), ps.conns.count(t)
+		if !r.all() || sibling == 0 || proxy == before || host == 0 {
 			t.Fatalf("positive control: unconfined connections not all seen: %s sibling=%d host-port=%d proxy=%d (was %d)",
-				l.counts(), ps.siblingConns.Load(), nHostPort.Load(), ps.conns.Load(), before)
+				r, sibling, host, proxy, before)
 		}
 		// Unconfined, the forwarder takes a port on the host's loopback.
 		free, err := net.Listen("tcp", "127.0.0.1:0")

@@ -280,9 +280,8 @@ func TestSessionAttacks(t *testing.T) {
 					t.Fatal(o.err)
 				}
 			}
-			time.Sleep(200 * time.Millisecond)
-			if l.total() != 0 {
-				t.Errorf("LEAK: host listeners were reached: %s", l.counts())
+			if r := l.count(t); r.total() != 0 {
+				t.Errorf("LEAK: host listeners were reached: %s", r)
 			}
 		})
 		t.Run("host processes", func(t *testing.T) {
