@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,121 +12,11 @@ import (
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
-// tally counts what reaches one host-side server: the connections its
-// listener accepts, or the datagrams its socket reads. Its count is taken
-// after a marker of its own has reached the server too, so nothing sent
-// before the count was asked for goes uncounted because the server's
-// goroutine had not reached it yet (a loaded machine may run it late).
-type tally struct {
-	network, addr string // the server's, for the marker
-	mu            sync.Mutex
-	total         int64           // connections or datagrams seen, the markers among them
-	markers       int64           // the markers counted so far
-	seen          map[string]bool // the source of each seen since the last count
-}
-
-func newTally(network, addr string) *tally {
-	return &tally{network: network, addr: addr, seen: map[string]bool{}}
-}
-
-func (c *tally) add(from net.Addr) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.total++
-	if from != nil {
-		c.seen[from.String()] = true
-	}
-}
-
-// markerSeq makes each marker's UNIX address unique within the process.
-var markerSeq atomic.Int64
-
-// count is how many connections or datagrams reached the server before it
-// was called. It sends a marker from an address of its own — a TCP or UDP
-// port, or for UNIX sockets, whose peers are unnamed unless bound, an
-// abstract name — and waits (a minute at most) until the server has seen
-// it: a listener's queue hands out connections in the order they were
-// made, and a socket's receive queue its datagrams in the order they came
-// (a loopback datagram is queued before its send returns, so one the
-// sandboxed command sent is queued before the command has exited).
-func (c *tally) count(t *testing.T) int64 {
-	t.Helper()
-	var me string
-	switch c.network {
-	case "tcp", "udp":
-		conn, err := net.Dial(c.network, c.addr)
-		if err != nil {
-			t.Fatalf("the count's marker: %v", err)
-		}
-		if c.network == "udp" {
-			if _, err := conn.Write([]byte("marker")); err != nil {
-				t.Fatalf("the count's marker: %v", err)
-			}
-		}
-		me = conn.LocalAddr().String()
-		conn.Close()
-	case "unix":
-		me = fmt.Sprintf("@forkbomb-test-marker-%d-%d", os.Getpid(), markerSeq.Add(1))
-		conn, err := net.DialUnix("unix", &net.UnixAddr{Name: me, Net: "unix"}, &net.UnixAddr{Name: c.addr, Net: "unix"})
-		if err != nil {
-			t.Fatalf("the count's marker: %v", err)
-		}
-		conn.Close()
-	default:
-		t.Fatalf("tally of %s", c.network)
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
-		c.mu.Lock()
-		if c.seen[me] {
-			c.markers++
-			clear(c.seen)
-			n := c.total - c.markers
-			c.mu.Unlock()
-			return n
-		}
-		c.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatalf("the %s server at %s did not see the count's marker within a minute", c.network, c.addr)
-		}
-	}
-}
-
-// tallied is a listener whose Accept adds each connection to a tally.
-type tallied struct {
-	net.Listener
-	n *tally
-}
-
-func (l tallied) Accept() (net.Conn, error) {
-	conn, err := l.Listener.Accept()
-	if err == nil {
-		l.n.add(conn.RemoteAddr())
-	}
-	return conn, err
-}
-
-// countAccepts accepts on ln until the test ends, closing each connection;
-// its tally counts them.
-func countAccepts(t *testing.T, ln net.Listener) *tally {
-	n := newTally(ln.Addr().Network(), ln.Addr().String())
-	go func() {
-		for {
-			c, err := tallied{ln, n}.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
-	return n
-}
-
 // listeners are host-side servers that count what reaches them: the
 // verdict of the network tests, taken outside the sandbox.
 type listeners struct {
 	tcp, udp, abstract, path     string
-	nTCP, nUDP, nAbstract, nPath *tally
+	nTCP, nUDP, nAbstract, nPath *testutil.Tally
 }
 
 func startListeners(t *testing.T) *listeners {
@@ -140,32 +27,21 @@ func startListeners(t *testing.T) *listeners {
 		t.Fatal(err)
 	}
 	l.tcp = tcp.Addr().String()
-	l.nTCP = countAccepts(t, tcp)
+	l.nTCP = testutil.CountAccepts(t, tcp)
 
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.udp = udp.LocalAddr().String()
-	l.nUDP = newTally("udp", l.udp)
-	t.Cleanup(func() { udp.Close() })
-	go func() {
-		buf := make([]byte, 64)
-		for {
-			_, from, err := udp.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			l.nUDP.add(from)
-		}
-	}()
+	l.nUDP = testutil.CountDatagrams(t, udp)
 
 	l.abstract = fmt.Sprintf("@forkbomb-test-%d", time.Now().UnixNano())
 	abs, err := net.Listen("unix", l.abstract)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.nAbstract = countAccepts(t, abs)
+	l.nAbstract = testutil.CountAccepts(t, abs)
 
 	// A host service's socket in a folder the sandbox hides (here a
 	// sibling of the workdir under the host's /tmp).
@@ -174,7 +50,7 @@ func startListeners(t *testing.T) *listeners {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.nPath = countAccepts(t, ps)
+	l.nPath = testutil.CountAccepts(t, ps)
 	return l
 }
 
@@ -182,12 +58,14 @@ func (l *listeners) attacks() [][]string {
 	return [][]string{{"tcp", l.tcp}, {"udp", l.udp}, {"unix", l.abstract}, {"unix", l.path}, {"dns", "example.com"}}
 }
 
-// reached is what reached each of the listeners, as counted once.
+// reached is what reached each of the listeners, as counted once (after
+// testutil.InFlight, for what the kernel may still be queueing).
 type reached struct{ tcp, udp, abstract, path int64 }
 
 func (l *listeners) count(t *testing.T) reached {
 	t.Helper()
-	return reached{l.nTCP.count(t), l.nUDP.count(t), l.nAbstract.count(t), l.nPath.count(t)}
+	time.Sleep(testutil.InFlight)
+	return reached{l.nTCP.Count(t), l.nUDP.Count(t), l.nAbstract.Count(t), l.nPath.Count(t)}
 }
 
 func (r reached) String() string {
@@ -274,7 +152,7 @@ func TestAttackNetworkListeningProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nProxy := countAccepts(t, proxy)
+	nProxy := testutil.CountAccepts(t, proxy)
 	port := proxy.Addr().(*net.TCPAddr).Port
 	l := startListeners(t)
 	attacks := append(l.attacks(), []string{"tfo", l.tcp})
@@ -290,7 +168,7 @@ func TestAttackNetworkListeningProxy(t *testing.T) {
 	if r := l.count(t); r.total() != 0 {
 		t.Errorf("LEAK: listeners other than the proxy's were reached: %s", r)
 	}
-	if n := nProxy.count(t); n != 1 {
+	if n := nProxy.Count(t); n != 1 {
 		t.Errorf("control: the proxy's port was reached %d times, want 1", n)
 	}
 	t.Run("control", func(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 // it, which the sandbox must not reach. Both count what reaches them.
 type proxyServer struct {
 	sock, sibling       string
-	conns, siblingConns *tally
+	conns, siblingConns *testutil.Tally
 	requests            atomic.Int64
 }
 
@@ -45,15 +45,15 @@ func startProxyServer(t *testing.T, base string) *proxyServer {
 		}
 		fmt.Fprintf(w, "echo %s", r.URL.RequestURI())
 	})}
-	s.conns = newTally("unix", s.sock)
-	go func() { _ = srv.Serve(tallied{ln, s.conns}) }()
+	s.conns = testutil.NewTally("unix", s.sock)
+	go func() { _ = srv.Serve(s.conns.Listener(ln)) }()
 	t.Cleanup(func() { srv.Close() })
 
 	sib, err := net.Listen("unix", s.sibling)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.siblingConns = countAccepts(t, sib)
+	s.siblingConns = testutil.CountAccepts(t, sib)
 	return s
 }
 
@@ -74,7 +74,7 @@ func TestProxyNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nHostPort := countAccepts(t, hostPort)
+	nHostPort := testutil.CountAccepts(t, hostPort)
 	port := hostPort.Addr().(*net.TCPAddr).Port
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	policy := func(args ...string) sandbox.Policy {
@@ -100,7 +100,7 @@ func TestProxyNetwork(t *testing.T) {
 	})
 
 	t.Run("nothing else", func(t *testing.T) {
-		before := ps.conns.count(t)
+		before := ps.conns.Count(t)
 		attacks := append(l.attacks(),
 			[]string{"unix", ps.sibling}, // another service beside the proxy
 			[]string{"unix", ps.sock},    // the proxy, bypassing the forwarder
@@ -118,7 +118,7 @@ func TestProxyNetwork(t *testing.T) {
 				t.Errorf("LEAK: %v succeeded from a proxy sandbox: %s", a, o.out)
 			}
 		}
-		r, sibling, host, proxy := l.count(t), ps.siblingConns.count(t), nHostPort.count(t), ps.conns.count(t)
+		r, sibling, host, proxy := l.count(t), ps.siblingConns.Count(t), nHostPort.Count(t), ps.conns.Count(t)
 		if r.total() != 0 || sibling != 0 || host != 0 || proxy != before {
 			t.Errorf("LEAK: host listeners were reached: %s sibling=%d host-port=%d proxy=%d (was %d)",
 				r, sibling, host, proxy, before)
@@ -129,11 +129,11 @@ func TestProxyNetwork(t *testing.T) {
 		if !unmasked {
 			t.Log("the proxy's folder is under a folder the sandbox masks anyway (no writable folder outside them)")
 		}
-		before := ps.conns.count(t)
+		before := ps.conns.Count(t)
 		for _, a := range append(l.attacks()[:4], []string{"unix", ps.sibling}, []string{"unix", ps.sock}, []string{"tcp", hostPort.Addr().String()}) {
 			runPolicy(t, unconfinedPolicy(t, t.TempDir(), a...))
 		}
-		r, sibling, host, proxy := l.count(t), ps.siblingConns.count(t), nHostPort.count(t), ps.conns.count(t)
+		r, sibling, host, proxy := l.count(t), ps.siblingConns.Count(t), nHostPort.Count(t), ps.conns.Count(t)
 		if !r.all() || sibling == 0 || proxy == before || host == 0 {
 			t.Fatalf("positive control: unconfined connections not all seen: %s sibling=%d host-port=%d proxy=%d (was %d)",
 				r, sibling, host, proxy, before)
