@@ -21,12 +21,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/run"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/tally"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -165,6 +165,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	var addr string
 	var hits func() int
+	var countErr error // the host listener's count failed
 	if remote != nil {
 		var stop func()
 		if addr, hits, stop, err = remote.ListenBeside(ctx, fork); err != nil {
@@ -178,9 +179,21 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				return nil, fmt.Errorf("canary: host listener: %w", err)
 			}
 		}
-		l := countConns(ln)
+		n := tally.Accepts(ln)
 		defer ln.Close()
-		addr, hits = ln.Addr().String(), func() int { return l.drain(ln) }
+		addr, hits = ln.Addr().String(), func() int {
+			// what the kernel may still be queueing, then every connection queued before the
+			// count's own marker (a minute at most; -1 when it never arrives)
+			time.Sleep(tally.InFlight)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			c, err := n.Count(ctx)
+			if err != nil {
+				countErr = err
+				return -1
+			}
+			return int(c)
+		}
 	}
 
 	stream := &boundedBuffer{max: maxStream}
@@ -209,6 +222,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		root: root, files: files, snapshot: snap, secret: secret,
 		secrets: o.Secrets, stream: text, cut: cut, hits: hits(),
 		remote: remote, fork: fork,
+	}
+	if countErr != nil {
+		return nil, fmt.Errorf("canary: counting the host listener's connections: %w", countErr)
 	}
 	res := &Result{Engine: info.Name, Version: o.Version, At: time.Now().UTC(), Agent: agent, Checks: c.all(ctx)}
 	if remote != nil {
@@ -265,47 +281,6 @@ func makeRepo(ctx context.Context) (string, error) {
 		}
 	}
 	return dir, nil
-}
-
-// listener counts the connections a host listener accepted.
-type listener struct {
-	mu   sync.Mutex
-	n    int
-	done chan struct{}
-}
-
-// drain accepts what is still queued (a connection the kernel completed
-// just before the agent ended), stops, and returns the count.
-func (l *listener) drain(ln net.Listener) int {
-	if tl, ok := ln.(*net.TCPListener); ok {
-		tl.SetDeadline(time.Now().Add(200 * time.Millisecond))
-	} else {
-		ln.Close()
-	}
-	<-l.done
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
-}
-
-// countConns accepts (and closes) connections until ln fails or is
-// closed.
-func countConns(ln net.Listener) *listener {
-	l := &listener{done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			l.mu.Lock()
-			l.n++
-			l.mu.Unlock()
-			c.Close()
-		}
-	}()
-	return l
 }
 
 func randomHex(n int) string {

@@ -1,0 +1,167 @@
+// Package tally counts what reaches a loopback server — the connections its listener accepts,
+// or the datagrams its socket reads — for the checks that a confined command did not reach
+// the host's network: the canary's verdict and the tests' (through internal/testutil).
+//
+// A count is taken after a marker of its own has reached the server too, so nothing queued on
+// the server's socket before the count was asked for goes uncounted because the server's
+// goroutine had not reached it yet (a loaded machine may run that goroutine late).
+package tally
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Tally counts what reaches one server.
+type Tally struct {
+	network, addr string // the server's, for the marker
+	mu            sync.Mutex
+	total         int64           // connections or datagrams seen, the markers among them
+	markers       int64           // the markers counted so far
+	seen          map[string]bool // the source of each seen since the last count
+}
+
+// New is the tally of the server at addr, which calls Add for each connection or datagram
+// (Listener and Accepts do that for a listener, Datagrams for a packet socket).
+func New(network, addr string) *Tally {
+	return &Tally{network: network, addr: addr, seen: map[string]bool{}}
+}
+
+// Addr is the server's address.
+func (c *Tally) Addr() string { return c.addr }
+
+// Add counts one connection or datagram, from its source address.
+func (c *Tally) Add(from net.Addr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total++
+	if from != nil {
+		c.seen[from.String()] = true
+	}
+}
+
+// Listener is ln, each connection it accepts counted (for a server of the caller's own, such
+// as an HTTP server, to serve on).
+func (c *Tally) Listener(ln net.Listener) net.Listener { return tallied{ln, c} }
+
+type tallied struct {
+	net.Listener
+	n *Tally
+}
+
+func (l tallied) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(conn.RemoteAddr())
+	}
+	return conn, err
+}
+
+// Accepts accepts on ln until it is closed, closing each connection; the tally counts them.
+func Accepts(ln net.Listener) *Tally {
+	n := New(ln.Addr().Network(), ln.Addr().String())
+	go func() {
+		for {
+			c, err := n.Listener(ln).Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return n
+}
+
+// Datagrams reads pc until it is closed; the tally counts the datagrams.
+func Datagrams(pc net.PacketConn) *Tally {
+	n := New(pc.LocalAddr().Network(), pc.LocalAddr().String())
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			_, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			n.Add(from)
+		}
+	}()
+	return n
+}
+
+// InFlight is how long a check that nothing reached a server first leaves to what a command
+// sent that the kernel has not yet queued on the server's socket. On loopback that is done
+// before the send returns on an idle machine, but a loaded one may defer it to another thread.
+const InFlight = 200 * time.Millisecond
+
+var markerSeq atomic.Int64
+
+// markerIP is the address a TCP or UDP marker is sent from: 127.0.0.2 on Linux, whose
+// loopback answers all of 127/8 and where confined commands dial from 127.0.0.1; elsewhere
+// (macOS's loopback has only 127.0.0.1 unless configured) 127.0.0.1.
+var markerIP = func() net.IP {
+	if runtime.GOOS == "linux" {
+		return net.IPv4(127, 0, 0, 2)
+	}
+	return net.IPv4(127, 0, 0, 1)
+}()
+
+// Count is how many connections or datagrams had been queued on the server's socket when it
+// was called (the markers of earlier counts left out). It sends a marker from an address of
+// its own and waits until the server has seen it (or ctx ends): a listener's queue hands out
+// connections in the order they were made, and a socket's receive queue its datagrams in the
+// order they came, so all that was queued before the marker has been counted by then.
+//
+// The marker's address is one nothing else uses, so an earlier connection is never taken for
+// it: for TCP and UDP a port of markerIP, and for UNIX sockets, whose peers are unnamed unless
+// bound, an abstract name of its own.
+func (c *Tally) Count(ctx context.Context) (int64, error) {
+	var me string
+	switch c.network {
+	case "tcp", "udp":
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: markerIP}}
+		if c.network == "udp" {
+			d.LocalAddr = &net.UDPAddr{IP: markerIP}
+		}
+		conn, err := d.DialContext(ctx, c.network, c.addr)
+		if err != nil {
+			return 0, fmt.Errorf("tally: the count's marker: %w", err)
+		}
+		if c.network == "udp" {
+			if _, err := conn.Write([]byte("marker")); err != nil {
+				conn.Close()
+				return 0, fmt.Errorf("tally: the count's marker: %w", err)
+			}
+		}
+		me = conn.LocalAddr().String()
+		conn.Close()
+	case "unix":
+		me = fmt.Sprintf("@forkbomb-tally-marker-%d-%d", os.Getpid(), markerSeq.Add(1))
+		conn, err := net.DialUnix("unix", &net.UnixAddr{Name: me, Net: "unix"}, &net.UnixAddr{Name: c.addr, Net: "unix"})
+		if err != nil {
+			return 0, fmt.Errorf("tally: the count's marker: %w", err)
+		}
+		conn.Close()
+	default:
+		return 0, fmt.Errorf("tally: a count of a %s server", c.network)
+	}
+	for ; ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		if c.seen[me] {
+			c.markers++
+			clear(c.seen)
+			n := c.total - c.markers
+			c.mu.Unlock()
+			return n, nil
+		}
+		c.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("tally: the %s server at %s did not see the count's marker: %w", c.network, c.addr, err)
+		}
+	}
+}
