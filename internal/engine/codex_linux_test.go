@@ -151,7 +151,18 @@ var repoMarkers = []string{"MARKER_MCP", "MARKER_HOOK_START", "MARKER_HOOK_PROMP
 // fork means the configuration did not load.
 func TestCodexRepoConfigIsolation(t *testing.T) {
 	t.Parallel()
-	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{"idle": {{Text: "Nothing to do."}}})
+	// The planted MCP server starts beside codex's turn, not before it, so
+	// its marker may come after codex has ended: in a fork, whose sandbox
+	// then kills it, a server that did load could leave no marker. The
+	// fork's turn is held open for three times as long as the control's
+	// markers took to appear (10 s at least), as a loaded machine slows
+	// both alike.
+	var took time.Duration
+	hold := func() { time.Sleep(max(3*took, 10*time.Second)) }
+	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{
+		"idle":      {{Text: "Nothing to do."}},
+		"idle-held": {{Text: "Nothing to do.", Hold: hold}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +193,7 @@ trust_level = "trusted"
 			"--dangerously-bypass-hook-trust", "--ephemeral", "--", "[persona: idle] hello")
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + t.TempDir(), "CODEX_HOME=" + home, "OPENAI_API_KEY=" + realKey}
+		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("codex: %v\n%s", err, out)
@@ -192,16 +204,16 @@ trust_level = "trusted"
 				t.Errorf("control: %s never appeared, so its absence proves nothing\n%s", m, out)
 			}
 		}
+		took = time.Since(start)
 	})
 	t.Run("the engine: none loads", func(t *testing.T) {
 		base, _ := testutil.OutsideDir(t)
 		w := codexFork(t, base, repoConfig)
 		rec := &recorded{}
-		out := c.Run(context.Background(), w, engine.Task{Prompt: "[persona: idle] hello", Timeout: time.Minute, Emit: rec.emit})
+		out := c.Run(context.Background(), w, engine.Task{Prompt: "[persona: idle-held] hello", Timeout: 2*time.Minute + 3*took, Emit: rec.emit})
 		if out.State != event.ForkExited || out.Usage.Turns != 1 {
 			t.Fatalf("outcome %+v\n%s", out, rec.all())
 		}
-		time.Sleep(2 * time.Second) // as long as the control's server needs
 		_, files, _ := w.Files(t.Context())
 		for _, m := range repoMarkers {
 			if _, err := files.Stat(t.Context(), m); err == nil {

@@ -16,6 +16,9 @@ import (
 type Step struct {
 	Text  string
 	Tools []ToolCall
+	// Hold, when set, runs before the step is answered: a test holds
+	// the agent's turn open for what it waits on meanwhile.
+	Hold func()
 }
 
 // ToolCall is a tool_use block the scripted model emits.
@@ -108,17 +111,25 @@ func (s *Scripted) next(w http.ResponseWriter, r *http.Request, authorized bool)
 			turn++
 		}
 	}
-	if _, ok := s.Scripts[req.Model]; persona == "" && ok {
-		// no tag: the model named plays its script, so two "models"
-		// of one engine can be told apart (forkbomb eval's tests); else
-		// the script of "" plays
-		persona = req.Model
+	return n, len(body), s.step(persona, req.Model, turn), true
+}
+
+// step is the step of a conversation tagged persona (or, with no tag, of
+// the model named: two "models" of one engine can be told apart, as
+// forkbomb eval's tests do; else the script of "" plays) at turn, once
+// its Hold, if any, has run.
+func (s *Scripted) step(persona, model string, turn int) Step {
+	if _, ok := s.Scripts[model]; persona == "" && ok {
+		persona = model
 	}
-	step = Step{Text: "I have nothing more to do."}
+	step := Step{Text: "I have nothing more to do."}
 	if sc := s.Scripts[persona]; turn < len(sc) {
 		step = sc[turn]
 	}
-	return n, len(body), step, true
+	if step.Hold != nil {
+		step.Hold()
+	}
+	return step
 }
 
 func (s *Scripted) messages(w http.ResponseWriter, r *http.Request) {

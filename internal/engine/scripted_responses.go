@@ -66,14 +66,7 @@ func (s *Scripted) responsesStep(w http.ResponseWriter, r *http.Request) (n, siz
 		}
 		inModel = m
 	}
-	if _, ok := s.Scripts[req.Model]; persona == "" && ok {
-		persona = req.Model // as next: an untagged conversation plays the model's script, else that of ""
-	}
-	step = Step{Text: "I have nothing more to do."}
-	if sc := s.Scripts[persona]; turn < len(sc) {
-		step = sc[turn]
-	}
-	return n, len(body), step, true
+	return n, len(body), s.step(persona, req.Model, turn), true
 }
 
 // responses serves POST /v1/responses, playing the scripts: a step's text
