@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,7 +109,7 @@ func TestWorldForkEarly(t *testing.T) {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() && !strings.HasPrefix(sc.Text(), cliInit) {
 		}
-		time.Sleep(200 * time.Millisecond) // room for a wrong link to show
+		waitBlockedOnLock(t, cmd.Process.Pid) // not a guess at how long it takes to get there
 		if _, err := os.Lstat(filepath.Join(dir, "d.world")); err == nil {
 			t.Fatal("d.world was made while a.world's lock was held")
 		}
@@ -124,4 +125,26 @@ func TestWorldForkEarly(t *testing.T) {
 			t.Error("d.world is not a link to a.world")
 		}
 	})
+}
+
+// waitBlockedOnLock waits (a minute at most) until the kernel's table of
+// file locks shows process pid waiting for a flock.
+func waitBlockedOnLock(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		locks, err := os.ReadFile("/proc/locks")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(locks), "\n") {
+			// "7: -> FLOCK  ADVISORY  WRITE 4321 fe:00:5678 0 EOF": a waiter
+			f := strings.Fields(l)
+			if len(f) >= 6 && f[1] == "->" && f[2] == "FLOCK" && f[5] == strconv.Itoa(pid) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d was not seen waiting for the lock within a minute:\n%s", pid, locks)
+		}
+	}
 }
