@@ -155,10 +155,11 @@ func TestCodexRepoConfigIsolation(t *testing.T) {
 	// its marker may come after codex has ended: in a fork, whose sandbox
 	// then kills it, a server that did load could leave no marker. The
 	// fork's turn is held open for three times as long as the control's
-	// markers took to appear (10 s at least), as a loaded machine slows
-	// both alike.
+	// markers took to appear (10 s at least, 2 minutes at most), as a
+	// loaded machine slows both alike.
 	var took time.Duration
-	hold := func() { time.Sleep(max(3*took, 10*time.Second)) }
+	holdFor := func() time.Duration { return min(max(3*took, 10*time.Second), 2*time.Minute) }
+	hold := func() { time.Sleep(holdFor()) }
 	srv, err := engine.StartScripted(realKey, map[string][]engine.Step{
 		"idle":      {{Text: "Nothing to do."}},
 		"idle-held": {{Text: "Nothing to do.", Hold: hold}},
@@ -210,7 +211,7 @@ trust_level = "trusted"
 		base, _ := testutil.OutsideDir(t)
 		w := codexFork(t, base, repoConfig)
 		rec := &recorded{}
-		out := c.Run(context.Background(), w, engine.Task{Prompt: "[persona: idle-held] hello", Timeout: 2*time.Minute + 3*took, Emit: rec.emit})
+		out := c.Run(context.Background(), w, engine.Task{Prompt: "[persona: idle-held] hello", Timeout: 2*time.Minute + holdFor(), Emit: rec.emit})
 		if out.State != event.ForkExited || out.Usage.Turns != 1 {
 			t.Fatalf("outcome %+v\n%s", out, rec.all())
 		}

@@ -10,9 +10,12 @@ package tally
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -101,54 +104,15 @@ const InFlight = 200 * time.Millisecond
 
 var markerSeq atomic.Int64
 
-// markerIP is the address a TCP or UDP marker is sent from: 127.0.0.2 on Linux, whose
-// loopback answers all of 127/8 and where confined commands dial from 127.0.0.1; elsewhere
-// (macOS's loopback has only 127.0.0.1 unless configured) 127.0.0.1.
-var markerIP = func() net.IP {
-	if runtime.GOOS == "linux" {
-		return net.IPv4(127, 0, 0, 2)
-	}
-	return net.IPv4(127, 0, 0, 1)
-}()
-
 // Count is how many connections or datagrams had been queued on the server's socket when it
 // was called (the markers of earlier counts left out). It sends a marker from an address of
 // its own and waits until the server has seen it (or ctx ends): a listener's queue hands out
 // connections in the order they were made, and a socket's receive queue its datagrams in the
 // order they came, so all that was queued before the marker has been counted by then.
-//
-// The marker's address is one nothing else uses, so an earlier connection is never taken for
-// it: for TCP and UDP a port of markerIP, and for UNIX sockets, whose peers are unnamed unless
-// bound, an abstract name of its own.
 func (c *Tally) Count(ctx context.Context) (int64, error) {
-	var me string
-	switch c.network {
-	case "tcp", "udp":
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: markerIP}}
-		if c.network == "udp" {
-			d.LocalAddr = &net.UDPAddr{IP: markerIP}
-		}
-		conn, err := d.DialContext(ctx, c.network, c.addr)
-		if err != nil {
-			return 0, fmt.Errorf("tally: the count's marker: %w", err)
-		}
-		if c.network == "udp" {
-			if _, err := conn.Write([]byte("marker")); err != nil {
-				conn.Close()
-				return 0, fmt.Errorf("tally: the count's marker: %w", err)
-			}
-		}
-		me = conn.LocalAddr().String()
-		conn.Close()
-	case "unix":
-		me = fmt.Sprintf("@forkbomb-tally-marker-%d-%d", os.Getpid(), markerSeq.Add(1))
-		conn, err := net.DialUnix("unix", &net.UnixAddr{Name: me, Net: "unix"}, &net.UnixAddr{Name: c.addr, Net: "unix"})
-		if err != nil {
-			return 0, fmt.Errorf("tally: the count's marker: %w", err)
-		}
-		conn.Close()
-	default:
-		return 0, fmt.Errorf("tally: a count of a %s server", c.network)
+	me, err := c.mark(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("tally: the count's marker to the %s server at %s: %w", c.network, c.addr, err)
 	}
 	for ; ; time.Sleep(time.Millisecond) {
 		c.mu.Lock()
@@ -164,4 +128,81 @@ func (c *Tally) Count(ctx context.Context) (int64, error) {
 			return 0, fmt.Errorf("tally: the %s server at %s did not see the count's marker: %w", c.network, c.addr, err)
 		}
 	}
+}
+
+// mark sends the count's marker and returns the address it came from, one the server has not
+// seen since the last count, so an earlier connection is never taken for it: for TCP and UDP
+// a port of its own choosing, on Linux of 127.0.0.2 (its loopback answers all of 127/8, and
+// confined commands dial from 127.0.0.1), elsewhere of 127.0.0.1 (macOS's loopback has no
+// other address unless configured), or of ::1 for a server on an IPv6 address; for UNIX
+// sockets, whose peers are unnamed unless bound, a name of its own (abstract on Linux, a file
+// in a folder of its own elsewhere).
+func (c *Tally) mark(ctx context.Context) (string, error) {
+	switch c.network {
+	case "tcp", "udp":
+		ip := net.IPv4(127, 0, 0, 1)
+		if runtime.GOOS == "linux" {
+			ip = net.IPv4(127, 0, 0, 2)
+		}
+		if host, _, err := net.SplitHostPort(c.addr); err == nil {
+			if a := net.ParseIP(host); a != nil && a.To4() == nil && !a.IsUnspecified() {
+				ip = net.IPv6loopback
+			}
+		}
+		var last error
+		for range 50 {
+			from := net.JoinHostPort(ip.String(), strconv.Itoa(20000+rand.IntN(40000)))
+			c.mu.Lock()
+			taken := c.seen[from]
+			c.mu.Unlock()
+			if taken {
+				continue
+			}
+			laddr, err := resolve(c.network, from)
+			if err != nil {
+				return "", err
+			}
+			d := net.Dialer{LocalAddr: laddr}
+			conn, err := d.DialContext(ctx, c.network, c.addr)
+			if err != nil {
+				last = err // the port in use: another
+				if ctx.Err() != nil {
+					break
+				}
+				continue
+			}
+			if c.network == "udp" {
+				_, err = conn.Write([]byte("marker"))
+			}
+			me := conn.LocalAddr().String()
+			conn.Close()
+			return me, err
+		}
+		return "", fmt.Errorf("no port of %s to send it from: %w", ip, last)
+	case "unix":
+		name := fmt.Sprintf("@forkbomb-tally-marker-%d-%d", os.Getpid(), markerSeq.Add(1))
+		if runtime.GOOS != "linux" {
+			dir, err := os.MkdirTemp("", "forkbomb-tally-")
+			if err != nil {
+				return "", err
+			}
+			defer os.RemoveAll(dir)
+			name = filepath.Join(dir, "marker.sock")
+		}
+		conn, err := net.DialUnix("unix", &net.UnixAddr{Name: name, Net: "unix"}, &net.UnixAddr{Name: c.addr, Net: "unix"})
+		if err != nil {
+			return "", err
+		}
+		conn.Close()
+		return name, nil
+	}
+	return "", fmt.Errorf("a count of a %s server", c.network)
+}
+
+// resolve is the address of network ("tcp" or "udp") at hostport.
+func resolve(network, hostport string) (net.Addr, error) {
+	if network == "udp" {
+		return net.ResolveUDPAddr("udp", hostport)
+	}
+	return net.ResolveTCPAddr("tcp", hostport)
 }
