@@ -164,14 +164,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("canary: plant the secret: %w", err)
 	}
 	var addr string
-	var hits func() int
-	var countErr error // the host listener's count failed
+	var hits func() (int, error)
 	if remote != nil {
 		var stop func()
-		if addr, hits, stop, err = remote.ListenBeside(ctx, fork); err != nil {
+		var beside func() int
+		if addr, beside, stop, err = remote.ListenBeside(ctx, fork); err != nil {
 			return nil, fmt.Errorf("canary: listener beside the fork: %w", err)
 		}
 		defer stop()
+		hits = func() (int, error) { return beside(), nil }
 	} else {
 		ln := o.Listener
 		if ln == nil {
@@ -181,18 +182,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		n := tally.Accepts(ln)
 		defer ln.Close()
-		addr, hits = ln.Addr().String(), func() int {
+		addr, hits = ln.Addr().String(), func() (int, error) {
 			// what the kernel may still be queueing, then every connection queued before the
-			// count's own marker (a minute at most; -1 when it never arrives)
+			// count's own marker (a minute at most)
 			time.Sleep(tally.InFlight)
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
 			c, err := n.Count(ctx)
 			if err != nil {
-				countErr = err
-				return -1
+				return 0, fmt.Errorf("canary: counting the host listener's connections: %w", err)
 			}
-			return int(c)
+			return int(c), nil
 		}
 	}
 
@@ -217,14 +217,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("canary: %w", err)
 	}
+	n, err := hits()
+	if err != nil {
+		return nil, err
+	}
 	text, cut := stream.Bytes()
 	c := checker{
 		root: root, files: files, snapshot: snap, secret: secret,
-		secrets: o.Secrets, stream: text, cut: cut, hits: hits(),
+		secrets: o.Secrets, stream: text, cut: cut, hits: n,
 		remote: remote, fork: fork,
-	}
-	if countErr != nil {
-		return nil, fmt.Errorf("canary: counting the host listener's connections: %w", countErr)
 	}
 	res := &Result{Engine: info.Name, Version: o.Version, At: time.Now().UTC(), Agent: agent, Checks: c.all(ctx)}
 	if remote != nil {
