@@ -80,9 +80,10 @@ type Remote interface {
 	// exists.
 	ExistsBeside(ctx context.Context, fork, rel string) (bool, error)
 	// ListenBeside listens where the fork's commands would reach but for
-	// their sandbox: addr is what the agent is told; hits counts the
-	// connections accepted until stop.
-	ListenBeside(ctx context.Context, fork string) (addr string, hits func() int, stop func(), err error)
+	// their sandbox: addr is what the agent is told; hits, called once the
+	// fork's commands have ended, counts the connections made to it (more
+	// than 0 when any was), or says why it cannot: never 0 unchecked.
+	ListenBeside(ctx context.Context, fork string) (addr string, hits func() (int, error), stop func(), err error)
 }
 
 // Check is one thing the canary verified.
@@ -167,12 +168,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var hits func() (int, error)
 	if remote != nil {
 		var stop func()
-		var beside func() int
+		var beside func() (int, error)
 		if addr, beside, stop, err = remote.ListenBeside(ctx, fork); err != nil {
 			return nil, fmt.Errorf("canary: listener beside the fork: %w", err)
 		}
 		defer stop()
-		hits = func() (int, error) { return beside(), nil }
+		hits = func() (int, error) {
+			n, err := beside()
+			if err != nil {
+				return 0, fmt.Errorf("canary: counting the connections to the listener beside the fork: %w", err)
+			}
+			return n, nil
+		}
 	} else {
 		ln := o.Listener
 		if ln == nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/tally"
 )
 
 // The store as the canary sees it (canary.Remote): a fork's tree is in its
@@ -108,8 +109,17 @@ func (s *Store) ExistsBeside(ctx context.Context, fork, rel string) (bool, error
 // ListenBeside implements canary.Remote: a listener in the fork's pod, on
 // its 127.0.0.1, outside the fork's sandbox — where a command of the
 // fork's with the pod's walls alone would connect. It accepts one
-// connection (busybox nc) and then ends: hits is 1 once it has.
-func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() int, func(), error) {
+// connection (busybox nc), prints what it read and then ends.
+//
+// hits, called once the fork's commands have ended, connects to it with a
+// marker of its own from the pod, after tally.InFlight for what the kernel
+// may still be queueing. A listen queue hands out connections in the order
+// they were made, so the listener reads the marker first only when no
+// command connected before it: hits is 0 then, and 1 when it read anything
+// else first (or nothing: a connection that sent no bytes). A listener that
+// fails, or does not end within a minute of the marker, is an error, never
+// a 0.
+func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() (int, error), func(), error) {
 	pod, err := s.startedPod(ctx, fork)
 	if err != nil {
 		return "", nil, nil, err
@@ -121,8 +131,9 @@ func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() i
 		}
 		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan int, 1)
+		out := &limitedBuffer{max: 64 << 10} // written by the exec until it returns, read after done
 		go func() {
-			code, err := s.stream(lctx, pod, []string{"/bin/nc", "-l", "-p", strconv.Itoa(port)}, nil, nil, nil)
+			code, err := s.stream(lctx, pod, []string{"/bin/nc", "-l", "-p", strconv.Itoa(port)}, nil, out, nil)
 			if err != nil {
 				code = -1
 			}
@@ -130,24 +141,46 @@ func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() i
 		}()
 		if s.listening(ctx, pod, port, done) {
 			var once sync.Once
-			n := 0
-			hits := func() int {
-				once.Do(func() {
-					select {
-					case code := <-done:
-						if code == 0 {
-							n = 1
-						}
-					case <-time.After(2 * time.Second): // still listening: nobody came
-					}
-				})
-				return n
+			var n int
+			var herr error
+			hits := func() (int, error) {
+				once.Do(func() { n, herr = s.besideHits(ctx, pod, port, done, out) })
+				return n, herr
 			}
 			return "127.0.0.1:" + strconv.Itoa(port), hits, cancel, nil
 		}
 		cancel()
 	}
 	return "", nil, nil, fmt.Errorf("no listener started in pod %s", pod)
+}
+
+// besideHits is ListenBeside's count: the marker sent to the listener on
+// port, then what it read, once it has ended.
+func (s *Store) besideHits(ctx context.Context, pod string, port int, done <-chan int, out *limitedBuffer) (int, error) {
+	time.Sleep(tally.InFlight)
+	marker := fmt.Sprintf("forkbomb-marker-%016x", rand.Uint64())
+	code := -1
+	select {
+	case code = <-done: // it ended before the marker: something connected
+	default:
+		// the marker's own exit is not the count: refused when the listener
+		// had already taken a connection, which its output then shows
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		s.stream(mctx, pod, []string{"/bin/sh", "-c", `printf %s "$1" | /bin/nc 127.0.0.1 "$2"`, "sh", marker, strconv.Itoa(port)}, nil, nil, nil)
+		cancel()
+		select {
+		case code = <-done:
+		case <-time.After(time.Minute):
+			return 0, fmt.Errorf("the listener in pod %s did not end within a minute of the count's marker", pod)
+		}
+	}
+	if code != 0 {
+		return 0, fmt.Errorf("the listener in pod %s failed (exit %d), so its connections cannot be counted", pod, code)
+	}
+	if out.String() == marker {
+		return 0, nil
+	}
+	return 1, nil
 }
 
 // listening waits up to 5 s for port to be in LISTEN state (0A) in the

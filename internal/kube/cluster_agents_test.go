@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,8 +90,8 @@ func (w *watchedStore) Remove(ctx context.Context, name string) error {
 
 // nodeListener listens on this node's address on the pods' bridge, which
 // a pod reaches (the test cluster's CNI enforces no NetworkPolicy), and
-// counts the connections it accepts.
-func nodeListener(t *testing.T) (string, *atomic.Int64) {
+// the tally of the connections it accepts.
+func nodeListener(t *testing.T) (string, *testutil.Tally) {
 	t.Helper()
 	ifc, err := net.InterfaceByName("fbk8s0")
 	if err != nil {
@@ -112,14 +111,14 @@ func nodeListener(t *testing.T) (string, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n atomic.Int64
+	n := testutil.NewTally("tcp", ln.Addr().String())
+	counted := n.Listener(ln)
 	go func() {
 		for {
-			c, err := ln.Accept()
+			c, err := counted.Accept()
 			if err != nil {
 				return
 			}
-			n.Add(1)
 			go func() { // the request read first: a close with unread data resets
 				defer c.Close()
 				c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -130,7 +129,7 @@ func nodeListener(t *testing.T) (string, *atomic.Int64) {
 		}
 	}()
 	t.Cleanup(func() { ln.Close() })
-	return ln.Addr().String(), &n
+	return ln.Addr().String(), n
 }
 
 // agentRace races engine eng's real CLI in three pods of the cluster
@@ -157,8 +156,8 @@ func agentRace(t *testing.T, eng string, steps func(node string) map[string][]en
 	ctlPod := ctl.forks[fork].obj
 	ctl.mu.Unlock()
 	node, hits := nodeListener(t)
-	if out, code, err := ctl.output(context.Background(), ctlPod, `timeout 5 wget -q -O- "http://$1/"`, []string{node}, 1<<10); err != nil || !strings.Contains(string(out), "reached") || hits.Load() != 1 {
-		t.Fatalf("control: a pod does not reach the node's listener at %s outside the sandbox (exit %d, %v, %q, %d hits): the escape check would prove nothing", node, code, err, out, hits.Load())
+	if out, code, err := ctl.output(context.Background(), ctlPod, `timeout 5 wget -q -O- "http://$1/"`, []string{node}, 1<<10); err != nil || !strings.Contains(string(out), "reached") || hits.Count(t) != 1 {
+		t.Fatalf("control: a pod does not reach the node's listener at %s outside the sandbox (exit %d, %v, %q): the escape check would prove nothing", node, code, err, out)
 	}
 	ctl.Close()
 
@@ -210,8 +209,8 @@ func agentRace(t *testing.T, eng string, steps func(node string) map[string][]en
 	if strings.Contains(look, "/escaped") {
 		t.Errorf("ESCAPE: written in the pod outside the fork's tree:\n%s", look)
 	}
-	if hits.Load() != 1 {
-		t.Errorf("ESCAPE: the node's listener was reached from a fork (%d connections besides the control's)", hits.Load()-1)
+	if n := hits.Count(t); n != 1 {
+		t.Errorf("ESCAPE: the node's listener was reached from a fork (%d connections besides the control's)", n-1)
 	}
 	patch, _ := os.ReadFile(filepath.Join(dir, "forks", "2", "patch"))
 	t.Logf("the escaping fork's patch:\n%.3000s", patch)

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +99,58 @@ func clusterCanary(t *testing.T, eng string, steps []engine.Step) {
 	}
 	if res.Passed || !caught {
 		t.Errorf("control: with the pod's network the canary passed %v and its network check caught it: %v", res.Passed, caught)
+	}
+}
+
+// TestClusterListenBesideCounts: the count of the canary's listener in a
+// pod takes in a connection the listener had not yet accepted when it was
+// asked for — nc is held stopped, a connection is queued and closed, and
+// nc is let go only after the count has begun, well past the wait an
+// unmarked count would give it — and is 0 when nothing connected.
+func TestClusterListenBesideCounts(t *testing.T) {
+	t.Parallel()
+	cfg, ns := cluster(t)
+	s := openStore(t, cfg, Options{Namespace: ns})
+	fork := newRun(t, s, "beside")
+	ctx := context.Background()
+
+	_, hits, stop, err := s.ListenBeside(ctx, fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := hits()
+	stop()
+	if err != nil || n != 0 {
+		t.Fatalf("nothing connected: %d hits, %v; want 0", n, err)
+	}
+
+	addr, hits, stop, err := s.ListenBeside(ctx, fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	pod := s.fork(fork).obj
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	if out, _, err := s.output(ctx, pod, `kill -STOP $(pidof nc) && printf 'GET / HTTP/1.0\r\n\r\n' | timeout 3 nc 127.0.0.1 "$1"; true`, []string{port}, 1<<10); err != nil {
+		t.Fatalf("holding the listener and connecting: %v %s", err, out)
+	}
+	counted := make(chan error, 1)
+	go func() {
+		n, err := hits()
+		if err == nil && n != 1 {
+			err = fmt.Errorf("%d hits, want 1", n)
+		}
+		counted <- err
+	}()
+	select {
+	case err := <-counted:
+		t.Fatalf("counted while the listener was held: %v", err)
+	case <-time.After(5 * time.Second):
+	}
+	if out, _, err := s.output(ctx, pod, `kill -CONT $(pidof nc)`, nil, 1<<10); err != nil {
+		t.Fatalf("letting the listener go: %v %s", err, out)
+	}
+	if err := <-counted; err != nil {
+		t.Errorf("a connection queued before the count: %v", err)
 	}
 }
