@@ -315,9 +315,14 @@ func TestTunnelSlowReader(t *testing.T) {
 	stuck := stuckSocket(t)
 	echo := echoSocket(t)
 	var n atomic.Int32
+	blocked := make(chan struct{})
 	port, stop := pair(t, Options{Dial: func(ctx context.Context) (net.Conn, error) {
 		if n.Add(1) == 1 {
-			return stuck(ctx)
+			c, err := stuck(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &blockingConn{Conn: c, blocked: blocked, closed: make(chan struct{})}, nil
 		}
 		return dialUnix(echo)(ctx)
 	}})
@@ -328,7 +333,13 @@ func TestTunnelSlowReader(t *testing.T) {
 	}
 	defer c.Close()
 	go c.Write(make([]byte, 64<<20)) // stalls once the credit and the socket buffers are full
-	time.Sleep(200 * time.Millisecond)
+	// the stall has set in: the first connection's writer is blocked (its
+	// credit is never given back)
+	select {
+	case <-blocked:
+	case <-time.After(time.Minute):
+		t.Fatal("the first connection's bytes never reached its socket")
+	}
 	// control and the point: the next connection still works
 	c2, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
 	if err != nil {
@@ -341,4 +352,42 @@ func TestTunnelSlowReader(t *testing.T) {
 	if got, err := io.ReadAll(c2); string(got) != "still here" {
 		t.Fatalf("the next connection: %q %v", got, err)
 	}
+}
+
+// blockingConn is a socket whose reader never reads and whose buffers
+// are full from the start: each Write blocks until its deadline or Close,
+// and the first closes blocked.
+type blockingConn struct {
+	net.Conn
+	blocked, closed chan struct{}
+	first, close    sync.Once
+	deadline        atomic.Int64 // the write deadline, Unix nanoseconds; 0: none
+}
+
+func (c *blockingConn) SetWriteDeadline(t time.Time) error {
+	if t.IsZero() {
+		c.deadline.Store(0)
+	} else {
+		c.deadline.Store(t.UnixNano())
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *blockingConn) Write(b []byte) (int, error) {
+	c.first.Do(func() { close(c.blocked) })
+	var expired <-chan time.Time
+	if d := c.deadline.Load(); d != 0 {
+		expired = time.After(time.Until(time.Unix(0, d)))
+	}
+	select {
+	case <-c.closed:
+		return 0, net.ErrClosed
+	case <-expired:
+		return 0, os.ErrDeadlineExceeded
+	}
+}
+
+func (c *blockingConn) Close() error {
+	c.close.Do(func() { close(c.closed) })
+	return c.Conn.Close()
 }
