@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/forkbomb/forkbomb/internal/engine"
 	"github.com/forkbomb/forkbomb/internal/event"
@@ -21,21 +22,26 @@ import (
 )
 
 // pathCounter is a web server on the host's loopback that counts the
-// paths asked of it.
+// paths asked of it, and the connections made to it (a proxy that dials a
+// host and then refuses to pass a request on shows in the second only).
 type pathCounter struct {
 	*httptest.Server
-	mu   sync.Mutex
-	hits map[string]int
+	conns *testutil.Tally
+	mu    sync.Mutex
+	hits  map[string]int
 }
 
 func newPathCounter(t *testing.T) *pathCounter {
 	c := &pathCounter{hits: map[string]int{}}
-	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		c.hits[r.URL.Path]++
 		c.mu.Unlock()
 		w.Write([]byte("ok"))
 	}))
+	c.conns = testutil.NewTally("tcp", c.Listener.Addr().String())
+	c.Listener = c.conns.Listener(c.Listener)
+	c.Start()
 	t.Cleanup(c.Close)
 	return c
 }
@@ -107,6 +113,15 @@ sed -i 's/\$1 - \$2/$1 + $2/' lib.sh`
 	if n := allowed.count("/agent-direct") + allowed.count("/judge"); n != 0 {
 		t.Errorf("LEAK: the allowed host was reached directly or by the judge (%d)", n)
 	}
+	// the connections, each one's own: the agents' two through the proxy
+	// to the allowed host, none to the other
+	time.Sleep(testutil.InFlight)
+	if n := other.conns.Count(t); n != 0 {
+		t.Errorf("LEAK: %d connections were made to the host not allowed", n)
+	}
+	if n := allowed.conns.Count(t); n != 2 {
+		t.Errorf("the allowed host saw %d connections, want 2 (the agents' through the proxy)", n)
+	}
 	var yes, no int
 	f, err := os.Open(filepath.Join(recDir, "events.jsonl"))
 	if err != nil {
@@ -137,7 +152,7 @@ sed -i 's/\$1 - \$2/$1 + $2/' lib.sh`
 		}
 		resp.Body.Close()
 	}
-	if other.count("/control") != 1 || allowed.count("/control") != 1 {
+	if other.count("/control") != 1 || allowed.count("/control") != 1 || other.conns.Count(t) != 1 {
 		t.Fatalf("positive control: the servers did not count an unconfined request")
 	}
 }
