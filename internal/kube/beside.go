@@ -157,19 +157,29 @@ func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() (
 // besideHits is ListenBeside's count: the marker sent to the listener on
 // port, then what it read, once it has ended.
 func (s *Store) besideHits(ctx context.Context, pod string, port int, done <-chan int, out *limitedBuffer) (int, error) {
-	time.Sleep(tally.InFlight)
+	select {
+	case <-time.After(tally.InFlight):
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
 	marker := fmt.Sprintf("forkbomb-marker-%016x", rand.Uint64())
 	code := -1
 	select {
 	case code = <-done: // it ended before the marker: something connected
 	default:
-		// the marker's own exit is not the count: refused when the listener
-		// had already taken a connection, which its output then shows
-		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		s.stream(mctx, pod, []string{"/bin/sh", "-c", `printf %s "$1" | /bin/nc 127.0.0.1 "$2"`, "sh", marker, strconv.Itoa(port)}, nil, nil, nil)
+		// The marker is the client's stdin before it starts (a here-doc): the
+		// listener, whose stdin is empty, shuts its side as it accepts, and a
+		// client whose stdin came later through a pipe could see that end
+		// first and send nothing. The marker's own exit is not the count:
+		// refused when the listener had already taken a connection, which
+		// its output then shows.
+		mctx, cancel := context.WithTimeout(ctx, time.Minute)
+		s.stream(mctx, pod, []string{"/bin/sh", "-c", "/bin/nc 127.0.0.1 \"$2\" <<EOF\n$1\nEOF\n", "sh", marker, strconv.Itoa(port)}, nil, nil, nil)
 		cancel()
 		select {
 		case code = <-done:
+		case <-ctx.Done():
+			return 0, ctx.Err()
 		case <-time.After(time.Minute):
 			return 0, fmt.Errorf("the listener in pod %s did not end within a minute of the count's marker", pod)
 		}
@@ -177,7 +187,7 @@ func (s *Store) besideHits(ctx context.Context, pod string, port int, done <-cha
 	if code != 0 {
 		return 0, fmt.Errorf("the listener in pod %s failed (exit %d), so its connections cannot be counted", pod, code)
 	}
-	if out.String() == marker {
+	if out.String() == marker+"\n" {
 		return 0, nil
 	}
 	return 1, nil

@@ -333,8 +333,10 @@ func TestTunnelSlowReader(t *testing.T) {
 	}
 	defer c.Close()
 	go c.Write(make([]byte, 64<<20)) // stalls once the credit and the socket buffers are full
-	// the stall has set in: the first connection's writer is blocked (its
-	// credit is never given back)
+	// the first connection's writer is blocked: from here on its credit is
+	// never given back, so its sender runs out of credit soon after (that
+	// point itself is not waited for: a mux that blocked only then could
+	// still pass)
 	select {
 	case <-blocked:
 	case <-time.After(time.Minute):
