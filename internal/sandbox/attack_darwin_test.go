@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,22 +147,13 @@ func TestSeatbeltAttackEnvironment(t *testing.T) {
 // difference from Linux). With a proxy network, the proxy's port alone.
 func TestSeatbeltAttackNetwork(t *testing.T) {
 	requireSeatbelt(t)
-	var hits atomic.Int32
 	ln, err := net.Listen("tcp", "0.0.0.0:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			hits.Add(1)
-			c.Close()
-		}
-	}()
+	// each count taken once a marker of the tally's own has reached the
+	// listener after the attack's connections
+	hits := testutil.CountAccepts(t, ln)
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	external := externalIPv4(t)
 	wd := tempDir(t)
@@ -173,11 +163,12 @@ func TestSeatbeltAttackNetwork(t *testing.T) {
 			t.Errorf("LEAK: %v was not refused (code %d)", args, o.code())
 		}
 	}
-	if n := hits.Load(); n != 0 {
+	time.Sleep(testutil.InFlight)
+	if n := hits.Count(t); n != 0 {
 		t.Errorf("LEAK: the host's listener counted %d connections from the sandbox", n)
 	}
-	if o := runPolicy(t, attackPolicy(t, wd, "tcp", "127.0.0.1:"+port)); o.code() != 0 || hits.Load() != 1 {
-		t.Errorf("the loopback is not reachable (code %d, %d connections)", o.code(), hits.Load())
+	if o := runPolicy(t, attackPolicy(t, wd, "tcp", "127.0.0.1:"+port)); o.code() != 0 || hits.Count(t) != 1 {
+		t.Errorf("the loopback is not reachable (code %d)", o.code())
 	}
 
 	t.Run("proxy", func(t *testing.T) {
@@ -194,17 +185,19 @@ func TestSeatbeltAttackNetwork(t *testing.T) {
 		if o := runPolicy(t, p); !strings.Contains(o.all(), "proxied") {
 			t.Errorf("the proxy's port does not lead to its socket:\n%s", o.all())
 		}
-		before := hits.Load()
+		before := hits.Count(t)
 		p.Command = attackPolicy(t, wd, "tcp", "127.0.0.1:"+port).Command
-		if o := runPolicy(t, p); o.code() != 3 || hits.Load() != before {
+		o := runPolicy(t, p)
+		time.Sleep(testutil.InFlight)
+		if o.code() != 3 || hits.Count(t) != before {
 			t.Errorf("LEAK: with a proxy network another loopback port was reached (code %d)", o.code())
 		}
 	})
 
 	t.Run("control", func(t *testing.T) {
-		before := hits.Load()
+		before := hits.Count(t)
 		runPolicy(t, unconfinedPolicy(t, wd, "tcp", external+":"+port))
-		if hits.Load() != before+1 {
+		if hits.Count(t) != before+1 {
 			t.Fatal("positive control: the unconfined connection to the host's address was not counted")
 		}
 	})

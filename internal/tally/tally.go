@@ -134,7 +134,8 @@ func (c *Tally) Count(ctx context.Context) (int64, error) {
 // seen since the last count, so an earlier connection is never taken for it: for TCP and UDP
 // a port of its own choosing, on Linux of 127.0.0.2 (its loopback answers all of 127/8, and
 // confined commands dial from 127.0.0.1), elsewhere of 127.0.0.1 (macOS's loopback has no
-// other address unless configured), or of ::1 for a server on an IPv6 address; for UNIX
+// other address unless configured), or of ::1 for a server on an IPv6 address (a server on
+// every address is dialled on 127.0.0.1); for UNIX
 // sockets, whose peers are unnamed unless bound, a name of its own (abstract on Linux, a file
 // in a folder of its own elsewhere).
 func (c *Tally) mark(ctx context.Context) (string, error) {
@@ -144,9 +145,16 @@ func (c *Tally) mark(ctx context.Context) (string, error) {
 		if runtime.GOOS == "linux" {
 			ip = net.IPv4(127, 0, 0, 2)
 		}
-		if host, _, err := net.SplitHostPort(c.addr); err == nil {
-			if a := net.ParseIP(host); a != nil && a.To4() == nil && !a.IsUnspecified() {
+		to := c.addr
+		if host, port, err := net.SplitHostPort(c.addr); err == nil {
+			a := net.ParseIP(host)
+			if a != nil && a.To4() == nil && !a.IsUnspecified() {
 				ip = net.IPv6loopback
+			}
+			if a != nil && a.IsUnspecified() {
+				// a server on every address: its loopback, which every
+				// system dials (not all dial an unspecified address)
+				to = net.JoinHostPort("127.0.0.1", port)
 			}
 		}
 		var last error
@@ -163,7 +171,7 @@ func (c *Tally) mark(ctx context.Context) (string, error) {
 				return "", err
 			}
 			d := net.Dialer{LocalAddr: laddr}
-			conn, err := d.DialContext(ctx, c.network, c.addr)
+			conn, err := d.DialContext(ctx, c.network, to)
 			if err != nil {
 				last = err // the port in use: another
 				if ctx.Err() != nil {
