@@ -69,9 +69,10 @@ func (l tallied) Accept() (net.Conn, error) {
 // Accepts accepts on ln until it is closed, closing each connection; the tally counts them.
 func Accepts(ln net.Listener) *Tally {
 	n := New(ln.Addr().Network(), ln.Addr().String())
+	counted := n.Listener(ln)
 	go func() {
 		for {
-			c, err := n.Listener(ln).Accept()
+			c, err := counted.Accept()
 			if err != nil {
 				return
 			}
@@ -147,14 +148,14 @@ func (c *Tally) mark(ctx context.Context) (string, error) {
 		}
 		to := c.addr
 		if host, port, err := net.SplitHostPort(c.addr); err == nil {
-			a := net.ParseIP(host)
-			if a != nil && a.To4() == nil && !a.IsUnspecified() {
-				ip = net.IPv6loopback
-			}
-			if a != nil && a.IsUnspecified() {
+			switch a := net.ParseIP(host); {
+			case a == nil:
+			case a.IsUnspecified():
 				// a server on every address: its loopback, which every
 				// system dials (not all dial an unspecified address)
 				to = net.JoinHostPort("127.0.0.1", port)
+			case a.To4() == nil:
+				ip = net.IPv6loopback
 			}
 		}
 		var last error
