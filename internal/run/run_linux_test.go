@@ -57,14 +57,10 @@ func TestRaceFirstPassWins(t *testing.T) {
 	g := newGate(t)
 	o.Engine = engine.Command{Argv: []string{"/bin/sh", "-c", agents(g)}}
 	judged := g.openWhen(t, recorded(o.RunsDir, map[int]event.Kind{1: event.VerdictGiven, 3: event.ForkExit}))
-	start := time.Now()
 	r, recDir, err := run.Race(context.Background(), o)
 	judged()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if elapsed := time.Since(start); elapsed > 4*time.Minute {
-		t.Errorf("the race waited for the slow fork (%v)", elapsed)
 	}
 	if r.Status != event.RunWon || r.Winner == nil || *r.Winner != 0 {
 		t.Fatalf("status %s winner %v, want won by fork 0: %+v", r.Status, r.Winner, r.Fork)
@@ -149,7 +145,6 @@ func TestRaceInterrupted(t *testing.T) {
 		started <- waitStarted(o.Store.(*workspace.Store).Root, o.Forks)
 		cancel()
 	}()
-	start := time.Now()
 	r, _, err := run.Race(ctx, o)
 	if n := <-started; n != o.Forks {
 		t.Fatalf("only %d of %d agents started before the interruption", n, o.Forks)
@@ -157,8 +152,14 @@ func TestRaceInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != event.RunInterrupted || time.Since(start) > 2*time.Minute {
-		t.Fatalf("status %s after %v", r.Status, time.Since(start))
+	if r.Status != event.RunInterrupted {
+		t.Fatalf("status %s, want interrupted", r.Status)
+	}
+	// killed by the interruption, not ended by the race's minute
+	for n, f := range r.Fork {
+		if f.State != event.ForkKilled {
+			t.Errorf("fork %d: %s, want killed", n, f.State)
+		}
 	}
 	got, _ := record.Load(o.RunsDir, r.ID)
 	if got.Status != event.RunInterrupted {
