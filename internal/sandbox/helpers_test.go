@@ -80,11 +80,12 @@ func readFile(t *testing.T, path string) string {
 	return string(data)
 }
 
-// survivors polls briefly for processes carrying marker; a correct sandbox
+// survivors polls for processes carrying marker, for up to 10 s (what the
+// kernel may still be finishing on a loaded machine); a correct sandbox
 // has killed them all by the time Run returns.
 func survivors(marker string) []int {
 	var p []int
-	for i := 0; i < 20; i++ {
+	for i := 0; i < 200; i++ {
 		if p = hostProcsWith(marker); len(p) == 0 {
 			return nil
 		}
