@@ -19,6 +19,12 @@ import (
 // sse reads a stream's events until "end" (or max events), bounded.
 func sse(t *testing.T, url, lastID string, max int) (ids []int, evs []shown, ended bool) {
 	t.Helper()
+	return sseEach(t, url, lastID, max, nil)
+}
+
+// sseEach is sse, calling each (if not nil) with every id as it is read.
+func sseEach(t *testing.T, url, lastID string, max int, each func(id int)) (ids []int, evs []shown, ended bool) {
+	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
@@ -43,6 +49,9 @@ func sse(t *testing.T, url, lastID string, max int) (ids []int, evs []shown, end
 		case strings.HasPrefix(line, "id: "):
 			n, _ := strconv.Atoi(strings.TrimPrefix(line, "id: "))
 			ids = append(ids, n)
+			if each != nil {
+				each(n)
+			}
 		case strings.HasPrefix(line, "data: ") && kind == "":
 			var ev shown
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev); err != nil {
@@ -167,17 +176,39 @@ func TestStreamTails(t *testing.T) {
 		ended bool
 	}
 	got := make(chan res, 1)
+	read := make(chan int, 1000)
 	go func() {
 		var r res
 		defer func() { got <- r }() // also when sse fails the test
-		r.ids, _, r.ended = sse(t, base(s)+"api/run/"+id+"/stream", "", 1000)
+		r.ids, _, r.ended = sseEach(t, base(s)+"api/run/"+id+"/stream", "", 1000, func(id int) { read <- id })
 	}()
-	// Appended while the stream waits (it polls the file; nothing wakes it).
+	// waitFor waits until the stream has sent event n (and those before it).
+	waitFor := func(n int) {
+		t.Helper()
+		for {
+			select {
+			case id := <-read:
+				if id >= n {
+					return
+				}
+			case r := <-got:
+				t.Fatalf("the stream ended before event %d: %v", n, r)
+			case <-time.After(time.Minute):
+				t.Fatalf("no event %d from the stream within a minute", n)
+			}
+		}
+	}
+	// The stream has sent what was recorded when it connected, and now
+	// waits; these are appended then (it polls the file; nothing wakes it).
+	waitFor(3)
 	for _, ev := range evs[3:] {
 		if err := rec.Handle(ev); err != nil {
 			t.Fatal(err)
 		}
 	}
+	waitFor(len(evs))
+	// The run has not ended: a stream that ended now would be wrong (a
+	// window for it to show, not a wait for anything).
 	select {
 	case r := <-got:
 		t.Fatalf("the stream of a running run ended early: %v", r)
