@@ -31,6 +31,7 @@ func init() { registerTestHooks() }
 func registerTestHooks() {
 	commands["forkbomb-test-panic"] = func(c *cmd, args []string) int { panic("forkbomb-test-panic " + strings.Join(args, " ")) }
 	commands["forkbomb-test-spin"] = func(c *cmd, args []string) int {
+		markSpinning()
 		for {
 			spun.Add(1)
 		}

@@ -386,7 +386,8 @@ func TestEveryLimitHolds(t *testing.T) {
 		_, err := r.ExecFile(ctx, file, "forkbomb-test-spin", nil, Limits{WallTime: time.Hour})
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// cancelled once the worker spins: what ends it then is its kill, not a check of ctx
+	worker := waitSpinning(t)
 	cancel()
 	select {
 	case err := <-done:
@@ -395,6 +396,16 @@ func TestEveryLimitHolds(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatal("a cancelled exec did not end")
+	}
+	// and the worker is gone, not left spinning (dead, or a zombie not yet reaped)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(worker) + "/stat")
+		if err != nil || bytes.Contains(stat, []byte(") Z ")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancelled exec's worker (pid %d) still runs: %s", worker, stat)
+		}
 	}
 	if res, err := r.ExecFile(context.Background(), file, "echo alive", nil, Limits{}); err != nil || string(res.Stdout) != "alive\n" {
 		t.Errorf("after: %v %+v", err, res)
