@@ -3,22 +3,43 @@ package kube
 import (
 	"bytes"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// blockingWriter holds each Write until release is closed.
+// blockingWriter holds each Write until release is closed; finished is set
+// once the write has its bytes.
 type blockingWriter struct {
-	started chan struct{}
-	release chan struct{}
-	buf     bytes.Buffer
+	started  chan struct{}
+	release  chan struct{}
+	buf      bytes.Buffer
+	finished atomic.Bool
 }
 
 func (b *blockingWriter) Write(p []byte) (int, error) {
 	close(b.started)
 	<-b.release
-	return b.buf.Write(p)
+	n, err := b.buf.Write(p)
+	b.finished.Store(true)
+	return n, err
+}
+
+// blockedIn reports whether a goroutine is blocked in a select or a channel
+// operation in the function fn (as runtime.Stack names it).
+func blockedIn(fn string) bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		if (strings.Contains(head, "[select") || strings.Contains(head, "[chan send")) && strings.Contains(g, fn) {
+			return true
+		}
+	}
+	return false
 }
 
 // The gate orders client-go's late output copies before the exec's return
@@ -40,14 +61,24 @@ func TestGate(t *testing.T) {
 		}()
 		<-w.started
 		closed := make(chan struct{})
-		go func() { g.close(); close(closed) }()
-		select {
-		case <-closed:
-			t.Fatal("close returned while a write was under way")
-		case <-time.After(50 * time.Millisecond):
+		var finishedFirst bool // whether the write had finished when close returned
+		go func() { g.close(); finishedFirst = w.finished.Load(); close(closed) }()
+		// close is seen waiting (blocked in its select) before the write goes on
+		for deadline := time.Now().Add(time.Minute); !blockedIn("kube.(*gate).close("); time.Sleep(5 * time.Millisecond) {
+			select {
+			case <-closed:
+				t.Fatal("close returned while a write was under way")
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("close never waited for the write under way")
+			}
 		}
 		close(w.release)
 		<-closed
+		if !finishedFirst {
+			t.Fatal("close returned before the write under way had finished")
+		}
 		// close has returned: the write is complete and its bytes are ours
 		// to read without a lock.
 		if got := w.buf.String(); got != "late" {
