@@ -333,7 +333,10 @@ func TestSeatbeltAttackHostProcesses(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { victim.Wait(); close(exited) }()
 	wd := tempDir(t)
-	runPolicy(t, attackPolicy(t, wd, "kill", strconv.Itoa(victim.Process.Pid)))
+	// the attacker's own word (the kill refused), and the victim's state
+	if o := runPolicy(t, attackPolicy(t, wd, "kill", strconv.Itoa(victim.Process.Pid))); o.code() == 0 {
+		t.Errorf("LEAK: the sandbox's kill of a process of the host was not refused: %s", o.all())
+	}
 	select {
 	case <-exited:
 		t.Error("LEAK: the sandbox killed a process of the host")
@@ -341,7 +344,9 @@ func TestSeatbeltAttackHostProcesses(t *testing.T) {
 	}
 
 	t.Run("control", func(t *testing.T) {
-		runPolicy(t, unconfinedPolicy(t, wd, "kill", strconv.Itoa(victim.Process.Pid)))
+		if o := runPolicy(t, unconfinedPolicy(t, wd, "kill", strconv.Itoa(victim.Process.Pid))); o.code() != 0 {
+			t.Errorf("positive control: the unconfined kill was refused: %s", o.all())
+		}
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
