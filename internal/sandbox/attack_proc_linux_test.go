@@ -114,9 +114,9 @@ func dirOf(p string) string { return p[:strings.LastIndexByte(p, '/')] }
 func TestTimeoutKillsEverything(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
 		m := sleepMarker()
-		p := shPolicy(mode, t.TempDir(), daemonScript(t, m)+"\n/bin/sleep "+m)
+		p := shPolicy(mode, t.TempDir(), daemonScript(t, m)+"\necho daemons-started\n/bin/sleep "+m)
 		p.ReadOnly = []string{dirOf(attackerExe(t))}
-		p.Timeout = time.Second
+		p.Timeout = 3 * time.Second
 		start := time.Now()
 		o := runPolicy(t, p)
 		if o.err != nil {
@@ -124,6 +124,10 @@ func TestTimeoutKillsEverything(t *testing.T) {
 		}
 		if !o.res.TimedOut || o.code() != sandbox.ExitTimeout {
 			t.Errorf("timed out = %v, code %d; want true, 124", o.res.TimedOut, o.code())
+		}
+		// (else nothing was there for the timeout to kill, and no survivor proves nothing)
+		if !strings.Contains(o.out, "daemons-started") {
+			t.Fatalf("the timeout came before the daemons were started: %s", o.all())
 		}
 		if s := survivors(m); len(s) > 0 {
 			killAll(s)

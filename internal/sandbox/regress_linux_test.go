@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,15 +37,25 @@ func TestAttackInheritedDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Close(77)
+	const script = `ls /proc/self/fd; cat /proc/self/fd/77/secret 2>&1; true`
+	has77 := func(out string) bool { return slices.Contains(strings.Fields(out), "77") }
 	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
-		o := runPolicy(t, shPolicy(mode, t.TempDir(), `ls /proc/self/fd; cat /proc/self/fd/77/secret 2>&1; true`))
+		o := runPolicy(t, shPolicy(mode, t.TempDir(), script))
+		if o.err != nil || o.code() != 0 {
+			t.Fatalf("the probe did not run: %v, exit %d: %s", o.err, o.code(), o.all())
+		}
 		if strings.Contains(o.out, "TOPSECRET") {
 			t.Fatalf("LEAK: an inherited directory descriptor opened the host")
 		}
-		for _, l := range strings.Fields(o.out) {
-			if l == "77" {
-				t.Fatalf("LEAK: descriptor 77 reached the command")
-			}
+		if has77(o.out) {
+			t.Fatalf("LEAK: descriptor 77 reached the command")
+		}
+	})
+	t.Run("control", func(t *testing.T) {
+		p := shPolicy(sandbox.ModeAuto, t.TempDir(), script)
+		p.NoSandbox = true
+		if o := runPolicy(t, p); !strings.Contains(o.out, "TOPSECRET") || !has77(o.out) {
+			t.Fatalf("positive control: unconfined, descriptor 77 and the secret through it not seen: %s", o.all())
 		}
 	})
 }

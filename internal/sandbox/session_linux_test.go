@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -142,11 +144,15 @@ func TestSessionTimeout(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
 		s := startSession(t, sandbox.Policy{Workdir: t.TempDir(), Mode: mode, ReadOnly: []string{dirOf(attackerExe(t))}})
 		m := sleepMarker()
-		c := sh(daemonScript(t, m) + "\n/bin/sleep " + m)
-		c.Timeout = time.Second
+		c := sh(daemonScript(t, m) + "\necho daemons-started\n/bin/sleep " + m)
+		c.Timeout = 3 * time.Second
 		o := inSession(t, s, c)
 		if o.err != nil || !o.res.TimedOut || o.code() != sandbox.ExitTimeout {
 			t.Fatalf("timeout: err %v res %+v", o.err, o.res)
+		}
+		// (else nothing was there for the timeout to kill, and no survivor proves nothing)
+		if !strings.Contains(o.out, "daemons-started") {
+			t.Fatalf("the timeout came before the daemons were started: %s", o.all())
 		}
 		if s := survivors(m); len(s) > 0 {
 			killAll(s)
@@ -163,8 +169,23 @@ func TestSessionCancel(t *testing.T) {
 		s := startSession(t, sandbox.Policy{Workdir: t.TempDir(), Mode: mode})
 		m := sleepMarker()
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(300*time.Millisecond, cancel)
+		// cancelled once both sleeps run (seen from the host), so that there
+		// is something for the cancel to kill
+		both := make(chan bool, 1)
+		go func() {
+			defer cancel()
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if len(hostProcsWith(m)) >= 2 {
+					both <- true
+					return
+				}
+			}
+			both <- false
+		}()
 		_, err := s.Run(ctx, sh("setsid /bin/sleep "+m+" & /bin/sleep "+m), sandbox.Stdio{})
+		if !<-both {
+			t.Fatal("the command's two sleeps were not seen running within a minute")
+		}
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled run: %v", err)
 		}
@@ -291,8 +312,15 @@ func TestSessionAttacks(t *testing.T) {
 			}
 			t.Cleanup(func() { v.Process.Kill(); v.Wait() })
 			o := viaSession(t, attackPolicy(t, mode, t.TempDir(), "kill", fmt.Sprint(v.Process.Pid)))
-			if o.code() == 0 {
-				t.Fatalf("LEAK: the session killed host process %d", v.Process.Pid)
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			// refused (the attacker says so, exit 3), so no signal is pending
+			// and the victim's state is final now (TestAttackHostProcesses has
+			// the unconfined control)
+			var ws unix.WaitStatus
+			if pid, _ := unix.Wait4(v.Process.Pid, &ws, unix.WNOHANG, nil); o.code() != 3 || pid != 0 {
+				t.Fatalf("LEAK: the session killed host process %d (exit %d, victim ended: %v): %s", v.Process.Pid, o.code(), pid != 0, o.all())
 			}
 		})
 		t.Run("syscalls", func(t *testing.T) {
