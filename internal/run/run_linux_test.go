@@ -98,6 +98,11 @@ func TestRaceFirstPassWins(t *testing.T) {
 			t.Errorf("record lacks %s", p)
 		}
 	}
+	// control: the task, which holds the key, reached the record (fork 3
+	// prints it), so the search below looks where the key would be
+	if log3, _ := os.ReadFile(filepath.Join(recDir, "forks/3/agent.log")); !strings.Contains(string(log3), "giving up: make add add ([redacted])") {
+		t.Errorf("control: fork 3's log lacks its redacted task: %q", log3)
+	}
 	filepath.WalkDir(recDir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if data, _ := os.ReadFile(p); strings.Contains(string(data), key) {
