@@ -88,6 +88,10 @@ type judged struct {
 	// findings, when set, the findings it must have, as "file:line".
 	verdict  event.Verdict
 	findings []string
+	// fools: the positive control of a gaming case — its patch, applied
+	// to a plain clone, makes the test command exit 0 with no judge and no
+	// sandbox, so the base's own failure is not what fails it.
+	fools bool
 }
 
 // judgeAll judges the cases' patches together and checks each verdict.
@@ -107,6 +111,13 @@ func judgeAll(t *testing.T, repo, test string, hidden []string, cases []judged, 
 			patches = append(patches, c.raw)
 		} else {
 			patches = append(patches, makePatch(t, repo, c.edits))
+		}
+	}
+	for i, c := range cases {
+		if c.fools {
+			if out, err := plainRun(t, repo, test, patches[i]); err != nil {
+				t.Errorf("control: %s does not fool the bare suite (%v), so its verdict proves nothing:\n%s", c.name, err, tail(out))
+			}
 		}
 	}
 	var verdicts []*judge.Verdict
@@ -162,6 +173,20 @@ func judgeAll(t *testing.T, repo, test string, hidden []string, cases []judged, 
 	if len(all) != 1 {
 		t.Errorf("judge left %d workspaces", len(all))
 	}
+}
+
+// plainRun applies patch to a plain clone of repo and runs test there, with
+// no judge and no sandbox.
+func plainRun(t *testing.T, repo, test string, patch []byte) (string, error) {
+	t.Helper()
+	wt := filepath.Join(t.TempDir(), "plain")
+	testutil.Git(t, filepath.Dir(wt), "clone", "-q", "--shared", repo, wt)
+	pf := filepath.Join(t.TempDir(), "patch")
+	if err := os.WriteFile(pf, patch, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, wt, "apply", "--binary", pf)
+	return runClient(wt, []string{"GOFLAGS=-count=1"}, "/bin/sh", "-c", test)
 }
 
 func tail(s string) string {

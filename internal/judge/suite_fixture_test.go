@@ -9,7 +9,6 @@ import (
 
 	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
-	"github.com/forkbomb/forkbomb/internal/testutil"
 	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
@@ -105,14 +104,7 @@ func holdsAny(s string, subs []string) bool {
 func plainRuns(t *testing.T, repo, test string, cases []judged) {
 	t.Helper()
 	for _, c := range cases {
-		wt := filepath.Join(t.TempDir(), "plain")
-		testutil.Git(t, filepath.Dir(wt), "clone", "-q", "--shared", repo, wt)
-		patch := filepath.Join(t.TempDir(), "patch")
-		if err := os.WriteFile(patch, c.raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		testutil.Git(t, wt, "apply", patch)
-		out, err := runClient(wt, []string{"GOFLAGS=-count=1"}, "/bin/sh", "-c", test)
+		out, err := plainRun(t, repo, test, c.raw)
 		t.Logf("plain run of %q: %s: error %v\n%s", test, c.name, err, failLines(out))
 	}
 }

@@ -47,11 +47,11 @@ func TestTamperPython(t *testing.T) {
 			"calc/__init__.py":  {content: "from calc.arith import add, mul\n"},
 			"tests/test_new.py": {content: "def test_new():\n    assert True\n"},
 		}},
-		{name: "plugin loaded by .pytest.ini", edits: with(ops(""), map[string]edit{
+		{name: "plugin loaded by .pytest.ini", reason: ".pytest.ini", fools: true, edits: with(ops(""), map[string]edit{
 			".pytest.ini": {content: "[pytest]\naddopts = -p flipper\n"},
 			"flipper.py":  {content: flipPlugin},
 		})},
-		{name: "plugin from a dist-info entry point", edits: with(ops(""), map[string]edit{
+		{name: "plugin from a dist-info entry point", reason: "entry_points.txt", fools: true, edits: with(ops(""), map[string]edit{
 			"flipper.py":                             {content: flipPlugin},
 			"flipper-1.0.dist-info/METADATA":         {content: "Metadata-Version: 2.1\nName: flipper\nVersion: 1.0\n"},
 			"flipper-1.0.dist-info/entry_points.txt": {content: "[pytest11]\nflipper = flipper\n"},
@@ -62,10 +62,10 @@ func TestTamperPython(t *testing.T) {
 			"import unittest\nunittest.TestCase.assertEqual = lambda self, a, b, msg=None: None\n")},
 		{name: "forged PASSED lines after pausing capture, os._exit(0)", reason: "tampering", edits: ops(
 			"import gc, glob, os, re\nfor o in gc.get_objects():\n    if type(o).__name__ == 'CaptureManager':\n        o.suspend_global_capture(in_=True)\n        break\nfor f in sorted(glob.glob('tests/test_*.py')):\n    src = open(f).read()\n    for n in re.findall(r'^def (test_\\w+)', src, re.M):\n        print('PASSED %s::%s' % (f, n))\n    for c, body in re.findall(r'^class (\\w+)\\(.*?\\):\\n((?:    .*\\n|\\n)*)', src, re.M):\n        for n in re.findall(r'def (test_\\w+)', body):\n            print('PASSED %s::%s::%s' % (f, c, n))\nprint('========== 9 passed in 0.01s ==========')\nimport sys\nsys.stdout.flush()\nos._exit(0)\n")},
-		{name: "pytest.xfail from the code under test", edits: map[string]edit{
+		{name: "pytest.xfail from the code under test", reason: "did not run or were skipped", fools: true, edits: map[string]edit{
 			"calc/ops.py": {content: "import pytest\n\n\ndef add(a, b):\n    pytest.xfail('not yet')\n\n\ndef mul(a, b):\n    return a * b\n"},
 		}},
-		{name: "a root pytest.py shadows the runner", edits: with(ops(""), map[string]edit{
+		{name: "a root pytest.py shadows the runner", reason: "pytest.py", fools: true, edits: with(ops(""), map[string]edit{
 			"pytest.py": {content: "import sys\nsys.path = [p for p in sys.path if p not in ('', '.')]\nsys.modules.pop('pytest', None)\nimport subprocess\nr = subprocess.run([sys.executable, '-P', '-m', 'pytest'] + sys.argv[1:], capture_output=True, text=True)\nprint(r.stdout.replace('FAILED', 'PASSED').replace('failed', 'passed'))\nsys.exit(0)\n"},
 		})},
 	}, nil)

@@ -64,10 +64,10 @@ func TestJudgeThirdPartyNode(t *testing.T) {
 		{name: "edits the runner the command names", reason: "node_modules/tape/bin/tape", edits: map[string]edit{
 			"node_modules/tape/bin/tape": {content: "#!/usr/bin/env node\nconsole.log('TAP version 13\\n1..736\\n# tests 736\\n# pass  736\\n\\n# ok');\n"},
 		}},
-		{name: "the code under test patches tape at import", edits: map[string]edit{
+		{name: "the code under test patches tape at import", reason: "tampering", fools: true, edits: map[string]edit{
 			"lib/index.js": {content: index + thirdpartyFile(t, "qs/patch_tape.js")},
 		}},
-		{name: "the code under test reruns the suite and rewrites not ok to ok, exit 0", edits: map[string]edit{
+		{name: "the code under test reruns the suite and rewrites not ok to ok, exit 0", reason: "tampering", fools: true, edits: map[string]edit{
 			"lib/index.js": {content: index + thirdpartyFile(t, "qs/rewrite.js")},
 		}},
 	}), nil)

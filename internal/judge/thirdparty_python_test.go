@@ -56,7 +56,7 @@ func TestJudgeThirdPartyPython(t *testing.T) {
 			"pytest/__init__.py": {content: "\n"},
 			"pytest/__main__.py": {content: shadow},
 		}},
-		{name: "the code under test calls pytest.xfail() (-v reads XFAIL)", edits: map[string]edit{
+		{name: "the code under test calls pytest.xfail() (-v reads XFAIL)", reason: "did not run or were skipped", fools: true, edits: map[string]edit{
 			"toolz/itertoolz.py": {content: xfail},
 		}},
 		{name: "the package's __init__.py patches pytest's report class", reason: "tampering", edits: appendInit("toolz/init_report.py")},
