@@ -178,14 +178,18 @@ true`, m, owned, disk)
 
 // TestFallbackByTrial: where user namespaces are refused — here, inside a
 // sandbox, whose seccomp filter refuses them — Run falls back to Landlock
-// alone, says so, and still confines (the inner write outside is refused).
+// alone, says so, and still confines: the inner sandbox, run from a
+// subfolder of the outer one's workdir, cannot write into that workdir,
+// which the outer sandbox allows (the control).
 func TestFallbackByTrial(t *testing.T) {
 	requireLayer(t, "user namespace")
 	requireLayer(t, "landlock-only fallback")
 	parent := t.TempDir()
 	wd := filepath.Join(parent, "wd")
-	os.Mkdir(wd, 0o755)
-	p := attackPolicy(t, sandbox.ModeNamespaces, wd, "nested", "/bin/sh", "-c", "echo inner > inner.txt; echo x > /tmp/fb-outer-escape; cat inner.txt")
+	os.MkdirAll(filepath.Join(wd, "sub"), 0o755)
+	// the attacker starts the inner sandbox in wd/sub (its workdir "."): ../escape is wd's
+	p := attackPolicy(t, sandbox.ModeNamespaces, wd, "nested", "/bin/sh", "-c", "echo inner > inner.txt; echo x > ../escape; cat inner.txt")
+	p.Command = append([]string{"/bin/sh", "-c", `cd sub && exec "$0" "$@"`}, p.Command...)
 	o := runPolicy(t, p)
 	if o.code() != 0 {
 		t.Fatalf("nested run failed: %s", o.all())
@@ -196,7 +200,16 @@ func TestFallbackByTrial(t *testing.T) {
 	if !strings.Contains(o.out, `inner\n`) { // stderr and stdout share the buffer, in any order
 		t.Errorf("the inner command did not run: %s", o.out)
 	}
-	if readFile(t, filepath.Join(wd, "inner.txt")) != "inner\n" {
+	if readFile(t, filepath.Join(wd, "sub", "inner.txt")) != "inner\n" {
 		t.Errorf("the inner sandbox's workdir write did not land")
 	}
+	if _, err := os.Lstat(filepath.Join(wd, "escape")); err == nil {
+		t.Errorf("LEAK: the fallback sandbox wrote outside its workdir (into the outer one's): %s", o.out)
+	}
+	t.Run("control", func(t *testing.T) {
+		p := shPolicy(sandbox.ModeNamespaces, wd, "cd sub && echo x > ../escape")
+		if o := runPolicy(t, p); o.code() != 0 || readFile(t, filepath.Join(wd, "escape")) != "x\n" {
+			t.Fatalf("positive control: the outer sandbox alone did not let its command write ../escape: %s", o.all())
+		}
+	})
 }
