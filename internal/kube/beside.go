@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -119,6 +121,10 @@ func (s *Store) ExistsBeside(ctx context.Context, fork, rel string) (bool, error
 // else first (or nothing: a connection that sent no bytes). A listener that
 // fails, or does not end within a minute of the marker, is an error, never
 // a 0.
+//
+// stop ends the listener: cancelling its exec would leave nc running in
+// the pod (an exec's end does not end what it started), so stop kills it
+// by its pid too, unless it has ended.
 func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() (int, error), func(), error) {
 	pod, err := s.startedPod(ctx, fork)
 	if err != nil {
@@ -132,13 +138,24 @@ func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() (
 		lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan int, 1)
 		out := &limitedBuffer{max: 64 << 10} // written by the exec until it returns, read after done
+		pid := &firstLine{got: make(chan struct{})}
+		var ended atomic.Bool // the exec returned whole: nc itself ended
 		go func() {
-			code, err := s.stream(lctx, pod, []string{"/bin/nc", "-l", "-p", strconv.Itoa(port)}, nil, out, nil)
+			// The shell tells nc's pid (its own, kept through exec), for stop.
+			code, err := s.stream(lctx, pod, []string{"/bin/sh", "-c", `echo $$ >&2; exec /bin/nc -l -p "$1"`, "sh", strconv.Itoa(port)}, nil, out, pid)
 			if err != nil {
 				code = -1
+			} else {
+				ended.Store(true)
 			}
 			done <- code
 		}()
+		stop := sync.OnceFunc(func() {
+			cancel()
+			if !ended.Load() {
+				s.killListener(ctx, pod, port, pid)
+			}
+		})
 		if s.listening(ctx, pod, port, done) {
 			var once sync.Once
 			var n int
@@ -147,9 +164,9 @@ func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() (
 				once.Do(func() { n, herr = s.besideHits(ctx, pod, port, done, out) })
 				return n, herr
 			}
-			return "127.0.0.1:" + strconv.Itoa(port), hits, cancel, nil
+			return "127.0.0.1:" + strconv.Itoa(port), hits, stop, nil
 		}
-		cancel()
+		stop()
 	}
 	return "", nil, nil, fmt.Errorf("no listener started in pod %s", pod)
 }
@@ -191,6 +208,45 @@ func (s *Store) besideHits(ctx context.Context, pod string, port int, done <-cha
 		return 0, nil
 	}
 	return 1, nil
+}
+
+// killListener kills the listener on port by the pid its shell told,
+// once it is sure the pid is still that listener's (not a pid reused). A
+// listener whose pid never came (an exec that never started) is left.
+func (s *Store) killListener(ctx context.Context, pod string, port int, pid *firstLine) {
+	select {
+	case <-pid.got:
+	case <-time.After(5 * time.Second):
+		return
+	}
+	if _, err := strconv.Atoi(pid.line); err != nil {
+		return
+	}
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	s.stream(kctx, pod, []string{"/bin/sh", "-c", `[ "$(tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null)" = "/bin/nc -l -p $2 " ] && kill "$1"; true`,
+		"sh", pid.line, strconv.Itoa(port)}, nil, nil, nil)
+}
+
+// firstLine keeps the first line written to it (at most 64 bytes); got
+// is closed once it has it. line is read only after got.
+type firstLine struct {
+	buf  []byte
+	line string
+	done bool
+	got  chan struct{}
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	if f.done || len(f.buf) > 64 {
+		return len(p), nil
+	}
+	f.buf = append(f.buf, p...)
+	if i := bytes.IndexByte(f.buf, '\n'); i >= 0 {
+		f.line, f.done = string(f.buf[:i]), true
+		close(f.got)
+	}
+	return len(p), nil
 }
 
 // listening waits up to 5 s for port to be in LISTEN state (0A) in the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -92,7 +93,9 @@ func clusterAPIRace(t *testing.T, cfg *rest.Config, ns string, ko Options) {
 	o.Engine, o.All = eng, true
 	o.Prompts = []string{"[persona: editonly]", "[persona: podfixer]", "[persona: idler]", "[persona: editfirst]"}
 
-	// Read every pod of the run back from the API while the race runs.
+	// Read every version of every pod of the run back from the API while
+	// the race runs: a watch, started before the race, gets each one (a
+	// pod made and deleted between two reads of a list would be missed).
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -100,26 +103,37 @@ func clusterAPIRace(t *testing.T, cfg *rest.Config, ns string, ko Options) {
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	seen := map[string]string{} // pod name → its object as JSON
+	seen := map[string][]string{} // pod name → each version of its object, as JSON
+	watching := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for ctx.Err() == nil {
-			l, err := dyn.Resource(podGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed})
-			if err == nil {
-				mu.Lock()
-				for _, p := range l.Items {
-					b, _ := json.Marshal(p.Object)
-					seen[p.GetName()] = string(b)
+		for first := true; ctx.Err() == nil; first = false {
+			// (re)started with no resource version: every pod there is comes
+			// first, as added, so nothing is lost when a watch ends early
+			w, err := dyn.Resource(podGVR).Namespace(ns).Watch(ctx, metav1.ListOptions{LabelSelector: LabelManaged + "=" + Managed})
+			if first {
+				close(watching)
+			}
+			if err != nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(200 * time.Millisecond):
 				}
-				mu.Unlock()
+				continue
 			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
+			for ev := range w.ResultChan() {
+				if p, ok := ev.Object.(*unstructured.Unstructured); ok {
+					b, _ := json.Marshal(p.Object)
+					mu.Lock()
+					seen[p.GetName()] = append(seen[p.GetName()], string(b))
+					mu.Unlock()
+				}
 			}
+			w.Stop()
 		}
 	}()
+	<-watching
 	r, dir, err := run.Race(context.Background(), o)
 	stop()
 	wg.Wait()
@@ -164,15 +178,19 @@ func clusterAPIRace(t *testing.T, cfg *rest.Config, ns string, ko Options) {
 		podImage = ko.Registry + "/" + treeRepo + "@sha256:"
 	}
 	mu.Lock()
-	if _, ok := seen[objectName("fb-", "run-"+r.ID+"-f1")]; !ok {
-		t.Errorf("control: fork 1's pod was never read back from the API (seen %d pods)", len(seen))
-	}
-	for name, obj := range seen {
-		if strings.Contains(obj, key) {
-			t.Errorf("LEAK: the key is in pod %s as the API holds it", name)
+	for _, f := range []string{"f1", "f3"} { // the forks that ran a command in their pod
+		if _, ok := seen[objectName("fb-", "run-"+r.ID+"-"+f)]; !ok {
+			t.Errorf("control: fork %s's pod was never read back from the API (seen %d pods)", f, len(seen))
 		}
-		if !strings.Contains(obj, podImage) {
-			t.Errorf("control: pod %s read back without its spec: %.200s", name, obj)
+	}
+	for name, objs := range seen {
+		for _, obj := range objs {
+			if strings.Contains(obj, key) {
+				t.Errorf("LEAK: the key is in pod %s as the API holds it", name)
+			}
+			if !strings.Contains(obj, podImage) {
+				t.Errorf("control: pod %s read back without its spec: %.200s", name, obj)
+			}
 		}
 	}
 	mu.Unlock()

@@ -106,7 +106,8 @@ func clusterCanary(t *testing.T, eng string, steps []engine.Step) {
 // pod takes in a connection the listener had not yet accepted when it was
 // asked for — nc is held stopped, a connection is queued and closed, and
 // nc is let go only after the count has begun, well past the wait an
-// unmarked count would give it — and is 0 when nothing connected.
+// unmarked count would give it — and is 0 when nothing connected. A
+// listener stopped before its count is not left running in the pod.
 func TestClusterListenBesideCounts(t *testing.T) {
 	t.Parallel()
 	cfg, ns := cluster(t)
@@ -152,5 +153,29 @@ func TestClusterListenBesideCounts(t *testing.T) {
 	}
 	if err := <-counted; err != nil {
 		t.Errorf("a connection queued before the count: %v", err)
+	}
+
+	// stopped uncounted (the canary's end when a check before the count
+	// failed): no listener is left in the pod.
+	addr, _, stop2, err := s.ListenBeside(ctx, fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port = addr[strings.LastIndex(addr, ":")+1:]
+	left := `for p in /proc/[0-9]*; do [ "$(tr '\0' ' ' < $p/cmdline 2>/dev/null)" = "/bin/nc -l -p $1 " ] && exit 3; done; exit 0`
+	if _, code, err := s.output(ctx, pod, left, []string{port}, 64); code != 3 { // (a non-zero exit is also an error)
+		t.Fatalf("the listener on %s before stop: exit %d, %v; want 3 (found)", port, code, err)
+	}
+	stop2()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, code, err := s.output(ctx, pod, left, []string{port}, 64)
+		if err == nil && code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after stop, the listener on %s is still in the pod (exit %d, %v)", port, code, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -380,8 +381,11 @@ func TestWarmPods(t *testing.T) {
 		run.ForkLimits(o).Apply(&limits)
 		s := openStore(t, cfg, Options{Namespace: ns, Warm: warm, WarmMemory: limits.Memory, WarmCPUs: limits.CPUs, UseSandboxCRD: tc.crd})
 		o.Store, o.JudgeStore = s, s.o.Local
-		// the Sandboxes the run makes, as the API server saw them
+		// the Sandboxes the run makes, as the API server saw them, and those
+		// of them the watch has not yet seen deleted
+		var mu sync.Mutex
 		var sandboxes []string
+		live := map[string]bool{}
 		stop := func() {}
 		if tc.crd == "always" {
 			w, err := s.dyn.Resource(sandboxGVR).Namespace(ns).Watch(context.Background(), metav1.ListOptions{})
@@ -392,8 +396,16 @@ func TestWarmPods(t *testing.T) {
 			go func() {
 				defer close(done)
 				for ev := range w.ResultChan() {
-					if u, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type == watch.Added {
-						sandboxes = append(sandboxes, u.GetName())
+					if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+						mu.Lock()
+						switch ev.Type {
+						case watch.Added:
+							sandboxes = append(sandboxes, u.GetName())
+							live[u.GetName()] = true
+						case watch.Deleted:
+							delete(live, u.GetName())
+						}
+						mu.Unlock()
 					}
 				}
 			}()
@@ -406,13 +418,6 @@ func TestWarmPods(t *testing.T) {
 		if r.Status != event.RunWon {
 			t.Fatalf("warm %d: status %s: %+v", warm, r.Status, r.Fork)
 		}
-		if tc.crd == "always" {
-			time.Sleep(time.Second) // the watch's last events
-			stop()
-			if n := len(regexp.MustCompile(`fb-run-\S+-w[0-9]+`).FindAllString(strings.Join(sandboxes, " "), -1)); n != warm {
-				t.Errorf("the warm pods' Sandboxes: %v, want %d", sandboxes, warm)
-			}
-		}
 		for n := range 2 {
 			log, _ := os.ReadFile(filepath.Join(dir, "forks", strconv.Itoa(n), "agent.log"))
 			fromPool := regexp.MustCompile(`pod fb-run-\S+-w[0-9]+\n1\n`).Match(log)
@@ -421,6 +426,26 @@ func TestWarmPods(t *testing.T) {
 			}
 		}
 		waitNothingLeft(t, cfg, ns, time.Minute)
+		if tc.crd == "always" {
+			// Nothing is left in the API: once the watch has seen every
+			// Sandbox it saw made deleted, it has seen every one made
+			// before those deletions (a watch sends in order).
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+				mu.Lock()
+				n := len(live)
+				mu.Unlock()
+				if n == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("a minute after nothing was left, the watch has not seen %d Sandboxes deleted", n)
+				}
+			}
+			stop()
+			if n := len(regexp.MustCompile(`fb-run-\S+-w[0-9]+`).FindAllString(strings.Join(sandboxes, " "), -1)); n != warm {
+				t.Errorf("the warm pods' Sandboxes: %v, want %d", sandboxes, warm)
+			}
+		}
 	}
 }
 
