@@ -22,6 +22,7 @@ func TestRetriesAndRedirects(t *testing.T) {
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	var calls atomic.Int32
 	var redirectFollowed atomic.Bool
+	var redirects atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("/flaky/", func(w http.ResponseWriter, r *http.Request) {
 		switch calls.Add(1) {
@@ -37,6 +38,7 @@ func TestRetriesAndRedirects(t *testing.T) {
 		}
 	})
 	mux.HandleFunc("/redirect/", func(w http.ResponseWriter, r *http.Request) {
+		redirects.Add(1)
 		http.Redirect(w, r, "/followed/v1/messages", http.StatusTemporaryRedirect)
 	})
 	mux.HandleFunc("/followed/", func(w http.ResponseWriter, r *http.Request) {
@@ -61,5 +63,8 @@ func TestRetriesAndRedirects(t *testing.T) {
 	}
 	if redirectFollowed.Load() {
 		t.Errorf("LEAK: the redirect was followed")
+	}
+	if n := redirects.Load(); n == 0 { // control: the request met the redirect (not a wrong path)
+		t.Errorf("control: the redirecting handler was never reached")
 	}
 }

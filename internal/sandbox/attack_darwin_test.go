@@ -95,10 +95,16 @@ func TestSeatbeltAttackSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := runPolicy(t, attackPolicy(t, wd, append([]string{"read"}, targets...)...))
+	if o.err != nil || o.code() < 0 {
+		t.Fatalf("the probe did not run: %v: %s", o.err, o.all())
+	}
 	if strings.Contains(o.all(), secret) {
 		t.Errorf("LEAK: a credential was read:\n%s", o.all())
 	}
-	mv := runPolicy(t, shPolicy(wd, "mv "+home+"/.ssh/id_ed25519 ./stolen; cat ./stolen; ls "+home))
+	mv := runPolicy(t, shPolicy(wd, "mv "+home+"/.ssh/id_ed25519 ./stolen; cat ./stolen; ls "+home+"; echo probed"))
+	if mv.err != nil || !strings.Contains(mv.out, "probed") {
+		t.Fatalf("the probe did not run: %v: %s", mv.err, mv.all())
+	}
 	if strings.Contains(mv.all(), secret) || strings.Contains(mv.all(), "notes.txt") {
 		t.Errorf("LEAK: the home was listed or a credential moved out:\n%s", mv.all())
 	}
@@ -106,8 +112,8 @@ func TestSeatbeltAttackSecrets(t *testing.T) {
 		t.Errorf("the credential was moved: %v", err)
 	}
 	kc := runPolicy(t, shPolicy(wd, "/usr/bin/security list-keychains; /usr/bin/security find-generic-password -s forkbomb-test"))
-	if kc.code() == 0 {
-		t.Errorf("the keychain answered:\n%s", kc.all())
+	if kc.err != nil || kc.code() <= 0 { // (-1: no run at all)
+		t.Errorf("the keychain answered, or the probe did not run (exit %d, %v):\n%s", kc.code(), kc.err, kc.all())
 	}
 
 	t.Run("control", func(t *testing.T) {
@@ -128,6 +134,9 @@ func TestSeatbeltAttackEnvironment(t *testing.T) {
 	wd := tempDir(t)
 	for _, args := range [][]string{{"env"}, {"procargs", strconv.Itoa(os.Getpid())}} {
 		o := runPolicy(t, attackPolicy(t, wd, args...))
+		if o.err != nil || o.code() < 0 {
+			t.Fatalf("the probe %v did not run: %v: %s", args, o.err, o.all())
+		}
 		if strings.Contains(o.all(), key) {
 			t.Errorf("LEAK: %v shows the key:\n%s", args, o.all())
 		}
@@ -334,8 +343,8 @@ func TestSeatbeltAttackHostProcesses(t *testing.T) {
 	go func() { victim.Wait(); close(exited) }()
 	wd := tempDir(t)
 	// the attacker's own word (the kill refused), and the victim's state
-	if o := runPolicy(t, attackPolicy(t, wd, "kill", strconv.Itoa(victim.Process.Pid))); o.code() == 0 {
-		t.Errorf("LEAK: the sandbox's kill of a process of the host was not refused: %s", o.all())
+	if o := runPolicy(t, attackPolicy(t, wd, "kill", strconv.Itoa(victim.Process.Pid))); o.code() != 3 { // the attacker's "refused"
+		t.Errorf("LEAK: the sandbox's kill of a process of the host was not refused (exit %d): %s", o.code(), o.all())
 	}
 	select {
 	case <-exited:
@@ -361,12 +370,17 @@ func TestSeatbeltAttackHostProcesses(t *testing.T) {
 func TestSeatbeltAttackPrograms(t *testing.T) {
 	requireSeatbelt(t)
 	wd := tempDir(t)
-	deny := shPolicy(wd, "/usr/bin/touch direct; touch via-path; /USR/BIN/TOUCH upper")
+	// (each script ends with "probed": it ran to its end, so what did not run was refused)
+	deny := shPolicy(wd, "/usr/bin/touch direct; touch via-path; /USR/BIN/TOUCH upper; echo probed")
 	deny.DenyPrograms = []string{"/usr/bin/touch"}
-	runPolicy(t, deny)
-	allow := shPolicy(wd, `/usr/bin/touch unlisted; cp /usr/bin/touch "$TMPDIR/t"; "$TMPDIR/t" copy-in-tmp; cp /usr/bin/touch ./t; ./t copy-in-workdir`)
+	if o := runPolicy(t, deny); o.err != nil || !strings.Contains(o.out, "probed") {
+		t.Fatalf("the deny probe did not run: %v: %s", o.err, o.all())
+	}
+	allow := shPolicy(wd, `/usr/bin/touch unlisted; cp /usr/bin/touch "$TMPDIR/t"; "$TMPDIR/t" copy-in-tmp; cp /usr/bin/touch ./t; ./t copy-in-workdir; echo probed`)
 	allow.AllowPrograms = []string{"/bin/sh", "/bin/cp"}
-	runPolicy(t, allow)
+	if o := runPolicy(t, allow); o.err != nil || !strings.Contains(o.out, "probed") {
+		t.Fatalf("the allow probe did not run: %v: %s", o.err, o.all())
+	}
 	for _, f := range []string{"direct", "via-path", "upper", "unlisted", "copy-in-tmp", "copy-in-workdir"} {
 		if _, err := os.Stat(filepath.Join(wd, f)); err == nil {
 			t.Errorf("LEAK: %s ran", f)
@@ -388,10 +402,10 @@ func TestSeatbeltAttackHide(t *testing.T) {
 	wd := tempDir(t)
 	secret := canary(t)
 	writeFile(t, filepath.Join(wd, "hidden", "secret"), secret)
-	p := shPolicy(wd, "cat hidden/secret; cat HIDDEN/secret; mv hidden out; cat out/secret")
+	p := shPolicy(wd, "cat hidden/secret; cat HIDDEN/secret; mv hidden out; cat out/secret; echo probed")
 	p.Hide = []string{filepath.Join(wd, "hidden")}
-	if o := runPolicy(t, p); strings.Contains(o.all(), secret) {
-		t.Errorf("LEAK: the hidden file was read:\n%s", o.all())
+	if o := runPolicy(t, p); o.err != nil || !strings.Contains(o.out, "probed") || strings.Contains(o.all(), secret) {
+		t.Errorf("LEAK or no probe (%v): the hidden file read, or the script did not run:\n%s", o.err, o.all())
 	}
 
 	t.Run("control", func(t *testing.T) {

@@ -268,7 +268,10 @@ func TestAttackSecrets(t *testing.T) {
 			t.Errorf("the workdir inside home was not readable")
 		}
 		// A listing of home shows nothing of the caller's.
-		l := runPolicy(t, shPolicy(mode, wd, `ls -A "$HOME"; ls -A `+home+`; find / -xdev -name 'id_ed25519' 2>/dev/null; true`))
+		l := runPolicy(t, shPolicy(mode, wd, `ls -A "$HOME"; ls -A `+home+`; find / -xdev -name 'id_ed25519' 2>/dev/null; ls; true`))
+		if l.err != nil || l.code() != 0 || !strings.Contains(l.out, "README") { // the workdir's own listing: the probe ran
+			t.Fatalf("the listing did not run: %v, exit %d: %s", l.err, l.code(), l.all())
+		}
 		if strings.Contains(l.out, ".ssh") || strings.Contains(l.out, "id_ed25519") {
 			t.Errorf("LEAK: credential folders visible:\n%s", l.out)
 		}

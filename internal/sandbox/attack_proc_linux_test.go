@@ -46,13 +46,14 @@ func TestAttackHostProcesses(t *testing.T) {
 		o := runPolicy(t, attackPolicy(t, mode, t.TempDir(), "kill", pid))
 		// The kernel refused the kill (the attacker says so), so no signal
 		// is pending and the victim's state is final now.
-		if o.code() == 0 || exited(v, 0) {
-			t.Fatalf("LEAK: the sandbox killed host process %s", pid)
+		// (exit 3 is the attacker's "refused"; -1 would be no run at all)
+		if o.code() != 3 || exited(v, 0) {
+			t.Fatalf("LEAK: the sandbox killed host process %s (exit %d): %s", pid, o.code(), o.all())
 		}
 		if mode == sandbox.ModeNamespaces {
 			o := runPolicy(t, attackPolicy(t, mode, t.TempDir(), "read", "/proc/"+pid+"/cmdline"))
-			if o.code() == 0 {
-				t.Errorf("LEAK: host process %s visible in /proc", pid)
+			if o.code() != 3 {
+				t.Errorf("LEAK: host process %s visible in /proc (exit %d): %s", pid, o.code(), o.all())
 			}
 		}
 	})
@@ -194,6 +195,10 @@ func TestAttackTIOCSTI(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s: code %d %s", verb, res.ExitCode, out.String())
+			// refused by the kernel (the attacker's exit 3), not ended before the ioctl
+			if res.ExitCode != 3 || !strings.Contains(out.String(), "operation not permitted") {
+				t.Errorf("LEAK or no probe: %s was not refused with EPERM (exit %d): %s", verb, res.ExitCode, out.String())
+			}
 			if got := pendingInput(s); got != "" {
 				t.Errorf("LEAK: %s injected %q into the terminal", verb, got)
 			}

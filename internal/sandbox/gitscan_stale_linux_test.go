@@ -30,9 +30,12 @@ func TestAttackGitMovedBetweenRuns(t *testing.T) {
 		t.Fatalf("the nested repository was not moved: %v", err)
 	}
 	hook := filepath.Join(wd, "moved", ".git", "hooks", "post-checkout")
-	const attack = "mkdir -p moved/.git/hooks; echo evil > moved/.git/hooks/post-checkout"
+	const attack = "mkdir -p moved/.git/hooks; echo evil > moved/.git/hooks/post-checkout; echo ran > ran.txt"
 	t.Run("rescanned", func(t *testing.T) {
-		runPolicy(t, shPolicy(sandbox.ModeNamespaces, wd, attack))
+		// ran.txt, written in the tree after the attack: the command ran to its end
+		if o := runPolicy(t, shPolicy(sandbox.ModeNamespaces, wd, attack)); o.err != nil || readFile(t, filepath.Join(wd, "ran.txt")) != "ran\n" {
+			t.Fatalf("the attack did not run: %v: %s", o.err, o.all())
+		}
 		if strings.Contains(readFile(t, hook), "evil") {
 			t.Errorf("LEAK: a hook was written into the moved nested repository's .git")
 		}

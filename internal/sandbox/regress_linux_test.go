@@ -168,7 +168,10 @@ var _ = exec.Command
 func TestAttackOtherTerminals(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode sandbox.Mode) {
 		m, s := openPty(t)
-		runPolicy(t, shPolicy(mode, t.TempDir(), "echo INJECTED > "+s.Name()+" 2>&1; true"))
+		// (probed: the command ran to the write, else nothing written proves nothing)
+		if o := runPolicy(t, shPolicy(mode, t.TempDir(), "echo INJECTED > "+s.Name()+" 2>&1; echo probed")); o.err != nil || o.code() != 0 || !strings.Contains(o.out, "probed") {
+			t.Fatalf("the probe did not run: %v, exit %d: %s", o.err, o.code(), o.all())
+		}
 		if got := beforeMarker(t, m, s); got != "" {
 			t.Fatalf("LEAK: the command wrote to another terminal (%s): %q", s.Name(), got)
 		}

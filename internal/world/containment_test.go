@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
@@ -78,9 +80,14 @@ func TestContainment(t *testing.T) {
 	}
 	run := func(t *testing.T, p probe, world bool) string {
 		if world {
+			// The probe must reach the world's commands: a script its parser
+			// refused (bash's may take it) would leak nothing and test nothing.
+			if _, err := syntax.NewParser().Parse(strings.NewReader(p.script), ""); err != nil {
+				t.Fatalf("the probe does not parse in a world: %v", err)
+			}
 			res, err := New().Exec(context.Background(), p.script, nil, Limits{})
-			if err != nil {
-				t.Fatal(err)
+			if err != nil || res.Failed != "" || res.Limit != "" {
+				t.Fatalf("the probe did not run: %v %+v", err, res)
 			}
 			return string(res.Stdout) + string(res.Stderr)
 		}
