@@ -139,8 +139,10 @@ func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() (
 		done := make(chan int, 1)
 		out := &limitedBuffer{max: 64 << 10} // written by the exec until it returns, read after done
 		pid := &firstLine{got: make(chan struct{})}
-		var ended atomic.Bool // the exec returned whole: nc itself ended
+		var ended atomic.Bool           // the exec returned whole: nc itself ended
+		returned := make(chan struct{}) // the exec returned, whole or not
 		go func() {
+			defer close(returned)
 			// The shell tells nc's pid (its own, kept through exec), for stop.
 			code, err := s.stream(lctx, pod, []string{"/bin/sh", "-c", `echo $$ >&2; exec /bin/nc -l -p "$1"`, "sh", strconv.Itoa(port)}, nil, out, pid)
 			if err != nil {
@@ -151,6 +153,13 @@ func (s *Store) ListenBeside(ctx context.Context, fork string) (string, func() (
 			done <- code
 		}()
 		stop := sync.OnceFunc(func() {
+			// The pid first (a cancelled exec drops what it had not yet
+			// passed on), unless the exec has returned without it.
+			select {
+			case <-pid.got:
+			case <-returned:
+			case <-time.After(5 * time.Second):
+			}
 			cancel()
 			if !ended.Load() {
 				s.killListener(ctx, pod, port, pid)
@@ -210,13 +219,14 @@ func (s *Store) besideHits(ctx context.Context, pod string, port int, done <-cha
 	return 1, nil
 }
 
-// killListener kills the listener on port by the pid its shell told,
-// once it is sure the pid is still that listener's (not a pid reused). A
-// listener whose pid never came (an exec that never started) is left.
+// killListener kills the listener on port by the pid its shell told, if
+// it came, once it is sure the pid is still that listener's (not a pid
+// reused). A listener whose pid never came (an exec that never started) is
+// left.
 func (s *Store) killListener(ctx context.Context, pod string, port int, pid *firstLine) {
 	select {
 	case <-pid.got:
-	case <-time.After(5 * time.Second):
+	default: // stop waited for it already
 		return
 	}
 	if _, err := strconv.Atoi(pid.line); err != nil {
@@ -228,8 +238,9 @@ func (s *Store) killListener(ctx context.Context, pod string, port int, pid *fir
 		"sh", pid.line, strconv.Itoa(port)}, nil, nil, nil)
 }
 
-// firstLine keeps the first line written to it (at most 64 bytes); got
-// is closed once it has it. line is read only after got.
+// firstLine keeps the first line written to it, if it comes within the
+// first 64 bytes or so; got is closed once it has it. line is read only
+// after got.
 type firstLine struct {
 	buf  []byte
 	line string

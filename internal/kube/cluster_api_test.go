@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -123,7 +124,7 @@ func clusterAPIRace(t *testing.T, cfg *rest.Config, ns string, ko Options) {
 				continue
 			}
 			for ev := range w.ResultChan() {
-				if p, ok := ev.Object.(*unstructured.Unstructured); ok {
+				if p, ok := ev.Object.(*unstructured.Unstructured); ok && (ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted) {
 					b, _ := json.Marshal(p.Object)
 					mu.Lock()
 					seen[p.GetName()] = append(seen[p.GetName()], string(b))

@@ -29,13 +29,21 @@ func (b *blockingWriter) Write(p []byte) (int, error) {
 }
 
 // blockedIn reports whether a goroutine is blocked in a select or a channel
-// operation in the function fn (as runtime.Stack names it).
-func blockedIn(fn string) bool {
+// operation in the function fn, called from a function named by caller
+// (as runtime.Stack names them).
+func blockedIn(fn, caller string) bool {
 	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf)) // the dump was cut: all of it
+	}
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		head, _, _ := strings.Cut(g, "\n")
-		if (strings.Contains(head, "[select") || strings.Contains(head, "[chan send")) && strings.Contains(g, fn) {
+		if (strings.Contains(head, "[select") || strings.Contains(head, "[chan send")) && strings.Contains(g, fn) && strings.Contains(g, caller) {
 			return true
 		}
 	}
@@ -64,7 +72,7 @@ func TestGate(t *testing.T) {
 		var finishedFirst bool // whether the write had finished when close returned
 		go func() { g.close(); finishedFirst = w.finished.Load(); close(closed) }()
 		// close is seen waiting (blocked in its select) before the write goes on
-		for deadline := time.Now().Add(time.Minute); !blockedIn("kube.(*gate).close("); time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(time.Minute); !blockedIn("kube.(*gate).close(", "kube.TestGate.func"); time.Sleep(5 * time.Millisecond) {
 			select {
 			case <-closed:
 				t.Fatal("close returned while a write was under way")

@@ -117,7 +117,7 @@ func TestTimeoutKillsEverything(t *testing.T) {
 		m := sleepMarker()
 		p := shPolicy(mode, t.TempDir(), daemonScript(t, m)+"\necho daemons-started\n/bin/sleep "+m)
 		p.ReadOnly = []string{dirOf(attackerExe(t))}
-		p.Timeout = 3 * time.Second
+		p.Timeout = 10 * time.Second // room for the daemons' start on a loaded machine (the -race attacker among them)
 		start := time.Now()
 		o := runPolicy(t, p)
 		if o.err != nil {

@@ -145,7 +145,7 @@ func TestSessionTimeout(t *testing.T) {
 		s := startSession(t, sandbox.Policy{Workdir: t.TempDir(), Mode: mode, ReadOnly: []string{dirOf(attackerExe(t))}})
 		m := sleepMarker()
 		c := sh(daemonScript(t, m) + "\necho daemons-started\n/bin/sleep " + m)
-		c.Timeout = 3 * time.Second
+		c.Timeout = 10 * time.Second // room for the daemons' start on a loaded machine (the -race attacker among them)
 		o := inSession(t, s, c)
 		if o.err != nil || !o.res.TimedOut || o.code() != sandbox.ExitTimeout {
 			t.Fatalf("timeout: err %v res %+v", o.err, o.res)
@@ -169,13 +169,22 @@ func TestSessionCancel(t *testing.T) {
 		s := startSession(t, sandbox.Policy{Workdir: t.TempDir(), Mode: mode})
 		m := sleepMarker()
 		ctx, cancel := context.WithCancel(context.Background())
-		// cancelled once both sleeps run (seen from the host), so that there
-		// is something for the cancel to kill
+		// cancelled once both sleeps run (seen from the host: processes
+		// whose program is /bin/sleep, not the shell whose script names m),
+		// so that there is something for the cancel to kill
+		sleeps := func() (n int) {
+			for _, pid := range hostProcsWith(m) {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "/bin/sleep\x00"+m) {
+					n++
+				}
+			}
+			return n
+		}
 		both := make(chan bool, 1)
 		go func() {
 			defer cancel()
 			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				if len(hostProcsWith(m)) >= 2 {
+				if sleeps() >= 2 {
 					both <- true
 					return
 				}
