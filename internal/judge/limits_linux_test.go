@@ -1,14 +1,12 @@
 package judge_test
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/sandbox"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // cgroupHolds reports what the probe says the limits rest on here: a
@@ -51,33 +49,7 @@ func TestJudgeLimits(t *testing.T) {
 	judgeAll(t, repo, "/bin/sh check.sh", nil, cases, func(o *judge.Options) {
 		o.Limits = sandbox.Limits{Memory: 128 << 20, Pids: 40}
 	})
-	if s := procsWith("301.777"); len(s) > 0 {
+	if s := testutil.ProcsLeft("301.777"); len(s) > 0 {
 		t.Errorf("LEAK: %d fork-bomb processes outlived the judge", len(s))
 	}
-}
-
-// procsWith lists the host's live processes whose command line holds
-// marker, after up to 10 s for the kernel to finish what was killed (a
-// loaded machine's).
-func procsWith(marker string) []string {
-	var found []string
-	for range 200 {
-		found = nil
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-			if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
-				continue
-			}
-			if stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat"); bytes.Contains(stat, []byte(") Z ")) {
-				continue // a zombie is dead already
-			}
-			found = append(found, e.Name())
-		}
-		if len(found) == 0 {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return found
 }

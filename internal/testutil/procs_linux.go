@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ProcsWith lists the host's live processes (no zombie) whose command line
@@ -30,6 +31,17 @@ func ProcsWith(marker string) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// ProcsLeft is ProcsWith once no process holds marker, or after 10 s (what a
+// loaded kernel may still be finishing of processes it was told to kill):
+// nil when every one is gone.
+func ProcsLeft(marker string) []int {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if p := ProcsWith(marker); len(p) == 0 || time.Now().After(deadline) {
+			return p
+		}
+	}
 }
 
 // CPUWeight reads pid's CPU cgroup's weight from the host's cgroupfs when
