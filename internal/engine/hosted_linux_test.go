@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestHostedTagsAndCost runs the hosted engine on both protocols against
@@ -56,7 +57,7 @@ func TestHostedTagsAndCost(t *testing.T) {
 				mu.Lock()
 				seen = append(seen, r.Header.Clone())
 				mu.Unlock()
-				fwd.ServeHTTP(w, r)
+				testutil.WholeBody(fwd).ServeHTTP(w, r)
 			}))
 			defer gw.Close()
 			h, err := NewHosted(Settings{Provider: provider, Model: "scripted", BaseURL: gw.URL, APIKey: key})

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"sync/atomic"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestRetriesAndRedirects: a 429 and a 503 are retried with backoff; a
@@ -34,7 +36,7 @@ func TestRetriesAndRedirects(t *testing.T) {
 			http.Error(w, `{"type":"error","error":{"type":"overloaded_error","message":"busy"}}`, http.StatusServiceUnavailable)
 		default:
 			r.URL.Path = r.URL.Path[len("/flaky"):]
-			proxy.ServeHTTP(w, r)
+			testutil.WholeBody(proxy).ServeHTTP(w, r)
 		}
 	})
 	mux.HandleFunc("/redirect/", func(w http.ResponseWriter, r *http.Request) {

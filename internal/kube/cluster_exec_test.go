@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+
+	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
 // TestExecProtocols: an exec goes over WebSocket where the API server
@@ -62,7 +64,7 @@ func TestExecProtocols(t *testing.T) {
 				return
 			}
 		}
-		rp.ServeHTTP(w, r)
+		testutil.WholeBody(rp).ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
 	pcfg := &rest.Config{Host: proxy.URL, APIPath: cfg.APIPath}

@@ -1,6 +1,7 @@
 package modelproxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -186,17 +187,21 @@ func (e *Endpoint) plain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.netEvent(hp, true, "")
+	body, status, why := readBody(w, r, e.p.o.MaxRequestBytes)
+	if status != 0 {
+		refuse(w, status, why)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
 	u := *r.URL
 	u.Host = hp.String()
-	out, err := http.NewRequestWithContext(ctx, r.Method, u.String(), http.MaxBytesReader(w, r.Body, e.p.o.MaxRequestBytes))
+	out, err := http.NewRequestWithContext(ctx, r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		refuse(w, http.StatusBadRequest, "malformed request")
 		return
 	}
 	copyPlainHeaders(out.Header, r.Header)
-	out.ContentLength = r.ContentLength
 	resp, err := e.p.plainTransport.RoundTrip(out)
 	if err != nil {
 		refuse(w, http.StatusBadGateway, "could not reach "+hp.String())
