@@ -49,6 +49,7 @@ func raceOptions(t testing.TB, s *Store, repo, agent string, forks int) run.Opti
 // tree image (Options.Registry), and with each fork an agent-sandbox
 // Sandbox whose pod the real agent-sandbox controller makes.
 func TestClusterRace(t *testing.T) {
+	t.Parallel() // a namespace of its own (each subtest one); its waits are the cluster's
 	inEachTreeMode(t, clusterRace, true)
 }
 
@@ -123,6 +124,7 @@ esac`
 // tree image the pod's root is not read-only: forkbomb's sandbox in the
 // pod still keeps the agent's writes in its tree.
 func TestClusterAttack(t *testing.T) {
+	t.Parallel() // a namespace of its own (each subtest one); its waits are the cluster's
 	inEachTreeMode(t, clusterAttack, true)
 }
 
@@ -228,6 +230,7 @@ id -u`
 // agent does and whether forkbomb is there to stop it (the kubelet
 // enforces activeDeadlineSeconds).
 func TestClusterDeadline(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
 	s := openStore(t, cfg, Options{Namespace: ns, Deadline: 3 * time.Second})
 	fork := newRun(t, s, "run-deadline")
@@ -256,6 +259,7 @@ func TestClusterDeadline(t *testing.T) {
 // lapsed anchor, and the cluster's garbage collector deletes the pods and
 // the policy it owned.
 func TestClusterKill9(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), "FORKBOMB_KUBE_CHILD="+strings.Join([]string{kubeconfig(), ns, filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "runs"), fixture(t)}, "\n"))
@@ -338,6 +342,7 @@ func kubeChild(args string) int {
 // says "requested" — after its control reached the listener, and leaves
 // nothing behind.
 func TestClusterProbe(t *testing.T) {
+	t.Parallel() // a namespace of its own; its waits are the cluster's
 	cfg, ns := cluster(t)
 	r, err := Probe(context.Background(), ProbeOptions{Config: cfg, Namespace: ns, Measure: true})
 	if err != nil {
