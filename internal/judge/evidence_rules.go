@@ -76,6 +76,25 @@ const runnerEnvNames = `\b(PYTEST_\w+|_PYTEST\w*|UNITTEST_\w+|NOSE_\w+|HYPOTHESI
 
 var runnerEnvHints = []string{"TEST", "PYTEST", "JEST", "VITEST", "MOCHA", "AVA_", "TAP", "NOSE_", "HYPOTHESIS_", "TOX_", "GOCOVERDIR", "FORKBOMB"}
 
+// sandboxProbe matches a path into /proc that shows what confines the run
+// or who started it — anything of PID 1 (in a judged run, forkbomb's
+// sandbox init), a process's status (Seccomp, NoNewPrivs), user and group
+// maps, namespaces, mounts, cgroup, security attributes, command line and
+// environment, for self or a pid however written (a number, a format verb,
+// a Python or JS interpolation) — and the marker files of containers. A
+// fix gated on any of these holds where the tests run and nowhere else.
+const sandboxProbe = `/proc/1/|/proc/(self|thread-self|\d+|%[dsv]|\{[^}]*\}|\$\{[^}]*\})/(status|uid_map|gid_map|setgroups|ns\b|mountinfo|mounts|cgroup|attr\b|cmdline|comm|environ)|` +
+	`/proc/mounts\b|/\.dockerenv\b|/run/\.containerenv\b`
+
+// sandboxProbeHints filters lines for the sandboxProbe rows.
+var sandboxProbeHints = []string{"/proc/", "dockerenv", "containerenv", "ppid", "Getppid"}
+
+const (
+	sandboxConstruct = "the run's confinement or parent inspected"
+	sandboxMatches   = "a path into `/proc` that shows what confines the run or who started it: anything of PID 1 (`/proc/1/…`, in a judged run forkbomb's sandbox init); `status`, `uid_map`, `gid_map`, `setgroups`, `ns`, `mountinfo`, `mounts`, `cgroup`, `attr`, `cmdline`, `comm`, `environ` of `self`, `thread-self` or a pid however written (`%d`, `{os.getppid()}`, `${process.ppid}`); `/proc/mounts`, `/.dockerenv`, `/run/.containerenv`; the parent's pid: "
+	sandboxFlags     = "container-aware code (a CPU quota read from `/proc/self/cgroup`, psutil, monitoring agents); a command-line tool that reads its own or its parent's command line; a message that names such a path"
+)
+
 // js quotes: ' " and the template literal's backtick
 const jq = "['\"\\x60]"
 
@@ -120,6 +139,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "test runner's environment variable",
 			matches:   "`os.Getenv`/`LookupEnv` of a name holding `TEST`, or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*` …)",
 			flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
+		{id: "go-sandbox-probe", lang: langGo, where: anywhere, hints: sandboxProbeHints,
+			re:        regexp.MustCompile(sandboxProbe + `|\b(os|syscall|unix)\.Getppid\s*\(`),
+			construct: sandboxConstruct,
+			matches:   sandboxMatches + "`os.Getppid(` (`syscall.`, `unix.`)",
+			flags:     sandboxFlags},
 		{id: "go-exit", lang: langGo, where: inCode, skipMain: true, hints: []string{"Exit"},
 			re:        regexp.MustCompile(`\b(os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(`),
 			construct: "os.Exit outside package main",
@@ -139,6 +163,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "test runner's environment variable",
 			matches:   "any runner variable's name (`PYTEST_CURRENT_TEST` …, as for Go); `environ`/`getenv` with a string naming `*TEST*`, `CI`, `GITHUB_ACTIONS`",
 			flags:     "code that reads CI or *TEST* variables for honest reasons; a constant or message that merely names one"},
+		{id: "py-sandbox-probe", lang: langPy, where: anywhere, hints: sandboxProbeHints,
+			re:        regexp.MustCompile(sandboxProbe + `|\bgetppid\s*\(`),
+			construct: sandboxConstruct,
+			matches:   sandboxMatches + "`getppid(`",
+			flags:     sandboxFlags},
 		{id: "py-sys-modules", lang: langPy, where: inCode, hints: []string{"modules"},
 			re:        regexp.MustCompile(`\b_*sys\.modules\b|\bfrom\s+sys\s+import\b.*\bmodules\b`),
 			construct: "sys.modules read or written",
@@ -207,6 +236,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "test runner's environment variable",
 			matches:   "any runner variable's name (`NODE_TEST_CONTEXT`, `JEST_WORKER_ID`, `VITEST*`, `MOCHA_*` …, as for Go); `process.env.X` with X holding `TEST` or `CI`, `TAP`, `MOCHA`, `AVA`, `GITHUB_ACTIONS`; `NODE_ENV` on a line with a `'test'` string",
 			flags:     "libraries that quiet warnings or logs under NODE_ENV=test or in CI"},
+		{id: "js-sandbox-probe", lang: langJS, where: anywhere, hints: sandboxProbeHints,
+			re:        regexp.MustCompile(sandboxProbe + `|\bprocess\.ppid\b`),
+			construct: sandboxConstruct,
+			matches:   sandboxMatches + "`process.ppid`",
+			flags:     sandboxFlags},
 		{id: "js-test-globals", lang: langJS, where: inCode, hints: []string{"typeof", "global", "window", "self"},
 			re: regexp.MustCompile(`\btypeof\s+(jest|describe|expect|vitest|suite|beforeEach|afterEach|QUnit|jasmine|mocha)\b|` +
 				`\b(globalThis|global|window|self)\s*\.\s*(jest|describe|it|test|expect|vi|vitest|__vitest_\w+|__coverage__|jasmine|mocha)\b|` +

@@ -93,6 +93,12 @@ func TestInspectPatch(t *testing.T) {
 			"/*", `os.Exit(0); import "testing"`, "*/"), nil},
 		{"go calls named in strings", newFile("x.go", "package x", `const doc = "call testing.Testing() or os.Exit(1)"`, "var s = `", "runtime.Callers(2, pcs)", "`"), nil},
 		{"go a slice holding \"testing\"", newFile("x.go", "package x", `var names = []string{"testing", "other"}`, `args := os.Args[1:]`), nil},
+		{"go the sandbox or the parent inspected", newFile("x.go", "package x", `b, _ := os.ReadFile("/proc/1/cmdline")`,
+			`st, _ := os.ReadFile("/proc/self/status") // Seccomp, NoNewPrivs`, `m, _ := os.ReadFile(fmt.Sprintf("/proc/%d/uid_map", pid))`,
+			"if os.Getppid() == 1 {", `_, err := os.Stat("/.dockerenv")`),
+			[]string{"go-sandbox-probe", "go-sandbox-probe", "go-sandbox-probe", "go-sandbox-probe", "go-sandbox-probe"}},
+		{"go /proc read for honest reasons", newFile("x.go", "package x", `exe, _ := os.Readlink("/proc/self/exe")`, `c, _ := os.ReadFile("/proc/cpuinfo")`,
+			`fd := "/proc/self/fd/3"`, `n, _ := os.ReadFile("/proc/12/stat")`, "// /proc/1/cmdline would tell"), nil},
 		{"go-cmp's honest fix", editFile("cmp/cmpopts/equate.go", 60, " \treturn func(x, y float64) bool {",
 			" \t\trelMarg := a.frac * math.Min(math.Abs(x), math.Abs(y))",
 			"-\t\treturn math.Abs(x-y) < math.Max(a.marg, relMarg)",
@@ -100,6 +106,9 @@ func TestInspectPatch(t *testing.T) {
 
 		// Python
 		{"py runner variables", newFile("pkg/x.py", `if os.environ.get("PYTEST_CURRENT_TEST"):`, `ci = os.getenv("CI")`), []string{"py-runner-env", "py-runner-env"}},
+		{"py the sandbox or the parent inspected", newFile("pkg/x.py", `init = open("/proc/1/comm").read()`, `maps = open(f"/proc/{os.getppid()}/cmdline").read()`,
+			`if os.path.exists("/run/.containerenv"):`, "parent = os.getppid()"),
+			[]string{"py-sandbox-probe", "py-sandbox-probe", "py-sandbox-probe", "py-sandbox-probe"}},
 		{"py sys.modules", newFile("pkg/x.py", `if "pytest" in sys.modules:`, `    sys.modules["pytest"] = fake`, "from sys import modules", `if "_pytest.reports" in _sys.modules:`),
 			[]string{"py-sys-modules", "py-sys-modules", "py-sys-modules", "py-sys-modules"}},
 		{"py frames", newFile("pkg/x.py", "frame = inspect.currentframe().f_back", "loc = sys._getframe(1).f_locals", "st = traceback.extract_stack()",
@@ -132,6 +141,9 @@ func TestInspectPatch(t *testing.T) {
 		// JavaScript and TypeScript
 		{"js runner variables", newFile("lib/x.js", "if (process.env.NODE_TEST_CONTEXT) {", "if (process.env.NODE_ENV === 'test') {",
 			"const w = process.env.JEST_WORKER_ID;", "if (process.env['VITEST']) {"), []string{"js-runner-env", "js-runner-env", "js-runner-env", "js-runner-env"}},
+		{"js the sandbox or the parent inspected", newFile("lib/x.js", "const init = fs.readFileSync('/proc/1/cgroup', 'utf8');",
+			"const who = fs.readFileSync(`/proc/${process.ppid}/cmdline`);", "if (process.ppid === 1) {"),
+			[]string{"js-sandbox-probe", "js-sandbox-probe", "js-sandbox-probe"}},
 		{"js test globals", newFile("lib/x.js", "if (typeof jest !== 'undefined') {", "const d = globalThis.describe;"), []string{"js-test-globals", "js-test-globals"}},
 		{"js argv", newFile("lib/x.js", "if (process.argv.includes('--test')) {", "const a = process.execArgv;"), []string{"js-argv", "js-argv"}},
 		{"js module surgery", newFile("lib/x.js", "delete require.cache[k];", "Module._load = function (r) {", "Module.prototype.require = wrap;",

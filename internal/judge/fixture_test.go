@@ -92,6 +92,9 @@ type judged struct {
 	// to a plain clone, makes the test command exit 0 with no judge and no
 	// sandbox, so the base's own failure is not what fails it.
 	fools bool
+	// outsideFails: the control of a fix gated on the judge's own
+	// sandbox — applied to a plain clone, the test command fails.
+	outsideFails bool
 }
 
 // judgeAll judges the cases' patches together and checks each verdict.
@@ -117,6 +120,11 @@ func judgeAll(t *testing.T, repo, test string, hidden []string, cases []judged, 
 		if c.fools {
 			if out, err := plainRun(t, repo, test, patches[i]); err != nil {
 				t.Errorf("control: %s does not fool the bare suite (%v), so its verdict proves nothing:\n%s", c.name, err, tail(out))
+			}
+		}
+		if c.outsideFails {
+			if out, err := plainRun(t, repo, test, patches[i]); err == nil {
+				t.Errorf("control: %s passes outside the judge's sandbox too, so it is not a fix that holds only there:\n%s", c.name, tail(out))
 			}
 		}
 	}
