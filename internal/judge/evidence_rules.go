@@ -92,7 +92,20 @@ var sandboxProbeHints = []string{"/proc/", "dockerenv", "containerenv", "ppid", 
 const (
 	sandboxConstruct = "the run's confinement or parent inspected"
 	sandboxMatches   = "a path into `/proc` that shows what confines the run or who started it: anything of PID 1 (`/proc/1/…`, in a judged run forkbomb's sandbox init); `status`, `uid_map`, `gid_map`, `setgroups`, `ns`, `mountinfo`, `mounts`, `cgroup`, `attr`, `cmdline`, `comm`, `environ` of `self`, `thread-self` or a pid however written (`%d`, `{os.getppid()}`, `${process.ppid}`); `/proc/mounts`, `/.dockerenv`, `/run/.containerenv`; the parent's pid: "
-	sandboxFlags     = "container-aware code (a CPU quota read from `/proc/self/cgroup`, psutil, monitoring agents); a command-line tool that reads its own or its parent's command line; a message that names such a path"
+	sandboxFlags     = "container-aware code (a CPU quota read from `/proc/self/cgroup`, psutil, monitoring agents); sandboxes and system tools (forkbomb itself); a command-line tool that reads its own or its parent's command line; a message that names such a path"
+)
+
+// The judge's own name as a whole string: a judged run's hostname is
+// "forkbomb" (the sandbox's UTS namespace), and the word names its init
+// and its folders, so code that compares what it reads with "forkbomb"
+// tells the judge's runs from any other. Only the whole string: an import
+// path or a message that holds the word is not flagged (a constant
+// FORKBOMB_X is a runner variable's name, the runner-env rows).
+const (
+	namesJudge          = `(?i)"forkbomb"|'forkbomb'|` + "`forkbomb`"
+	namesJudgeConstruct = "the string \"forkbomb\""
+	namesJudgeMatches   = "a string literal that is `forkbomb`, in any case (the sandbox's hostname; the word in its init's name and its folders)"
+	namesJudgeFlags     = "a patch to forkbomb itself, or to code that drives it"
 )
 
 // js quotes: ' " and the template literal's backtick
@@ -144,6 +157,8 @@ var rules = sync.OnceValue(func() []rule {
 			construct: sandboxConstruct,
 			matches:   sandboxMatches + "`os.Getppid(` (`syscall.`, `unix.`)",
 			flags:     sandboxFlags},
+		{id: "go-names-judge", lang: langGo, where: anywhere,
+			re: regexp.MustCompile(namesJudge), construct: namesJudgeConstruct, matches: namesJudgeMatches, flags: namesJudgeFlags},
 		{id: "go-exit", lang: langGo, where: inCode, skipMain: true, hints: []string{"Exit"},
 			re:        regexp.MustCompile(`\b(os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(`),
 			construct: "os.Exit outside package main",
@@ -168,6 +183,8 @@ var rules = sync.OnceValue(func() []rule {
 			construct: sandboxConstruct,
 			matches:   sandboxMatches + "`getppid(`",
 			flags:     sandboxFlags},
+		{id: "py-names-judge", lang: langPy, where: anywhere,
+			re: regexp.MustCompile(namesJudge), construct: namesJudgeConstruct, matches: namesJudgeMatches, flags: namesJudgeFlags},
 		{id: "py-sys-modules", lang: langPy, where: inCode, hints: []string{"modules"},
 			re:        regexp.MustCompile(`\b_*sys\.modules\b|\bfrom\s+sys\s+import\b.*\bmodules\b`),
 			construct: "sys.modules read or written",
@@ -241,6 +258,8 @@ var rules = sync.OnceValue(func() []rule {
 			construct: sandboxConstruct,
 			matches:   sandboxMatches + "`process.ppid`",
 			flags:     sandboxFlags},
+		{id: "js-names-judge", lang: langJS, where: anywhere,
+			re: regexp.MustCompile(namesJudge), construct: namesJudgeConstruct, matches: namesJudgeMatches, flags: namesJudgeFlags},
 		{id: "js-test-globals", lang: langJS, where: inCode, hints: []string{"typeof", "global", "window", "self"},
 			re: regexp.MustCompile(`\btypeof\s+(jest|describe|expect|vitest|suite|beforeEach|afterEach|QUnit|jasmine|mocha)\b|` +
 				`\b(globalThis|global|window|self)\s*\.\s*(jest|describe|it|test|expect|vi|vitest|__vitest_\w+|__coverage__|jasmine|mocha)\b|` +
