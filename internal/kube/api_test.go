@@ -159,7 +159,6 @@ func toString(v any) string {
 // pulled — and is owned by the run's anchor, with the run's deny-all
 // NetworkPolicy; deleting a fork deletes its pod at once.
 func TestPodConfinement(t *testing.T) {
-	t.Parallel() // an API server of its own
 	cfg := apiServer(t)
 	// --runtime-class: the class must exist, or admission refuses the pod
 	dyn, _ := dynamic.NewForConfig(cfg)
@@ -287,7 +286,6 @@ func TestReapLapsedRun(t *testing.T) {
 // fork is a Sandbox whose pod template carries the same confinement,
 // owned by the run's anchor.
 func TestSandboxCRD(t *testing.T) {
-	t.Parallel() // an API server of its own
 	cfg := apiServer(t)
 	installSandboxCRD(t, cfg)
 	s := openStore(t, cfg, Options{UseSandboxCRD: "auto"})
@@ -446,7 +444,6 @@ func playController(t *testing.T, s *Store, sb *unstructured.Unstructured, chang
 // TestProbeAPI: the probe names the server's version, the runtime
 // classes, the Sandbox CRD's absence, and a missing runtime class.
 func TestProbeAPI(t *testing.T) {
-	t.Parallel() // an API server of its own
 	cfg := apiServer(t)
 	dyn, _ := dynamic.NewForConfig(cfg)
 	rc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",

@@ -30,7 +30,6 @@ import (
 // names once unused for binStaleAfter, and keeps those a pod names or
 // used since.
 func TestBinParts(t *testing.T) {
-	t.Parallel() // an API server of its own
 	cfg := apiServer(t)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -58,7 +58,6 @@ func TestKeptKind(t *testing.T) {
 // the other a conflict; many claims at once take each pod once; the pool
 // is topped up at the next run's end; a lapsed pool is reaped.
 func TestKeptPods(t *testing.T) {
-	t.Parallel() // an API server of its own
 	cfg := apiServer(t)
 	bg := context.Background()
 	o := Options{Namespace: "default", Warm: 3, WarmMemory: 256 << 20, WarmCPUs: 0.5, KeepWarm: time.Minute, Deadline: time.Hour}

@@ -46,15 +46,10 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, "forkbomb model proxy: %s\n", msg)
 }
 
-// readBody reads a request's body whole, within max bytes and
-// bodyReadWait, before anything goes upstream. The outgoing request then
-// carries bytes of its own: were it handed net/http's body of the incoming
-// request, this server would close that body once the answer's header is
-// written, while the transport may still be reading it — the transport
-// then drops the upstream connection, and an answer the upstream began
-// before reading the whole request reaches the fork cut short
-// (TestPlainEarlyAnswer). On failure it returns the status and message to
-// refuse with.
+// readBody reads a model request's body whole, within max bytes and
+// bodyReadWait, before anything goes upstream (the model is read from it,
+// and the outgoing request carries bytes of its own). On failure it
+// returns the status and message to refuse with.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) (body []byte, status int, why string) {
 	if r.ContentLength > max {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", max)

@@ -14,11 +14,12 @@ import (
 // TestPlainEarlyAnswer: an allowed plain-http host that starts its answer
 // before it has read the request's body (as a server refusing early, or
 // one streaming as it reads, does) gets the whole body, and the fork the
-// whole answer, every time. When the outgoing request carried net/http's
-// body of the incoming one, the transport's last read of it could come
-// after the server had closed it, and about 1 answer in 100 was cut
-// ("unexpected EOF"). A body over MaxRequestBytes is refused before the
-// host is dialled.
+// whole answer, every time. Before the handler asked for full duplex,
+// the server closed the incoming body (which the outgoing request
+// streams) when the answer's header was written, the transport's last
+// read of it could come after that, and about 1 answer in 100 was cut
+// ("unexpected EOF"). A body declared over MaxRequestBytes is refused
+// before the host is dialled.
 func TestPlainEarlyAnswer(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
