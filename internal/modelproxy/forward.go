@@ -46,28 +46,6 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, "forkbomb model proxy: %s\n", msg)
 }
 
-// readBody reads a model request's body whole, within max bytes and
-// bodyReadWait, before anything goes upstream (the model is read from it,
-// and the outgoing request carries bytes of its own). On failure it
-// returns the status and message to refuse with.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) (body []byte, status int, why string) {
-	if r.ContentLength > max {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", max)
-	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadWait))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", max)
-	case err != nil:
-		return nil, http.StatusBadRequest, "reading the request body failed"
-	}
-	_ = rc.SetReadDeadline(time.Time{})
-	return body, 0, ""
-}
-
 // overRate applies the fork's rate. Over it, it sets Retry-After and
 // returns the message for the 429.
 func (e *Endpoint) overRate(w http.ResponseWriter) (string, bool) {
@@ -136,11 +114,24 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 		deny(http.StatusServiceUnavailable, fmt.Sprintf("more than %d model requests at once", maxModelRequests))
 		return
 	}
-	body, status, why := readBody(w, r, e.p.o.MaxRequestBytes)
-	if status != 0 {
-		deny(status, why)
+	max := e.p.o.MaxRequestBytes
+	if r.ContentLength > max {
+		deny(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", max))
 		return
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadWait))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		deny(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", max))
+		return
+	}
+	if err != nil {
+		deny(http.StatusBadRequest, "reading the request body failed")
+		return
+	}
+	_ = rc.SetReadDeadline(time.Time{})
 	model := modelOf(body)
 	asked := model // a refusal from here on names the model asked for
 	refusal.Model = &asked
@@ -178,7 +169,7 @@ func (e *Endpoint) model(w http.ResponseWriter, r *http.Request) {
 	copyResponseHeaders(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	m := newMeter(resp.Header.Get("Content-Type"))
-	streamBody(http.NewResponseController(w), w, resp.Body, m)
+	streamBody(rc, w, resp.Body, m)
 	m.finish()
 	if m.model != "" && model == "" {
 		model = m.model
