@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -113,7 +114,11 @@ those of 'forkbomb sandbox'.
 			if err != nil {
 				return err
 			}
-			res, err := s.Exec(c.Context(), args[0], p, sandbox.Stdio{Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err})
+			sio := sandbox.Stdio{Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err}
+			if os.Getenv("FORKBOMB_TRACE_START") != "" {
+				sio.Trace = stdio.Err // where a start's time goes (bench/README.md)
+			}
+			res, err := s.Exec(c.Context(), args[0], p, sio)
 			if err != nil && !errors.Is(err, context.Canceled) && !isSandboxErr(err) {
 				return &exitError{code: ExitSetup, msg: err.Error()}
 			}
