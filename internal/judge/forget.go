@@ -40,8 +40,9 @@ func baseDir(cacheDir, pid1 string) string {
 	return filepath.Join(cacheDir, basesDir, pid1)
 }
 
-// judgedDir is where every judged copy of pid1 is seen, inside its sandbox
-// (judgedPath); it stays empty on the host.
+// judgedDir is where every judged copy of pid1 is seen, inside its sandbox,
+// when not at its repository's own path (judgedAt); it stays empty on the
+// host.
 func judgedDir(cacheDir, pid1 string) string {
 	return filepath.Join(cacheDir, "judged", pid1)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -17,9 +18,10 @@ import (
 // at a path of its own, over a throwaway layer on the user's GOCACHE, so a
 // patched run recompiled everything the baseline had just compiled. Now:
 //
-//   - every judged copy of one base is seen at one path (judgedPath): the
-//     fork's tree is mounted there inside its own sandbox, so many copies
-//     share the path at once without seeing each other;
+//   - every judged copy of one base is seen at one path (judgedAt: the
+//     repository's own): the fork's tree is mounted there inside its own
+//     sandbox, so many copies share the path at once without seeing each
+//     other;
 //   - the baseline run's writes to GOCACHE are kept (keptGoCache), and
 //     each patched run sees them as a read-only layer between the user's
 //     GOCACHE and its own throwaway layer.
@@ -51,9 +53,32 @@ func (s *Slots) acquire(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// judgedPath is the folder every judged copy of the pid 1 is mounted at,
-// inside its sandbox; it stays empty on the host. "" (no cache folder):
-// each copy is seen at its own path, and nothing is kept.
+// judgedAt is the folder every judged copy of the base is seen at, inside
+// its sandbox: the repository's own (top), so the code under test finds
+// itself where the user's own run of the tests finds it — a fix gated on
+// its working directory holds, or fails, in both alike. A folder of the
+// judge's own instead (judgedPath) where the sandbox cannot work at top (a
+// home folder, say) or where a folder the run is shown lies inside it (a
+// --hidden folder, the Go caches, the judge's cache, the temp folder):
+// mounted under the copy, it would become part of the tree tested.
+func judgedAt(o Options, top, pid1 string) string {
+	if sandbox.CheckWorkdir(top) != nil {
+		return judgedPath(o.CacheDir, pid1)
+	}
+	for _, p := range slices.Concat(o.Hidden, o.goEnv, o.hidePaths(), []string{os.TempDir()}) {
+		if c, err := filepath.EvalSymlinks(p); err == nil {
+			p = c
+		}
+		if p == top || strings.HasPrefix(p, top+string(filepath.Separator)) {
+			return judgedPath(o.CacheDir, pid1)
+		}
+	}
+	return top
+}
+
+// judgedPath is a folder of the judge's own that every judged copy of the
+// pid 1 is mounted at, inside its sandbox (see judgedAt); it stays empty on
+// the host. "" (no cache folder): each copy is seen at its own path.
 func judgedPath(cacheDir, pid1 string) string {
 	if cacheDir == "" {
 		return ""
@@ -121,7 +146,7 @@ func addGoCaches(p *sandbox.Policy, o Options) {
 type keptGoCache struct{ final, tmp string }
 
 func newKeptGoCache(o Options, pid1, key string) *keptGoCache {
-	if len(o.goEnv) != 2 || o.at == "" {
+	if len(o.goEnv) != 2 || o.at == "" || o.CacheDir == "" {
 		return nil
 	}
 	if fi, err := os.Stat(o.goEnv[0]); err != nil || !fi.IsDir() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -177,7 +178,9 @@ func init() {
 		t.Fatal(err)
 	}
 	for _, d := range []string{"bases", "judged"} {
-		if left, err := os.ReadDir(filepath.Join(cacheDir, d)); err != nil || len(left) != 0 {
+		// judged/ is made only where a copy cannot be seen at the
+		// repository's own path (judgedAt)
+		if left, err := os.ReadDir(filepath.Join(cacheDir, d)); (err != nil && !(d == "judged" && errors.Is(err, fs.ErrNotExist))) || len(left) != 0 {
 			t.Errorf("%s of the pruned base left in the judge's cache: %v %v", d, left, err)
 		}
 	}

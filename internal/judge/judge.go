@@ -87,7 +87,7 @@ type Options struct {
 
 	goEnv []string // found once: GOCACHE, GOMODCACHE
 	// at is where every judged copy of this base is seen (see
-	// judgedPath); goLayer the baseline's kept Go build cache, laid
+	// judgedAt); goLayer the baseline's kept Go build cache, laid
 	// read-only under each patched run's; goWarm the warmed one (warm.go)
 	// above it, when it is ready; goKeep, in the baseline and warming
 	// runs, the folder that keeps the run's writes.
@@ -313,7 +313,7 @@ func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 	if j.o.Slots == nil {
 		j.o.Slots = NewSlots(parallelism(o.Parallel))
 	}
-	j.o.at = judgedPath(j.o.CacheDir, j.pid1)
+	j.o.at = judgedAt(j.o, top, j.pid1)
 	if j.bl, j.o.goLayer, err = baseline(ctx, j.o, j.pid1, base, j.runCmd, true); err != nil {
 		return nil, err
 	}
@@ -516,7 +516,8 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 func baseline(ctx context.Context, o Options, pid1, base, runCmd string, keep bool) (_ *Baseline, goLayer string, _ error) {
 	// v2: plugin autoloading off and no user site (runnerEnv)
 	// v3: run at judgedPath, -count=1, its Go build cache kept
-	key := hashOf("v3", base, runCmd, hiddenHash(o.Hidden))
+	// v4: run at the repository's own path (judgedAt)
+	key := hashOf("v4", base, runCmd, hiddenHash(o.Hidden))
 	path := ""
 	var kept *keptGoCache
 	if o.CacheDir != "" {

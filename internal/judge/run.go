@@ -121,8 +121,10 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 	}
 	p := sandbox.Policy{
 		// The fork at the one path every judged copy of the base is
-		// seen at (build caches key on it), over a layer thrown away
-		// without a flush.
+		// seen at, the repository's own where it can be (judgedAt:
+		// build caches key on it, and code under test sees what the
+		// user's own run shows it), over a layer thrown away without a
+		// flush.
 		Workdir:    o.at,
 		Overlay:    &sandbox.Overlay{Volatile: true},
 		Command:    []string{"/bin/sh", "-c", script},

@@ -205,7 +205,10 @@ func setupNamespaces(cfg *initConfig) error {
 			return fmt.Errorf("bring up loopback: %w", err)
 		}
 	}
-	_ = unix.Sethostname([]byte("forkbomb"))
+	// The machine keeps its name: the UTS namespace (a sethostname inside
+	// stays inside) starts with the host's, which /etc/hostname also
+	// gives. A name of the sandbox's own told code under test it was
+	// confined — and, in the judge, judged (TestJudgeThirdPartyGo).
 
 	// Final pivot: the base tmpfs and the host root under it go away.
 	if err := os.Chdir(newRoot); err != nil {

@@ -398,6 +398,20 @@ func (r *resolved) checkExposure(path, field string) error {
 	return nil
 }
 
+// CheckWorkdir reports whether path may be a Policy's Workdir, as Run
+// checks it: an existing folder that neither is nor holds the root, a
+// kernel or service interface, a home folder or a credential path.
+func CheckWorkdir(path string) error {
+	c, err := canonicalDir(path, "Workdir", true)
+	if err != nil {
+		return err
+	}
+	r := &resolved{}
+	r.Home = callerHome()
+	r.HomeDirs = homeRoots(r.Home)
+	return r.checkExposure(c, "Workdir")
+}
+
 // within reports whether path is base or lies below it.
 func within(path, base string) bool {
 	if path == base {

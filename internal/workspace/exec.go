@@ -17,11 +17,11 @@ import (
 // copy where there is no overlayfs), so nothing it writes stays. p holds the caller's other sandbox settings; its Command
 // must be set.
 //
-// For a fork (an overlay), two of p's fields are requests: a Workdir is an
-// empty folder of the caller's where the fork's tree is mounted instead of
-// its own path — inside the sandbox only, so many commands can see
-// different forks at one path at once (the judge: a Go build cache keys on
-// a package's folder) — and Overlay.Volatile skips the flush on unmount
+// For a fork (an overlay), two of p's fields are requests: a Workdir is a
+// folder of the caller's (the judge's: the repository's own) the fork's
+// tree is mounted over instead of its own path — inside the sandbox only,
+// so many commands can see different forks at one path at once (the judge:
+// a Go build cache keys on a package's folder) — and Overlay.Volatile skips the flush on unmount
 // for a fork the caller throws away afterwards even where
 // sandbox.ReadyVolatile, which every fork's command goes through, cannot
 // tell a restart of the machine (its diff can still be read). Other
