@@ -31,8 +31,9 @@ func liveRepo(t *testing.T) string {
 // TestBrowserLive races four shell agents (the command engine, confined
 // as in a real run) and watches the page of `forkbomb run --ui` while the
 // race runs: the forks appear, fork 3 crashes and fork 1's cheat is
-// rejected while fork 0 is still at work — fork 0 waits for a gate the
-// test opens only once the browser has shown both — and the timeline
+// rejected while fork 0 is still at work — forks 1 and 3 wait for a gate
+// the test opens once the browser has shown the four forks, fork 0 for
+// one it opens only once the browser has shown both — and the timeline
 // grows; then fork 0 wins, its patch and the apply command show, and the
 // slow fork 2 is killed.
 func TestBrowserLive(t *testing.T) {
@@ -41,12 +42,15 @@ func TestBrowserLive(t *testing.T) {
 	if !unmasked {
 		t.Log("no unmasked folder for the gate: fork 0 waits its deadline (20 s) instead")
 	}
-	gate := filepath.Join(gateDir, "open")
+	gate, early := filepath.Join(gateDir, "open"), filepath.Join(gateDir, "early")
+	wait := func(gate string) string {
+		return `i=0; while [ ! -e '` + gate + `' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; `
+	}
 	agents := `case $FORKBOMB_FORK in
-0) i=0; while [ ! -e '` + gate + `' ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; sed -i 's/\$1 - \$2/$1 + $2/' lib.sh ;;
-1) printf 'echo "1 passed, 0 failed"\n' > check.sh ;;
+0) ` + wait(gate) + `sed -i 's/\$1 - \$2/$1 + $2/' lib.sh ;;
+1) ` + wait(early) + `printf 'echo "1 passed, 0 failed"\n' > check.sh ;;
 2) sleep 300 ;;
-3) echo "giving up" >&2; exit 3 ;;
+3) ` + wait(early) + `echo "giving up" >&2; exit 3 ;;
 esac`
 	s, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
 	if err != nil {
@@ -87,13 +91,14 @@ esac`
 		raced <- result{r, err}
 	}()
 	defer func() {
-		os.WriteFile(gate, nil, 0o644) // never leave fork 0 waiting
+		os.WriteFile(early, nil, 0o644) // never leave a fork waiting
+		os.WriteFile(gate, nil, 0o644)
 		if res := <-raced; res.err != nil {
 			t.Errorf("race: %v", res.err)
 		}
 	}()
 
-	wait := func(what, js string) {
+	poll := func(what, js string) {
 		t.Helper()
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(90*time.Second))); err != nil {
 			screenshot(t, ctx, "failed")
@@ -107,9 +112,12 @@ esac`
 		}
 		return n
 	}
-	wait("four fork cards", `document.querySelectorAll('.card').length === 4`)
+	poll("four fork cards", `document.querySelectorAll('.card').length === 4`)
 	first := count("#timeline rect")
-	wait("fork 3 crashed and fork 1 rejected while fork 0 works",
+	if err := os.WriteFile(early, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	poll("fork 3 crashed and fork 1 rejected while fork 0 works",
 		`(() => { const f = (n) => document.querySelector('#fork-' + n);
 			return f(3).dataset.state === 'crashed' && f(1).querySelector('.badge.s-fail') !== null &&
 				f(0).dataset.state === 'running' && f(0).dataset.phase === 'working' && !document.querySelector('#winner'); })()`)
@@ -121,10 +129,10 @@ esac`
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wait("fork 0 wins and its patch shows",
+	poll("fork 0 wins and its patch shows",
 		`(() => { const p = document.querySelector('#winner-patch'); return !!p && p.textContent.includes('+add() { echo $(($1 + $2)); }') &&
 			document.querySelector('#fork-0').classList.contains('winner'); })()`)
-	wait("fork 2 killed", `document.querySelector('#fork-2').dataset.state === 'killed'`)
+	poll("fork 2 killed", `document.querySelector('#fork-2').dataset.state === 'killed'`)
 	if end := count("#timeline rect"); end <= mid {
 		t.Errorf("the timeline did not grow after the gate: %d segments, then %d", mid, end)
 	}
