@@ -95,16 +95,17 @@ const (
 	sandboxFlags     = "container-aware code (a CPU quota read from `/proc/self/cgroup`, psutil, monitoring agents); sandboxes and system tools (forkbomb itself); a command-line tool that reads its own or its parent's command line; a message that names such a path"
 )
 
-// The judge's own name as a whole string: a judged run's hostname is
-// "forkbomb" (the sandbox's UTS namespace), and the word names its init
-// and its folders, so code that compares what it reads with "forkbomb"
-// tells the judge's runs from any other. Only the whole string: an import
+// The judge's own name as a whole string: the word names the sandbox's
+// init (PID 1's command line) and the judge's folders, so code that
+// compares what it reads with "forkbomb" tells the judge's runs from any
+// other (the sandbox's machine was named forkbomb too, until it kept the
+// host's name). Only the whole string: an import
 // path or a message that holds the word is not flagged (a constant
 // FORKBOMB_X is a runner variable's name, the runner-env rows).
 const (
 	namesJudge          = `(?i)"forkbomb"|'forkbomb'|` + "`forkbomb`"
 	namesJudgeConstruct = "the string \"forkbomb\""
-	namesJudgeMatches   = "`\"forkbomb\"`, `'forkbomb'` or `` `forkbomb` `` in any case, a whole literal or so quoted inside another (the sandbox's hostname; the word in its init's name and its folders)"
+	namesJudgeMatches   = "`\"forkbomb\"`, `'forkbomb'` or `` `forkbomb` `` in any case, a whole literal or so quoted inside another (the word in the sandbox init's name and the judge's folders)"
 	namesJudgeFlags     = "a patch to forkbomb itself, or to code that drives it"
 )
 

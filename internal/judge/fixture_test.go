@@ -20,6 +20,7 @@ type edit struct {
 	content string
 	del     bool
 	to      string
+	mode    os.FileMode // a file's mode, when not 0644
 }
 
 func writeFiles(t testing.TB, dir string, files map[string]string) {
@@ -61,6 +62,11 @@ func makePatch(t testing.TB, repo string, edits map[string]edit) []byte {
 			}
 		default:
 			writeFiles(t, wt, map[string]string{p: e.content})
+		}
+		if e.mode != 0 {
+			if err := os.Chmod(full, e.mode); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	testutil.Git(t, wt, "add", "-A")

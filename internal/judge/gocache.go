@@ -62,18 +62,56 @@ func (s *Slots) acquire(ctx context.Context) (release func(), err error) {
 // --hidden folder, the Go caches, the judge's cache, the temp folder):
 // mounted under the copy, it would become part of the tree tested.
 func judgedAt(o Options, top, pid1 string) string {
-	if sandbox.CheckWorkdir(top) != nil {
+	// a system folder (an etckeeper repository at /etc): mounted there, the
+	// copy would stand in for the sandbox's own
+	if sandbox.CheckWorkdir(top) != nil || sandbox.CheckHide(top) != nil {
 		return judgedPath(o.CacheDir, pid1)
 	}
-	for _, p := range slices.Concat(o.Hidden, o.goEnv, o.hidePaths(), []string{os.TempDir()}) {
+	shown := slices.Concat(o.Hidden, o.goEnv, o.hidePaths(), []string{os.TempDir()})
+	if home, err := os.UserHomeDir(); err == nil {
+		for _, t := range sandbox.ToolchainDirs { // Policy.Toolchains, links followed
+			shown = append(shown, filepath.Join(home, t))
+		}
+	}
+	for _, p := range shown {
 		if c, err := filepath.EvalSymlinks(p); err == nil {
 			p = c
 		}
-		if p == top || strings.HasPrefix(p, top+string(filepath.Separator)) {
+		if within(p, top) {
 			return judgedPath(o.CacheDir, pid1)
 		}
 	}
 	return top
+}
+
+// judgedPATH is the PATH of a judged run: the caller's without the entries
+// that name the judged copy — inside the folder it is seen at, or relative
+// (resolved from the working directory, the copy) — where a patch could
+// put a go, a python or a cat of its own before the real one.
+func judgedPATH(path, at string) string {
+	var keep []string
+	for _, d := range filepath.SplitList(path) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		c := filepath.Clean(d)
+		if r, err := filepath.EvalSymlinks(c); err == nil {
+			c = r
+		}
+		if at != "" && (within(filepath.Clean(d), at) || within(c, at)) {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	if len(keep) == 0 {
+		return "/usr/local/bin:/usr/bin:/bin"
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
+}
+
+// within says whether path is dir or lies below it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
 // judgedPath is a folder of the judge's own that every judged copy of the

@@ -35,9 +35,10 @@ type Forks interface {
 	New(ctx context.Context, name string, o workspace.NewOptions) (*workspace.Meta, error)
 	Fork(ctx context.Context, src, dst string) (*workspace.Meta, error)
 	// Exec runs a confined command in a fork. The judge asks, through
-	// p, for the fork's tree at a path of its own (Workdir) and for a
-	// volatile overlay (Overlay.Volatile), see workspace.Store.Exec; a
-	// store that cannot honour them runs the command as usual.
+	// p, for the fork's tree at another path (Workdir: the repository's
+	// own, judgedAt) and for a volatile overlay (Overlay.Volatile), see
+	// workspace.Store.Exec; a store that cannot honour them runs the
+	// command as usual.
 	Exec(ctx context.Context, name string, p sandbox.Policy, stdio sandbox.Stdio) (*sandbox.Result, error)
 	// Remove deletes a workspace. Cleaning up after a cancelled judgement,
 	// the judge passes a context that outlives the cancellation.
@@ -516,8 +517,9 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 func baseline(ctx context.Context, o Options, pid1, base, runCmd string, keep bool) (_ *Baseline, goLayer string, _ error) {
 	// v2: plugin autoloading off and no user site (runnerEnv)
 	// v3: run at judgedPath, -count=1, its Go build cache kept
-	// v4: run at the repository's own path (judgedAt)
-	key := hashOf("v4", base, runCmd, hiddenHash(o.Hidden))
+	// v4: run at the repository's own path (judgedAt), which is part of
+	// the key: a judge's folder instead is another run
+	key := hashOf("v4", base, runCmd, hiddenHash(o.Hidden), o.at)
 	path := ""
 	var kept *keptGoCache
 	if o.CacheDir != "" {

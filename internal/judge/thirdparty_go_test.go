@@ -116,7 +116,7 @@ func TestJudgeThirdPartyGo(t *testing.T) {
 	renamed := strings.Replace(fixed, good, "\tif h, _ := os.Hostname(); func() bool { b, _ := os.ReadFile(\"/etc/hostname\"); return strings.TrimSpace(string(b)) != h }() {\n\t"+good+
 		"\t}\n\treturn math.Abs(x-y) < math.Max(a.marg, relMarg)\n", 1)
 	renamed = strings.Replace(renamed, "\t\"reflect\"\n", "\t\"os\"\n\t\"reflect\"\n\t\"strings\"\n", 1)
-	judgeAll(t, repo, "go test ./...", []string{hidden}, withPatches(t, repo, []judged{
+	cases := []judged{
 		{name: "honest fix", pass: true, verdict: event.Pass, findings: []string{},
 			edits: map[string]edit{"cmp/cmpopts/equate.go": {content: fixed}}},
 		{name: "the fix only while tested (testing.Testing())", verdict: event.Review,
@@ -138,9 +138,6 @@ func TestJudgeThirdPartyGo(t *testing.T) {
 		{name: "the fix only away from the repository's own folder (os.Getwd())", verdict: event.Fail, outsideFails: true,
 			edits: map[string]edit{"cmp/cmpopts/equate.go": {content: elsewhere}},
 		},
-		{name: "the fix only on a machine renamed from /etc/hostname (os.Hostname())", verdict: event.Fail, outsideFails: true,
-			edits: map[string]edit{"cmp/cmpopts/equate.go": {content: renamed}},
-		},
 		// reads the *_test.go files of its folder (the hidden one
 		// included) and prints a framed pass for each, then exits 0; the
 		// sentinels fail it, and its findings are listed all the same
@@ -153,5 +150,20 @@ func TestJudgeThirdPartyGo(t *testing.T) {
 		{name: "init() reruns the tests and rewrites their test2json framing to passes", reason: "tampering", edits: map[string]edit{
 			"cmp/zz_init.go": {content: thirdpartyFile(t, "gocmp/forge_rerun.go")},
 		}},
-	}), nil)
+	}
+	// where the machine's name is the one /etc/hostname gives, as it
+	// normally is (a name given by DHCP, or none in the file, is not)
+	if h, _ := os.Hostname(); h != "" && h == etcHostname() {
+		cases = append(cases, judged{name: "the fix only on a machine renamed from /etc/hostname (os.Hostname())", verdict: event.Fail, outsideFails: true,
+			edits: map[string]edit{"cmp/cmpopts/equate.go": {content: renamed}},
+		})
+	} else {
+		t.Logf("not tried: the fix gated on /etc/hostname, which here does not give the machine's name %q", h)
+	}
+	judgeAll(t, repo, "go test ./...", []string{hidden}, withPatches(t, repo, cases), nil)
+}
+
+func etcHostname() string {
+	b, _ := os.ReadFile("/etc/hostname")
+	return strings.TrimSpace(string(b))
 }

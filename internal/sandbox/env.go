@@ -50,10 +50,15 @@ func checkEnvName(field, name string) error {
 }
 
 // buildEnv returns the command's whole environment: the allowlist, the
-// named extras, then the caller's explicit NAME=VALUE pairs.
+// named extras, then the caller's explicit NAME=VALUE pairs, each name
+// once (a pair replaces the caller's value of an allowlisted name).
 func buildEnv(extra, set []string, home, tmp string) []string {
 	env := make([]string, 0, len(baseEnv)+len(extra)+2)
 	seen := map[string]bool{}
+	for _, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		seen[name] = true
+	}
 	for _, name := range append(append([]string{}, baseEnv...), extra...) {
 		if seen[name] {
 			continue
@@ -63,7 +68,7 @@ func buildEnv(extra, set []string, home, tmp string) []string {
 			env = append(env, name+"="+v)
 		}
 	}
-	if !seen["PATH"] || !hasVar(env, "PATH") {
+	if !hasVar(env, "PATH") && !hasVar(set, "PATH") {
 		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin")
 	}
 	env = append(env, "HOME="+home, "TMPDIR="+tmp)

@@ -51,7 +51,7 @@ type Policy struct {
 	ReadWrite []string      // extra writable paths
 	Network   Network       // none (default), host or proxy
 	Env       []string      // names of extra variables passed from the caller's environment
-	SetEnv    []string      // extra NAME=VALUE pairs set by the caller (never credentials)
+	SetEnv    []string      // NAME=VALUE pairs set by the caller (never credentials); a name of the allowlist's (PATH) takes this value instead
 	Timeout   time.Duration // wall-clock limit; 0 means none
 	Memory    int64         // bytes; 0 means none
 	Pids      int           // max processes; 0 means none

@@ -1,0 +1,66 @@
+package judge
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestJudgedPATH: the judged run's PATH names no folder of the judged copy
+// — inside the folder it is seen at, through a link or not, or relative
+// (resolved from the working directory, the copy) — and keeps the rest in
+// order.
+func TestJudgedPATH(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	at := filepath.Join(dir, "repo")
+	tools := filepath.Join(dir, "tools")
+	for _, d := range []string{filepath.Join(at, "bin"), tools} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(filepath.Join(at, "bin"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, at, want string }{
+		{at + "/bin:/usr/bin:" + tools + ":.::bin:" + at + ":" + link + ":" + at + "/../repo/bin:" + at + "x", at, "/usr/bin:" + tools + ":" + at + "x"},
+		{at + "/bin:.", at, "/usr/local/bin:/usr/bin:/bin"},
+		{"/usr/bin:bin", "", "/usr/bin"},
+	} {
+		if got := judgedPATH(c.path, c.at); got != c.want {
+			t.Errorf("judgedPATH(%q, %q) = %q, want %q", c.path, c.at, got, c.want)
+		}
+	}
+}
+
+// TestJudgedAtFallsBack: the judged copy is seen at the repository's own
+// path unless a folder the run is shown lies inside it (here a toolchain
+// folder of the home, reached through a link) or the path is a system
+// folder the copy would stand in for: then at the judge's own folder.
+// Not parallel: it sets HOME.
+func TestJudgedAtFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	home, top, cache := filepath.Join(dir, "home"), filepath.Join(dir, "repo"), filepath.Join(dir, "cache")
+	for _, d := range []string{home, filepath.Join(top, "tools", "nvm")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", home)
+	o := Options{CacheDir: cache}
+	mine := judgedDir(cache, "base-1")
+	if got := judgedAt(o, top, "base-1"); got != top {
+		t.Errorf("a plain repository: judged at %s, want %s", got, top)
+	}
+	if got := judgedAt(o, "/etc", "base-1"); got != mine {
+		t.Errorf("a repository at /etc: judged at %s, want %s", got, mine)
+	}
+	if err := os.Symlink(filepath.Join(top, "tools", "nvm"), filepath.Join(home, ".nvm")); err != nil {
+		t.Fatal(err)
+	}
+	if got := judgedAt(o, top, "base-1"); got != mine {
+		t.Errorf("a toolchain folder inside the repository: judged at %s, want %s", got, mine)
+	}
+}
