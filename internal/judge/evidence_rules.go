@@ -97,17 +97,19 @@ const (
 	sandboxFlags     = "container-aware code (a CPU quota read from `/proc/self/cgroup` or `/sys/fs/cgroup`, psutil, monitoring agents); sandboxes and system tools (forkbomb itself); a command-line tool that reads its own or its parent's command line; a message that names such a path"
 )
 
-// The judge's own name as a whole string: the word names the sandbox's
-// init (PID 1's command line) and the judge's folders, so code that
-// compares what it reads with "forkbomb" tells the judge's runs from any
-// other (the sandbox's machine was named forkbomb too, until it kept the
-// host's name). Only the whole string: an import
-// path or a message that holds the word is not flagged (a constant
-// FORKBOMB_X is a runner variable's name, the runner-env rows).
+// The judge's own name as a string: the word names the sandbox's init
+// (PID 1's command line, forkbomb-init) and the judge's folders (a judged
+// run's /tmp holds forkbomb-judge-…), so code that compares what it reads
+// with "forkbomb" or a name beginning "forkbomb-" tells the judge's runs
+// from any other (the sandbox's machine was named forkbomb too, until it
+// kept the host's name). Only a string that is the word or begins with it
+// and a dash or underscore: an import path or a message that holds the
+// word is not flagged (a constant FORKBOMB_X is a runner variable's name,
+// the runner-env rows, which come first).
 const (
-	namesJudge          = `(?i)"forkbomb"|'forkbomb'|` + "`forkbomb`"
+	namesJudge          = `(?i)"forkbomb("|[-_])|'forkbomb('|[-_])|` + "`forkbomb(`|[-_])"
 	namesJudgeConstruct = "the string \"forkbomb\""
-	namesJudgeMatches   = "`\"forkbomb\"`, `'forkbomb'` or `` `forkbomb` `` in any case, a whole literal or so quoted inside another (the word in the sandbox init's name and the judge's folders)"
+	namesJudgeMatches   = "`\"forkbomb\"`, `'forkbomb'` or `` `forkbomb` `` in any case, a whole literal or so quoted inside another, or one that begins `forkbomb-` or `forkbomb_` (the sandbox's init `forkbomb-init`, the judge's folder `forkbomb-judge-…` in a judged run's `/tmp`)"
 	namesJudgeFlags     = "a patch to forkbomb itself, or to code that drives it"
 )
 
