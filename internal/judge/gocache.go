@@ -1,11 +1,14 @@
 package judge
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
@@ -58,9 +61,10 @@ func (s *Slots) acquire(ctx context.Context) (release func(), err error) {
 // itself where the user's own run of the tests finds it — a fix gated on
 // its working directory holds, or fails, in both alike. A folder of the
 // judge's own instead (judgedPath) where the sandbox cannot work at top (a
-// home folder, say) or where a folder the run is shown lies inside it (a
-// --hidden folder, the Go caches, the judge's cache, the temp folder):
-// mounted under the copy, it would become part of the tree tested.
+// home folder, say) or where a folder the run is shown lies inside it (the
+// Go caches, the judge's cache, the temp folder, a toolchain; a --hidden
+// folder there is copied out first, stageHidden): mounted under the copy,
+// it would become part of the tree tested.
 func judgedAt(o Options, top, pid1 string) string {
 	// a system folder (an etckeeper repository at /etc): mounted there, the
 	// copy would stand in for the sandbox's own
@@ -82,6 +86,46 @@ func judgedAt(o Options, top, pid1 string) string {
 		}
 	}
 	return top
+}
+
+// stageHidden copies each --hidden folder that lies inside the repository
+// (top) to a folder of the judge's own, and returns the folders to use:
+// shown at its own path, such a folder would lie inside the judged copy,
+// which is mounted at the repository's (judgedAt). A copy holds the same
+// files, so the baseline's key (hiddenHash) is the same. unstage removes
+// the copies (a killed forkbomb's are reclaimed: sandbox.ReclaimStale).
+func stageHidden(ctx context.Context, hidden []string, top string) (_ []string, unstage func(), err error) {
+	out := slices.Clone(hidden)
+	dir := ""
+	unstage = func() {
+		if dir != "" {
+			sandbox.RemoveAll(dir)
+		}
+	}
+	defer func() {
+		if err != nil {
+			unstage()
+		}
+	}()
+	for i, h := range hidden {
+		if !within(h, top) {
+			continue
+		}
+		if dir == "" {
+			if dir, err = sandbox.MkdirTemp("hidden"); err != nil {
+				return nil, nil, err
+			}
+		}
+		dst := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.Mkdir(dst, 0o700); err != nil {
+			return nil, nil, err
+		}
+		if msg, err := exec.CommandContext(ctx, "cp", "-a", "--", h+"/.", dst).CombinedOutput(); err != nil {
+			return nil, nil, fmt.Errorf("copy --hidden %s: %v: %s", h, err, bytes.TrimSpace(msg))
+		}
+		out[i] = dst
+	}
+	return out, unstage, nil
 }
 
 // judgedPATH is the PATH of a judged run: the caller's without the entries

@@ -2,6 +2,7 @@ package judge_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,10 +21,9 @@ import (
 // (the run writes in its copy, and finds none of the repository's
 // uncommitted files), and a PATH entry inside it — a user's `bin/` or
 // `node_modules/.bin` — is dropped: there it would name the patch's own
-// programs. Where a folder the run is shown lies inside the repository (a
-// --hidden folder), the copy is seen at a folder of the judge's own
-// instead: mounted inside the copy, the folder would become part of the
-// tree tested.
+// programs. A --hidden folder inside the repository is copied out first:
+// shown at its own path, inside the copy, it would become part of the tree
+// tested (TestJudgedAtFallsBack: the folders that are not copied).
 //
 // Not parallel: it sets PATH for the judge.
 func TestJudgedAtTheRepository(t *testing.T) {
@@ -67,7 +67,7 @@ echo '1 passed, 0 failed'
 		atRepo bool
 	}{
 		{name: "at the repository", atRepo: true},
-		{name: "a hidden folder inside it", hidden: []string{hidden}},
+		{name: "a hidden folder inside it", hidden: []string{hidden}, atRepo: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
@@ -99,7 +99,7 @@ echo '1 passed, 0 failed'
 			if c.atRepo != strings.Contains(out, "wd="+top+"\n") {
 				t.Errorf("judged at the repository's own path (%s): %v, want %v:\n%s", top, !c.atRepo, c.atRepo, out)
 			}
-			if !c.atRepo {
+			if c.hidden != nil {
 				if !strings.Contains(out, "entry=hidden_check.txt\n") {
 					t.Errorf("the hidden test was not copied in:\n%s", out)
 				}
@@ -115,6 +115,9 @@ echo '1 passed, 0 failed'
 				if _, err := os.Lstat(filepath.Join(repo, f)); err == nil {
 					t.Errorf("%s appeared in the repository", f)
 				}
+			}
+			if left, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("forkbomb-hidden-%d-*", os.Getpid()))); len(left) > 0 {
+				t.Errorf("the copies of the hidden folder were left: %v", left)
 			}
 		})
 	}
