@@ -102,15 +102,16 @@ const (
 // run's /tmp holds forkbomb-judge-…), so code that compares what it reads
 // with "forkbomb" or a name beginning "forkbomb-" tells the judge's runs
 // from any other (the sandbox's machine was named forkbomb too, until it
-// kept the host's name). Only a string that is the word or begins with it
-// and a dash or underscore: an import path or a message that holds the
-// word is not flagged (a constant FORKBOMB_X is a runner variable's name,
-// the runner-env rows, which come first).
+// kept the host's name). Only a string that is the word, or a name that
+// begins with it and a dash or underscore (at a quote, a slash, a ^ or a
+// *: "/tmp/forkbomb-judge", a glob, a regular expression): an import path
+// or a message that holds the word is not flagged (a constant FORKBOMB_X
+// is a runner variable's name, the runner-env rows, which come first).
 const (
-	namesJudge          = `(?i)"forkbomb("|[-_])|'forkbomb('|[-_])|` + "`forkbomb(`|[-_])"
+	namesJudge          = `(?i)"forkbomb"|'forkbomb'|` + "`forkbomb`|[\"'`/^*]forkbomb[-_]"
 	namesJudgeConstruct = "the string \"forkbomb\""
-	namesJudgeMatches   = "`\"forkbomb\"`, `'forkbomb'` or `` `forkbomb` `` in any case, a whole literal or so quoted inside another, or one that begins `forkbomb-` or `forkbomb_` (the sandbox's init `forkbomb-init`, the judge's folder `forkbomb-judge-…` in a judged run's `/tmp`)"
-	namesJudgeFlags     = "a patch to forkbomb itself, or to code that drives it"
+	namesJudgeMatches   = "`\"forkbomb\"`, `'forkbomb'` or `` `forkbomb` `` in any case, a whole literal or so quoted inside another; a name beginning `forkbomb-` or `forkbomb_` after a quote, `/`, `^` or `*` (`\"/tmp/forkbomb-judge\"`, a glob, a regular expression: the sandbox's init `forkbomb-init`, the judge's folders `forkbomb-judge-…`)"
+	namesJudgeFlags     = "a patch to forkbomb itself, or to code that drives it; names such as `\"forkbomb_limit\"` or `require('forkbomb-cli')`"
 )
 
 // js quotes: ' " and the template literal's backtick

@@ -1,8 +1,8 @@
 package judge
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
@@ -89,12 +90,13 @@ func judgedAt(o Options, top, pid1 string) string {
 }
 
 // stageHidden copies each --hidden folder that lies inside the repository
-// (top) to a folder of the judge's own, and returns the folders to use:
-// shown at its own path, such a folder would lie inside the judged copy,
-// which is mounted at the repository's (judgedAt). A copy holds the same
-// files, so the baseline's key (hiddenHash) is the same. unstage removes
-// the copies (a killed forkbomb's are reclaimed: sandbox.ReclaimStale).
-func stageHidden(ctx context.Context, hidden []string, top string) (_ []string, unstage func(), err error) {
+// (top) to a folder of the judge's own (judgeTemp), and returns the
+// folders to use: shown at its own path, such a folder would lie inside the
+// judged copy, which is mounted at the repository's (judgedAt). A copy
+// holds the same files, so the baseline's key (hiddenHash) is the same.
+// unstage removes the copies. A folder that cannot be copied is used as it
+// is (judgedAt then falls back to the judge's folder).
+func stageHidden(ctx context.Context, cacheDir string, hidden []string, top string) (_ []string, unstage func()) {
 	out := slices.Clone(hidden)
 	dir := ""
 	unstage = func() {
@@ -102,30 +104,74 @@ func stageHidden(ctx context.Context, hidden []string, top string) (_ []string, 
 			sandbox.RemoveAll(dir)
 		}
 	}
-	defer func() {
-		if err != nil {
-			unstage()
-		}
-	}()
 	for i, h := range hidden {
 		if !within(h, top) {
 			continue
 		}
 		if dir == "" {
-			if dir, err = sandbox.MkdirTemp("hidden"); err != nil {
-				return nil, nil, err
+			d, err := judgeTemp(cacheDir, "hidden")
+			if err != nil {
+				return out, unstage
 			}
+			dir = d
 		}
 		dst := filepath.Join(dir, strconv.Itoa(i))
-		if err := os.Mkdir(dst, 0o700); err != nil {
-			return nil, nil, err
+		if err := os.Mkdir(dst, 0o755); err != nil {
+			continue
 		}
-		if msg, err := exec.CommandContext(ctx, "cp", "-a", "--", h+"/.", dst).CombinedOutput(); err != nil {
-			return nil, nil, fmt.Errorf("copy --hidden %s: %v: %s", h, err, bytes.TrimSpace(msg))
+		if err := exec.CommandContext(ctx, "cp", "-a", "--", h+"/.", dst).Run(); err != nil {
+			sandbox.RemoveAll(dst)
+			continue
 		}
 		out[i] = dst
 	}
-	return out, unstage, nil
+	return out, unstage
+}
+
+// judgeTemp makes a folder for a judged run's own files (the patch, the
+// Go -exec wrapper, the staged --hidden folders) in the judge's cache
+// folder, which every fork's sandbox hides: a race's agents must read
+// neither another fork's judged set-up (its sentinels' plan) nor the hidden
+// tests, wherever TMPDIR is (a folder outside /tmp is masked in no
+// sandbox). Named with this process's pid, so that a killed forkbomb's are
+// swept (sweepJudgeTemp). Without a cache folder, a temp folder
+// (sandbox.MkdirTemp).
+func judgeTemp(cacheDir, kind string) (string, error) {
+	if cacheDir == "" {
+		return sandbox.MkdirTemp(kind)
+	}
+	parent := filepath.Join(cacheDir, tempDir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(parent, fmt.Sprintf("%s-%d-", kind, os.Getpid()))
+}
+
+// tempDir is judgeTemp's folder in the judge's cache folder.
+const tempDir = "tmp"
+
+// sweepJudgeTemp removes the folders judgeTemp made for processes that no
+// longer exist (killed before they could remove them); a folder whose pid
+// is alive, or reused, is left.
+func sweepJudgeTemp(cacheDir string) {
+	if cacheDir == "" {
+		return
+	}
+	parent := filepath.Join(cacheDir, tempDir)
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		parts := strings.SplitN(e.Name(), "-", 3)
+		if len(parts) < 3 {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[1])
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			sandbox.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // judgedPATH is the PATH of a judged run: the caller's without the entries

@@ -304,10 +304,8 @@ func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 			j.release()
 		}
 	}()
-	staged, unstage, err := stageHidden(ctx, o.Hidden, top)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
-	}
+	sweepJudgeTemp(o.CacheDir)
+	staged, unstage := stageHidden(ctx, o.CacheDir, o.Hidden, top)
 	j.o.Hidden = staged
 	j.release = sync.OnceFunc(func() { release(); unstage() })
 	if j.tree, err = o.Store.Snapshot(ctx, j.pid1); err != nil {

@@ -2,7 +2,6 @@ package judge_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +34,7 @@ func TestJudgedAtTheRepository(t *testing.T) {
 	probe := `echo "wd=$(pwd -P)"
 echo "host=$(hostname)"
 for f in *; do echo "entry=$f"; done
+for f in /tmp/*; do echo "tmp=$f"; done
 echo "evil=$(command -v evil)"
 echo changed-by-the-run > README
 echo x > written-by-the-run
@@ -116,8 +116,14 @@ echo '1 passed, 0 failed'
 					t.Errorf("%s appeared in the repository", f)
 				}
 			}
-			if left, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("forkbomb-hidden-%d-*", os.Getpid()))); len(left) > 0 {
-				t.Errorf("the copies of the hidden folder were left: %v", left)
+			// the judge's own files (the patch, the hidden tests' copies)
+			// live in its cache folder, hidden from every fork, not in
+			// a temp folder, which a TMPDIR outside /tmp leaves unmasked
+			if strings.Contains(out, "tmp=/tmp/forkbomb-") {
+				t.Errorf("the judge's files are in the temp folder:\n%s", out)
+			}
+			if left, _ := os.ReadDir(filepath.Join(home, "judge", "tmp")); len(left) > 0 {
+				t.Errorf("the judge's files were left: %v", left)
 			}
 		})
 	}

@@ -68,7 +68,7 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 	start := time.Now()
 	var setup []string
 	ro := append([]string{}, o.Hidden...)
-	dir, err := sandbox.MkdirTemp("judge")
+	dir, err := judgeTemp(o.CacheDir, "judge")
 	if err != nil {
 		return nil, fmt.Errorf("judge temp dir: %w", err)
 	}
