@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,9 +175,17 @@ func TestClaudeCode(t *testing.T) {
 		t.Errorf("the proxy never saw --model claude-scripted")
 	}
 	// 3 scripted turns; the proxy counted what the CLI asked, whatever
-	// the CLI claims.
-	if out.Usage.Turns < 3 || out.Usage.TokensIn == 0 || out.Usage.Turns != r.srv.Requests() {
-		t.Errorf("usage %+v, scripted server saw %d requests", out.Usage, r.srv.Requests())
+	// the CLI claims: each answer the server gave, unless the proxy lost
+	// one on its way (a 502 it refused the CLI with, which the CLI then
+	// asked again: seen once in CI under load, 3 answers counted of 4).
+	lost := 0
+	for _, d := range ev.by[event.ModelResponse] {
+		if rf, ok := d.(event.ProxyRefusalData); ok && rf.Status == http.StatusBadGateway {
+			lost++
+		}
+	}
+	if n := r.srv.Requests(); out.Usage.Turns < 3 || out.Usage.TokensIn == 0 || n < out.Usage.Turns || n > out.Usage.Turns+lost {
+		t.Errorf("usage %+v, scripted server saw %d requests, %d lost on the way", out.Usage, n, lost)
 	}
 }
 
