@@ -105,8 +105,8 @@ func stageHidden(ctx context.Context, cacheDir string, hidden []string, top stri
 		}
 	}
 	for i, h := range hidden {
-		if !within(h, top) {
-			continue
+		if !within(h, top) || h == top {
+			continue // the repository itself is not copied: judgedAt falls back
 		}
 		if dir == "" {
 			d, err := judgeTemp(cacheDir, "hidden")

@@ -64,3 +64,32 @@ func TestJudgedAtFallsBack(t *testing.T) {
 		t.Errorf("a toolchain folder inside the repository: judged at %s, want %s", got, mine)
 	}
 }
+
+// TestStageHidden: a --hidden folder inside the repository is copied out,
+// with its files; one outside it, or the repository itself, is used as it
+// is; unstage removes the copies.
+func TestStageHidden(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	top, outside, cache := filepath.Join(dir, "repo"), filepath.Join(dir, "outside"), filepath.Join(dir, "cache")
+	inside := filepath.Join(top, "hidden")
+	for _, d := range []string{inside, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(inside, "h_test.go"), []byte("package h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, unstage := stageHidden(t.Context(), cache, []string{inside, outside, top}, top)
+	if got[1] != outside || got[2] != top {
+		t.Errorf("staged %q: want the folder outside and the repository as they are", got)
+	}
+	if !within(got[0], filepath.Join(cache, tempDir)) || hiddenHash(got[:1]) != hiddenHash([]string{inside}) {
+		t.Errorf("the folder inside the repository: staged at %s, hash %s, want a copy in the cache folder with the same files", got[0], hiddenHash(got[:1]))
+	}
+	unstage()
+	if left, _ := os.ReadDir(filepath.Join(cache, tempDir)); len(left) != 0 {
+		t.Errorf("unstage left %v", left)
+	}
+}
