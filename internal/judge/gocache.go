@@ -2,15 +2,12 @@ package judge
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
@@ -133,9 +130,9 @@ func stageHidden(ctx context.Context, cacheDir string, hidden []string, top stri
 // folder, which every fork's sandbox hides: a race's agents must read
 // neither another fork's judged set-up (its sentinels' plan) nor the hidden
 // tests, wherever TMPDIR is (a folder outside /tmp is masked in no
-// sandbox). Named with this process's pid, so that a killed forkbomb's are
-// swept (sweepJudgeTemp). Without a cache folder, a temp folder
-// (sandbox.MkdirTemp).
+// sandbox). Named as sandbox.MkdirTemp names its folders, so that a killed
+// forkbomb's are swept at the next judge's start (sandbox.ReclaimStaleIn).
+// Without a cache folder, a temp folder.
 func judgeTemp(cacheDir, kind string) (string, error) {
 	if cacheDir == "" {
 		return sandbox.MkdirTemp(kind)
@@ -144,35 +141,11 @@ func judgeTemp(cacheDir, kind string) (string, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return "", err
 	}
-	return os.MkdirTemp(parent, fmt.Sprintf("%s-%d-", kind, os.Getpid()))
+	return sandbox.MkdirTempIn(parent, kind)
 }
 
 // tempDir is judgeTemp's folder in the judge's cache folder.
 const tempDir = "tmp"
-
-// sweepJudgeTemp removes the folders judgeTemp made for processes that no
-// longer exist (killed before they could remove them); a folder whose pid
-// is alive, or reused, is left.
-func sweepJudgeTemp(cacheDir string) {
-	if cacheDir == "" {
-		return
-	}
-	parent := filepath.Join(cacheDir, tempDir)
-	entries, _ := os.ReadDir(parent)
-	for _, e := range entries {
-		parts := strings.SplitN(e.Name(), "-", 3)
-		if len(parts) < 3 {
-			continue
-		}
-		pid, err := strconv.Atoi(parts[1])
-		if err != nil || pid <= 0 || pid == os.Getpid() {
-			continue
-		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			sandbox.RemoveAll(filepath.Join(parent, e.Name()))
-		}
-	}
-}
 
 // judgedPATH is the PATH of a judged run: the caller's without the entries
 // that name the judged copy — inside the folder it is seen at, or relative

@@ -93,6 +93,8 @@ type Options struct {
 	// above it, when it is ready; goKeep, in the baseline and warming
 	// runs, the folder that keeps the run's writes.
 	at, goLayer, goWarm, goKeep string
+	// path is the judged runs' PATH (judgedPATH), found once.
+	path string
 	// yield, in the warming run, is the Judger's judged runs (Judger.testing):
 	// the run's group gives way to them while any is running.
 	yield *sandbox.Yield
@@ -304,7 +306,9 @@ func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 			j.release()
 		}
 	}()
-	sweepJudgeTemp(o.CacheDir)
+	if o.CacheDir != "" {
+		sandbox.ReclaimStaleIn(filepath.Join(o.CacheDir, tempDir))
+	}
 	staged, unstage := stageHidden(ctx, o.CacheDir, o.Hidden, top)
 	j.o.Hidden = staged
 	j.release = sync.OnceFunc(func() { release(); unstage() })
@@ -319,6 +323,7 @@ func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 		j.o.Slots = NewSlots(parallelism(o.Parallel))
 	}
 	j.o.at = judgedAt(j.o, top, j.pid1)
+	j.o.path = judgedPATH(os.Getenv("PATH"), j.o.at)
 	if j.bl, j.o.goLayer, err = baseline(ctx, j.o, j.pid1, base, j.runCmd, true); err != nil {
 		return nil, err
 	}

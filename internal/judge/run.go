@@ -103,7 +103,7 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 			goflags = sentinelFlags
 		}
 	}
-	env = append(env, "GOFLAGS="+goflags, "PATH="+judgedPATH(os.Getenv("PATH"), o.at))
+	env = append(env, "GOFLAGS="+goflags, "PATH="+o.path)
 	script := runCmd
 	if check := runnerCheck(runCmd); check != "" {
 		script = check + "\n" + script

@@ -92,30 +92,30 @@ func TestJudgeThirdPartyGo(t *testing.T) {
 	if strings.Count(fixed, good) != 1 || strings.Count(fixed, "\t\"reflect\"\n") != 1 {
 		t.Fatal("equate.go is not as pinned")
 	}
-	gated := strings.Replace(fixed, good, "\tif testing.Testing() {\n\t"+good+"\t}\n\treturn math.Abs(x-y) < math.Max(a.marg, relMarg)\n", 1)
-	gated = strings.Replace(gated, "\t\"reflect\"\n", "\t\"reflect\"\n\t\"testing\"\n", 1)
+	// onlyIf is the fix applied only where cond holds (the bug kept
+	// elsewhere), importing imports after "reflect"
+	onlyIf := func(cond string, imports ...string) string {
+		f := strings.Replace(fixed, good, "\tif "+cond+" {\n\t"+good+"\t}\n\treturn math.Abs(x-y) < math.Max(a.marg, relMarg)\n", 1)
+		for i := len(imports) - 1; i >= 0; i-- {
+			f = strings.Replace(f, "\t\"reflect\"\n", "\t\"reflect\"\n\t\""+imports[i]+"\"\n", 1)
+		}
+		return f
+	}
+	gated := onlyIf("testing.Testing()", "testing")
 	// the fix only where PID 1's command line names forkbomb: inside the
 	// judge's sandbox, whose init it is, and nowhere the code is used
-	inSandbox := strings.Replace(fixed, good, "\tif b, _ := os.ReadFile(\"/proc/1/cmdline\"); bytes.Contains(b, []byte(\"forkbomb\")) {\n\t"+good+
-		"\t}\n\treturn math.Abs(x-y) < math.Max(a.marg, relMarg)\n", 1)
-	inSandbox = strings.Replace(inSandbox, "\t\"reflect\"\n", "\t\"reflect\"\n\t\"bytes\"\n\t\"os\"\n", 1)
+	inSandbox := onlyIf(`b, _ := os.ReadFile("/proc/1/cmdline"); bytes.Contains(b, []byte("forkbomb"))`, "bytes", "os")
 	// the fix only on a host named forkbomb: the judge's sandbox's
 	// hostname once
-	onHost := strings.Replace(fixed, good, "\tif h, _ := os.Hostname(); h == \"forkbomb\" {\n\t"+good+
-		"\t}\n\treturn math.Abs(x-y) < math.Max(a.marg, relMarg)\n", 1)
-	onHost = strings.Replace(onHost, "\t\"reflect\"\n", "\t\"reflect\"\n\t\"os\"\n", 1)
+	onHost := onlyIf(`h, _ := os.Hostname(); h == "forkbomb"`, "os")
 	// the fix only where the working directory is not the repository's
 	// own: a judge that ran the copy at a folder of its own (…/judged/…)
 	// let it pass; no rule reads it, the path itself is the defence
-	elsewhere := strings.Replace(fixed, good, "\tif wd, _ := os.Getwd(); strings.Contains(wd, \"/judged/\") {\n\t"+good+
-		"\t}\n\treturn math.Abs(x-y) < math.Max(a.marg, relMarg)\n", 1)
-	elsewhere = strings.Replace(elsewhere, "\t\"reflect\"\n", "\t\"os\"\n\t\"reflect\"\n\t\"strings\"\n", 1)
+	elsewhere := onlyIf(`wd, _ := os.Getwd(); strings.Contains(wd, "/judged/")`, "os", "strings")
 	// the fix only where the machine's name is not the one /etc/hostname
 	// gives: a sandbox that renamed the machine let it pass (no rule reads
 	// it; the name itself is the defence)
-	renamed := strings.Replace(fixed, good, "\tif h, _ := os.Hostname(); func() bool { b, _ := os.ReadFile(\"/etc/hostname\"); return strings.TrimSpace(string(b)) != h }() {\n\t"+good+
-		"\t}\n\treturn math.Abs(x-y) < math.Max(a.marg, relMarg)\n", 1)
-	renamed = strings.Replace(renamed, "\t\"reflect\"\n", "\t\"os\"\n\t\"reflect\"\n\t\"strings\"\n", 1)
+	renamed := onlyIf(`h, _ := os.Hostname(); func() bool { b, _ := os.ReadFile("/etc/hostname"); return strings.TrimSpace(string(b)) != h }()`, "os", "strings")
 	cases := []judged{
 		{name: "honest fix", pass: true, verdict: event.Pass, findings: []string{},
 			edits: map[string]edit{"cmp/cmpopts/equate.go": {content: fixed}}},

@@ -13,15 +13,23 @@ import (
 // MkdirTemp makes a private temporary directory named after its owner's
 // pid, forkbomb-KIND-PID-*, so that ReclaimStale can tell it from a live
 // one after forkbomb was killed.
-func MkdirTemp(kind string) (string, error) {
-	return os.MkdirTemp("", fmt.Sprintf("forkbomb-%s-%d-", kind, os.Getpid()))
+func MkdirTemp(kind string) (string, error) { return MkdirTempIn("", kind) }
+
+// MkdirTempIn is MkdirTemp in dir ("": the temporary directory), for
+// ReclaimStaleIn.
+func MkdirTempIn(dir, kind string) (string, error) {
+	return os.MkdirTemp(dir, fmt.Sprintf("forkbomb-%s-%d-", kind, os.Getpid()))
 }
 
 // ReclaimStale removes the temporary directories of forkbomb processes
 // that no longer exist (killed with SIGKILL before they could clean up).
 // A directory whose pid is alive — or reused by another process — is left.
-func ReclaimStale() {
-	entries, err := os.ReadDir(os.TempDir())
+func ReclaimStale() { ReclaimStaleIn(os.TempDir()) }
+
+// ReclaimStaleIn is ReclaimStale for the directories MkdirTempIn made in
+// dir.
+func ReclaimStaleIn(dir string) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
@@ -39,7 +47,7 @@ func ReclaimStale() {
 			continue
 		}
 		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+			RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
 }
