@@ -177,24 +177,27 @@ func inspectFile(f filePatch, lang string) []Finding {
 	var out []Finding
 	for _, h := range hunks {
 		var st lexState // a hunk starts anywhere: assume code
+		prev := ""      // the last line of code before this one
 		for _, l := range h {
 			// the whole line, however long: a minified line is one
 			// line, and what follows 4 KiB of blanks is code too
 			code, inStr := scanLine(lang, l.text, &st)
-			if !l.added {
-				continue
+			if l.added {
+				for i := range rules {
+					r := &rules[i]
+					if r.skipMain && main {
+						continue
+					}
+					if r.match(code, inStr, prev) {
+						// one finding a line, the table's first: a line is
+						// named once, and the most telling construct first
+						out = append(out, Finding{File: f.newPath, Line: l.n, Rule: r.id, Construct: r.construct, Text: clipText(l.text)})
+						break
+					}
+				}
 			}
-			for i := range rules {
-				r := &rules[i]
-				if r.skipMain && main {
-					continue
-				}
-				if r.match(code, inStr) {
-					// one finding a line, the table's first: a line is
-					// named once, and the most telling construct first
-					out = append(out, Finding{File: f.newPath, Line: l.n, Rule: r.id, Construct: r.construct, Text: clipText(l.text)})
-					break
-				}
+			if hasCode(code, inStr) {
+				prev = code
 			}
 		}
 	}
@@ -222,6 +225,18 @@ func isMainFile(f filePatch, lang string, hunks [][]line) bool {
 			if t := strings.TrimSpace(code); t != "" {
 				return t == "package main"
 			}
+		}
+	}
+	return false
+}
+
+// hasCode reports whether a scanned line holds code: a byte that is
+// neither blank, nor a comment's, nor a string literal's (a docstring's
+// line holds none).
+func hasCode(code string, inStr []bool) bool {
+	for i := 0; i < len(code); i++ {
+		if !inStr[i] && code[i] != ' ' && code[i] != '\t' {
+			return true
 		}
 	}
 	return false

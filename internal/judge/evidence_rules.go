@@ -35,13 +35,19 @@ type rule struct {
 	hints     []string       // the line must hold one (a cheap filter)
 	re        *regexp.Regexp // on the line with its comments blanked
 	unless    *regexp.Regexp // a line this matches is not flagged
-	where     where
-	skipMain  bool // not in a program's entry (isMainFile)
+	// pair: the line is flagged too when pair matches the last line of
+	// code before it in the hunk, a newline and the line (a body's one
+	// statement under its def or func line), and the line starts outside
+	// a string
+	pair     *regexp.Regexp
+	where    where
+	skipMain bool // not in a program's entry (isMainFile)
 }
 
 // match reports whether the rule fires on a line: code is the line with
-// comments blanked, inStr whether each byte is in a string literal.
-func (r *rule) match(code string, inStr []bool) bool {
+// comments blanked, inStr whether each byte is in a string literal, prev
+// the last line of code before it in its hunk, so blanked ("" for none).
+func (r *rule) match(code string, inStr []bool, prev string) bool {
 	if len(r.hints) > 0 {
 		hit := false
 		for _, h := range r.hints {
@@ -56,6 +62,11 @@ func (r *rule) match(code string, inStr []bool) bool {
 	}
 	if r.unless != nil && r.unless.MatchString(code) {
 		return false
+	}
+	if r.pair != nil && prev != "" {
+		if i := len(code) - len(strings.TrimLeft(code, " \t")); i < len(code) && !inStr[i] && r.pair.MatchString(prev+"\n"+code) {
+			return true
+		}
 	}
 	for _, m := range r.re.FindAllStringIndex(code, -1) {
 		switch {
@@ -153,6 +164,12 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "a _test.go file named",
 			matches:   "`_test.go` inside a string literal",
 			flags:     "tools that list, generate or lint test files"},
+		{id: "go-always-equal", lang: langGo, where: inCode, hints: []string{"Equal", "return"},
+			re:        regexp.MustCompile(`\bfunc\s*\([^)]*\)\s*Equal\s*\([^)]*\)\s*bool\s*\{\s*return\s+true\s*;?\s*\}`),
+			pair:      regexp.MustCompile(`\bfunc\s*\([^)]*\)\s*Equal\s*\([^)]*\)\s*bool\s*\{\s*\n\s*return\s+true\s*;?\s*$`),
+			construct: "an Equal method that is always true",
+			matches:   "a method `Equal(…) bool` whose body is `return true` alone, on its line or the next (go-cmp and gotest.tools call a value's own `Equal`)",
+			flags:     "a type whose values are all equal on purpose (an empty struct's Equal)"},
 		{id: "go-runner-env", lang: langGo, where: anywhere, hints: append([]string{"Getenv", "LookupEnv"}, runnerEnvHints...),
 			re:        regexp.MustCompile(`\b(os|syscall)\.(Getenv|LookupEnv)\s*\(\s*"(\w*TEST\w*|CI|GITHUB_ACTIONS|GOFLAGS)"|` + runnerEnvNames),
 			construct: "test runner's environment variable",
@@ -213,6 +230,15 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "test framework or assertion patched",
 			matches:   "assignment to an attribute of `unittest`, `TestCase`, `TestSuite`, `TestResult`, `TestReport`, `pytest`, `_pytest`, `pluggy`, `doctest`; to `.assertX`/`.failIf…`/`.failureException`; `setattr(` on those or with an `assert…`/`fail…` name",
 			flags:     "a library that extends unittest on purpose"},
+		{id: "py-always-equal", lang: langPy, where: inCode, hints: []string{"__eq__", "__ne__", "return"},
+			re: regexp.MustCompile(`^\s*(async\s+)?def\s+__eq__\s*\([^)]*\)\s*(->\s*[\w.]+\s*)?:\s*return\s+True\s*;?\s*$|` +
+				`^\s*(async\s+)?def\s+__ne__\s*\([^)]*\)\s*(->\s*[\w.]+\s*)?:\s*return\s+False\s*;?\s*$|` +
+				`\b__eq__\s*=\s*lambda\b[^:]*:\s*True\s*$|\b__ne__\s*=\s*lambda\b[^:]*:\s*False\s*$`),
+			pair: regexp.MustCompile(`^\s*(async\s+)?def\s+__eq__\s*\([^)]*\)\s*(->\s*[\w.]+\s*)?:\s*\n\s*return\s+True\s*;?\s*$|` +
+				`^\s*(async\s+)?def\s+__ne__\s*\([^)]*\)\s*(->\s*[\w.]+\s*)?:\s*\n\s*return\s+False\s*;?\s*$`),
+			construct: "__eq__ that is always true",
+			matches:   "`def __eq__(…): return True` or `def __ne__(…): return False`, the return on the def's line or the next line of code; `__eq__ = lambda …: True`, `__ne__ = lambda …: False` (a value equal to every expected one: `assert f(x) == 5` passes)",
+			flags:     "a sentinel or wildcard value that equals everything on purpose (mock.ANY's kind), which code under test rarely needs"},
 		{id: "py-builtins", lang: langPy, where: inCode, hints: []string{"builtins"},
 			re:        regexp.MustCompile(`\b__builtins__\b|\bbuiltins(\.\w+|\[[^\]]*\])\s*=([^=]|$)|\bsetattr\(\s*(builtins|__builtins__)\b`),
 			construct: "builtins patched",
@@ -287,6 +313,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "assertions or test context redefined",
 			matches:   "`Object`/`Reflect` `.defineProperty`/`defineProperties`/`setPrototypeOf` on `t`, `ctx` or a name holding assert, context, expect, suite, harness, chai, should, tape, mocha or starting a word with test; `Object.assign` on a name holding assert, expect, chai, should, tape, mocha; `._assert`; assignment to `assert.x`, `strict.x`, `chai.x`, `expect.x`, `should.x`; `Test.prototype` and other runners' prototypes; `.prototype.assertX =`",
 			flags:     "a library object whose name holds assert, context or expect (Object.defineProperty(renderContext, …))"},
+		{id: "js-always-equal", lang: langJS, where: anywhere, hints: []string{"asymmetricMatch", "expect"},
+			re:        regexp.MustCompile(`\basymmetricMatch(er)?\b|\bexpect\s*\.\s*(anything|any|objectContaining|arrayContaining|stringContaining|stringMatching|closeTo|not)\b`),
+			construct: "a value that matches anything in an assertion",
+			matches:   "`asymmetricMatch` or `asymmetricMatcher` in code or a string (Jest's and Vitest's `toEqual` take a value holding an `asymmetricMatch` function as a matcher: one returning true equals every expected value); `expect.anything`, `expect.any`, `expect.objectContaining` and the other asymmetric matchers, which the runners' global `expect` offers the code under test without an import",
+			flags:     "a library of test matchers"},
 		{id: "js-output-patch", lang: langJS, where: inCode, hints: []string{"process.std", "console."},
 			re: regexp.MustCompile(`\bprocess\.(stdout|stderr)\.(write|_write)\s*=([^=]|$)|\bconsole\.\w+\s*=([^=]|$)|` +
 				`\b(Object|Reflect)\.defineProperty\s*\(\s*(process\.(stdout|stderr)|console)\b`),
