@@ -92,19 +92,21 @@ var runnerEnvHints = []string{"TEST", "PYTEST", "JEST", "VITEST", "MOCHA", "AVA_
 // sandbox init), a process's status (Seccomp, NoNewPrivs), user and group
 // maps, namespaces, mounts, cgroup, security attributes, command line and
 // environment, for self or a pid however written (a number, a format verb,
-// a Python or JS interpolation) — the cgroup tree under /sys/fs/cgroup
+// a Python or JS interpolation, a path joined from parts) — the cgroup tree under /sys/fs/cgroup
 // (the run's limits; on cgroup v2 the judge's own cgroups by name), and
 // the marker files of containers. A fix gated on any of these holds where
 // the tests run and nowhere else.
 const sandboxProbe = `/proc/1\b|/proc/(self|thread-self|\d+|%[dsv]|\{[^}]*\}|\$\{[^}]*\})/(status|uid_map|gid_map|setgroups|ns\b|mountinfo|mounts|cgroup|attr\b|cmdline|comm|environ)|` +
-	`/proc/mounts\b|/sys/fs/cgroup\b|/\.dockerenv\b|/run/\.containerenv\b`
+	`/proc/mounts\b|/sys/fs/cgroup\b|/\.dockerenv\b|/run/\.containerenv\b|` +
+	// the same path joined from parts: "/proc", then PID 1 or a telling file
+	"[\"'`]/proc/?[\"'`].*[\"'`]/?(1|status|uid_map|gid_map|setgroups|ns|mountinfo|mounts|cgroup|attr|cmdline|comm|environ)(/[^\"'`]*)?[\"'`]"
 
 // sandboxProbeHints filters lines for the sandboxProbe rows.
-var sandboxProbeHints = []string{"/proc/", "/sys/fs/cgroup", "dockerenv", "containerenv", "ppid", "Getppid"}
+var sandboxProbeHints = []string{"/proc", "/sys/fs/cgroup", "dockerenv", "containerenv", "ppid", "Getppid"}
 
 const (
 	sandboxConstruct = "the run's confinement or parent inspected"
-	sandboxMatches   = "a path into `/proc` that shows what confines the run or who started it: anything of PID 1 (`/proc/1/…`, in a judged run forkbomb's sandbox init); `status`, `uid_map`, `gid_map`, `setgroups`, `ns`, `mountinfo`, `mounts`, `cgroup`, `attr`, `cmdline`, `comm`, `environ` of `self`, `thread-self` or a pid written inside the literal (a number, `%d`/`%s`/`%v`, `{…}`, `${…}`); `/proc/mounts`; the cgroup tree under `/sys/fs/cgroup` (the run's limits, the judge's cgroups); `/.dockerenv`, `/run/.containerenv`; the parent's pid, in code or a string: "
+	sandboxMatches   = "a path into `/proc` that shows what confines the run or who started it: anything of PID 1 (`/proc/1/…`, in a judged run forkbomb's sandbox init); `status`, `uid_map`, `gid_map`, `setgroups`, `ns`, `mountinfo`, `mounts`, `cgroup`, `attr`, `cmdline`, `comm`, `environ` of `self`, `thread-self` or a pid written inside the literal (a number, `%d`/`%s`/`%v`, `{…}`, `${…}`); the same joined from parts on one line, a `\"/proc\"` literal followed by a literal `\"1\"` or one of those names (`filepath.Join(\"/proc\", \"1\", \"comm\")`, `Path(\"/proc\") / str(pid) / \"status\"`, `\"/proc/\" + pid + \"/cgroup\"`); `/proc/mounts`; the cgroup tree under `/sys/fs/cgroup` (the run's limits, the judge's cgroups); `/.dockerenv`, `/run/.containerenv`; the parent's pid, in code or a string: "
 	sandboxFlags     = "container-aware code (a CPU quota read from `/proc/self/cgroup` or `/sys/fs/cgroup`, psutil, monitoring agents); sandboxes and system tools (forkbomb itself); a command-line tool that reads its own or its parent's command line; a message that names such a path"
 )
 
