@@ -75,6 +75,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -143,6 +145,9 @@ type initConfig struct {
 	Programs *programsConfig `json:"programs,omitempty"`
 	// Trace: write the init's phases to stderr (trace.go).
 	Trace bool `json:"trace,omitempty"`
+	// LastPid is the caller's pid namespace's last pid, where the
+	// sandbox's pid namespace goes on counting (mountProc); 0 leaves it.
+	LastPid int `json:"last_pid,omitempty"`
 }
 
 func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool) *initConfig {
@@ -170,6 +175,7 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 	cfg.Toolchains = r.toolchainDirs()
 	switch mode {
 	case ModeNamespaces:
+		cfg.LastPid = lastPid()
 		cfg.Home = r.Home
 		if cfg.Home == "" {
 			cfg.Home = "/home/sandbox"
@@ -189,6 +195,19 @@ func (r *resolved) initConfig(mode Mode, privTmp, privHome string, noCgroup bool
 		cfg.RlimitProc = r.Pids
 	}
 	return cfg
+}
+
+// lastPid is the last pid the caller's pid namespace gave, 0 if unknown.
+func lastPid() int {
+	b, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // InitMain is the whole life of the init process; it never returns.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -104,7 +105,7 @@ func setupNamespaces(cfg *initConfig) error {
 		}
 	}
 
-	if err := mountProc(); err != nil {
+	if err := mountProc(cfg.LastPid); err != nil {
 		return err
 	}
 	if err := mountDev(); err != nil {
@@ -341,10 +342,24 @@ func setattr(path string, recursive bool, set, clr uint64) error {
 
 // mountProc mounts a read-only procfs of the sandbox's own pid namespace:
 // host processes are invisible, and nothing under /proc (sysctls,
-// sysrq-trigger) is writable even by a root caller.
-func mountProc() error {
-	if err := unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, ""); err != nil {
+// sysrq-trigger) is writable even by a root caller. Before it is made
+// read-only, the namespace's pid counter is set to lastPid (when known),
+// so the command's pid is one the caller's namespace could have given it,
+// not the 2 or 3 that tells a new pid namespace from any shell.
+func mountProc(lastPid int) error {
+	proc := newRoot + "/proc"
+	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount proc: %w", err)
+	}
+	if lastPid > 0 {
+		// ns_last_pid acts on the writer's pid namespace, this one, and
+		// needs CAP_SYS_ADMIN in its user namespace, which the init holds.
+		if err := os.WriteFile(proc+"/sys/kernel/ns_last_pid", []byte(strconv.Itoa(lastPid)), 0); err != nil {
+			return fmt.Errorf("set the pid namespace's next pid: %w", err)
+		}
+	}
+	if err := setattr(proc, false, unix.MOUNT_ATTR_RDONLY, 0); err != nil {
+		return fmt.Errorf("make proc read-only: %w", err)
 	}
 	return nil
 }
