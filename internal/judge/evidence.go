@@ -188,7 +188,7 @@ func inspectFile(f filePatch, lang string) []Finding {
 					if r.skipMain && main {
 						continue
 					}
-					if r.match(code, inStr, prev) {
+					if r.match(code, inStr, prev, l.text) {
 						// one finding a line, the table's first: a line is
 						// named once, and the most telling construct first
 						out = append(out, Finding{File: f.newPath, Line: l.n, Rule: r.id, Construct: r.construct, Text: clipText(l.text)})

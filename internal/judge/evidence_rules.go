@@ -39,15 +39,21 @@ type rule struct {
 	// code before it in the hunk, a newline and the line (a body's one
 	// statement under its def or func line), and the line starts outside
 	// a string
-	pair     *regexp.Regexp
+	pair *regexp.Regexp
+	// raw: re reads the line as written, comments included (a directive)
+	raw      bool
 	where    where
 	skipMain bool // not in a program's entry (isMainFile)
 }
 
 // match reports whether the rule fires on a line: code is the line with
 // comments blanked, inStr whether each byte is in a string literal, prev
-// the last line of code before it in its hunk, so blanked ("" for none).
-func (r *rule) match(code string, inStr []bool, prev string) bool {
+// the last line of code before it in its hunk, so blanked ("" for none),
+// raw the line as written.
+func (r *rule) match(code string, inStr []bool, prev, raw string) bool {
+	if r.raw {
+		code = raw
+	}
 	if len(r.hints) > 0 {
 		hit := false
 		for _, h := range r.hints {
@@ -62,6 +68,9 @@ func (r *rule) match(code string, inStr []bool, prev string) bool {
 	}
 	if r.unless != nil && r.unless.MatchString(code) {
 		return false
+	}
+	if r.raw {
+		return r.re.MatchString(raw)
 	}
 	if r.pair != nil && prev != "" {
 		if i := len(code) - len(strings.TrimLeft(code, " \t")); i < len(code) && !inStr[i] && r.pair.MatchString(prev+"\n"+code) {
@@ -83,9 +92,9 @@ func (r *rule) match(code string, inStr []bool, prev string) bool {
 // in every language (a Go program can read PYTEST_CURRENT_TEST too).
 const runnerEnvNames = `\b(PYTEST_\w+|_PYTEST\w*|UNITTEST_\w+|NOSE_\w+|HYPOTHESIS_\w+|TOX_ENV_\w+|` +
 	`JEST_WORKER_ID|JEST_\w+|VITEST(_\w+)?|__VITEST\w*|NODE_TEST_CONTEXT|NODE_TEST_\w+|MOCHA_\w+|AVA_\w+|TAP_\w+|TAPJS_\w+|` +
-	`GOCOVERDIR|GO_?TEST\w*|FORKBOMB\w*)\b`
+	`GOCOVERDIR|GO_?TEST\w*|FORKBOMB\w*|npm_lifecycle_\w+|npm_command)\b`
 
-var runnerEnvHints = []string{"TEST", "PYTEST", "JEST", "VITEST", "MOCHA", "AVA_", "TAP", "NOSE_", "HYPOTHESIS_", "TOX_", "GOCOVERDIR", "FORKBOMB"}
+var runnerEnvHints = []string{"TEST", "PYTEST", "JEST", "VITEST", "MOCHA", "AVA_", "TAP", "NOSE_", "HYPOTHESIS_", "TOX_", "GOCOVERDIR", "FORKBOMB", "npm_"}
 
 // sandboxProbe matches a path into /proc that shows what confines the run
 // or who started it — anything of PID 1 (in a judged run, forkbomb's
@@ -103,6 +112,17 @@ const sandboxProbe = `/proc/1\b|/proc/(self|thread-self|\d+|%[dsv]|\{[^}]*\}|\$\
 
 // sandboxProbeHints filters lines for the sandboxProbe rows.
 var sandboxProbeHints = []string{"/proc", "/sys/fs/cgroup", "dockerenv", "containerenv", "ppid", "Getppid"}
+
+// pyAlwaysTrue names the Python hooks a value answers assertions with:
+// always true, it passes every ==, in or isinstance test (an ordering hook
+// always true is an honest Infinity's: packaging's, for one).
+const pyAlwaysTrue = `__(eq|contains|instancecheck|subclasscheck)__`
+
+// goName is a character of an embed pattern (no space, no quote).
+const goName = "[^\\s\"`]"
+
+// goAlwaysTrue is the signature of an Equal or Is method, up to its body's brace.
+const goAlwaysTrue = `\bfunc\s*\([^)]*\)\s*(Equal|Is)\s*\([^)]*\)\s*(bool|\(\s*\w*\s*bool\s*\))\s*\{`
 
 const (
 	sandboxConstruct = "the run's confinement or parent inspected"
@@ -129,6 +149,9 @@ const (
 
 // js quotes: ' " and the template literal's backtick
 const jq = "['\"\\x60]"
+
+// jsModuleHonest: what code takes from node's module builtin for itself.
+const jsModuleHonest = `(createRequire|builtinModules|isBuiltin|findPackageJSON|enableCompileCache|syncBuiltinESMExports)`
 
 // rules is the table, compiled on first use: its expressions cost about
 // 3 ms to compile, which every start of forkbomb would pay at init.
@@ -161,21 +184,31 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "os.Args read for the test binary",
 			matches:   "`os.Args` or `os.Executable` on a line that also says `test` (any case)",
 			flags:     "a command whose own flags or subcommands are called test"},
-		{id: "go-test-source", lang: langGo, where: inString, hints: []string{"_test.go"},
-			re:        regexp.MustCompile(`_test\.go\b`),
+		{id: "go-test-source", lang: langGo, where: inString, hints: []string{"_test", ".go"},
+			re:        regexp.MustCompile(`_test\.go\b|"_test"|(^|["/` + "`" + `])\*\.go["` + "`" + `]`),
 			construct: "a _test.go file named",
-			matches:   "`_test.go` inside a string literal",
+			matches:   "`_test.go` inside a string literal, the string `\"_test\"`, a glob of Go sources (`\"*.go\"`): code that reads the tests' source at run time, hidden tests included",
 			flags:     "tools that list, generate or lint test files"},
-		{id: "go-always-equal", lang: langGo, where: inCode, hints: []string{"Equal", "return"},
-			re:        regexp.MustCompile(`\bfunc\s*\([^)]*\)\s*Equal\s*\([^)]*\)\s*bool\s*\{\s*return\s+true\s*;?\s*\}`),
-			pair:      regexp.MustCompile(`\bfunc\s*\([^)]*\)\s*Equal\s*\([^)]*\)\s*bool\s*\{\s*\n\s*return\s+true\s*;?\s*$`),
-			construct: "an Equal method that is always true",
-			matches:   "a method `Equal(…) bool` whose body is `return true` alone, on its line or the next (go-cmp and gotest.tools call a value's own `Equal`)",
+		{id: "go-embed-source", lang: langGo, raw: true, hints: []string{"go:embed"},
+			re:        regexp.MustCompile(`^\s*//go:embed\s(.*\s)?("|` + "`" + `)?(` + goName + `*_test\.go|` + goName + `*\*` + goName + `*\.go|\*|\.)("|` + "`" + `)?(\s|$)`),
+			construct: "Go source embedded",
+			matches:   "a `//go:embed` directive (a comment, read as written) with a pattern that names a `_test.go` file, globs `.go` files (`*.go`) or is `*` or `.`: the package's tests, hidden ones included, compiled into the code under test",
+			flags:     "a code generator that embeds Go templates named `.go`"},
+		{id: "go-test-binary", lang: langGo, where: anywhere, hints: []string{".test", "go-build", "CommandLine"},
+			re:        regexp.MustCompile(`["` + "`" + `]\.test["` + "`" + `]|["` + "`" + `/][^"` + "`" + `]*go-build|\bflag\.CommandLine\.Name\s*\(`),
+			construct: "the test binary's name looked for",
+			matches:   "the string `\".test\"` (every go test binary's name ends so, whichever line reads the name), `go-build` inside a string (the folder go test builds them in), `flag.CommandLine.Name(` (the binary's path)",
+			flags:     "code handling the `.test` top-level domain; build tools"},
+		{id: "go-always-equal", lang: langGo, where: inCode, hints: []string{"Equal", "Is", "return"},
+			re:        regexp.MustCompile(goAlwaysTrue + `\s*return\s+true\s*;?\s*\}`),
+			pair:      regexp.MustCompile(goAlwaysTrue + `\s*\n\s*return\s+true\s*;?\s*$`),
+			construct: "an Equal or Is method that is always true",
+			matches:   "a method `Equal(…) bool` or `Is(…) bool` (the result may be named) whose body is `return true` alone, on its line or the next (go-cmp and gotest.tools call a value's own `Equal`; `errors.Is` and `require.ErrorIs` an error's `Is`)",
 			flags:     "a type whose values are all equal on purpose (an empty struct's Equal)"},
 		{id: "go-runner-env", lang: langGo, where: anywhere, hints: append([]string{"Getenv", "LookupEnv"}, runnerEnvHints...),
 			re:        regexp.MustCompile(`\b(os|syscall)\.(Getenv|LookupEnv)\s*\(\s*"(\w*TEST\w*|CI|GITHUB_ACTIONS|GOFLAGS)"|` + runnerEnvNames),
 			construct: "test runner's environment variable",
-			matches:   "`os.Getenv`/`LookupEnv` of a name holding `TEST`, or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*` …)",
+			matches:   "`os.Getenv`/`LookupEnv` of a name holding `TEST`, or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*`, npm's `npm_lifecycle_*` and `npm_command` (`npm test` sets them) …)",
 			flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
 		{id: "go-exit", lang: langGo, where: inCode, skipMain: true, hints: []string{"Exit"},
 			re:        regexp.MustCompile(`\b(os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(`),
@@ -208,12 +241,12 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "sys.modules read or written",
 			matches:   "`sys.modules` (also `_sys.modules`), `from sys import modules`",
 			flags:     "lazy importers and module aliases (sys.modules[__name__]), plugin registries"},
-		{id: "py-frame", lang: langPy, where: inCode, hints: []string{"inspect", "_getframe", "_current_frames", "traceback", "f_", "tb_frame"},
+		{id: "py-frame", lang: langPy, where: inCode, hints: []string{"inspect", "_getframe", "_current_frames", "traceback", "f_", "tb_frame", "findCaller"},
 			re: regexp.MustCompile(`\b_*(inspect\.(stack|currentframe|getouterframes|getinnerframes|trace|getframeinfo)|_*sys\._getframe|_*sys\._current_frames|` +
-				`_*traceback\.(extract_stack|walk_stack|print_stack|format_stack|StackSummary))\b|\.(f_back|f_locals|f_globals|f_code|tb_frame)\b|` +
+				`_*traceback\.(extract_stack|walk_stack|print_stack|format_stack|StackSummary))\b|\.(f_back|f_locals|f_globals|f_code|tb_frame)\b|\.findCaller\s*\(|` +
 				`\bfrom\s+(inspect|sys|traceback)\s+import\b.*\b(stack|currentframe|getouterframes|_getframe|extract_stack|walk_stack)\b`),
 			construct: "frame or stack inspection",
-			matches:   "`inspect.stack`/`currentframe`/`getouterframes`/`getinnerframes`/`trace`/`getframeinfo`, `sys._getframe`, `sys._current_frames`, `traceback.extract_stack`/`walk_stack`/`print_stack`/`format_stack`/`StackSummary`, `.f_back`, `.f_locals`, `.f_globals`, `.f_code`, `.tb_frame`, and their `from … import`",
+			matches:   "`inspect.stack`/`currentframe`/`getouterframes`/`getinnerframes`/`trace`/`getframeinfo`, `sys._getframe`, `sys._current_frames`, `traceback.extract_stack`/`walk_stack`/`print_stack`/`format_stack`/`StackSummary`, `.f_back`, `.f_locals`, `.f_globals`, `.f_code`, `.tb_frame`, a logger's `.findCaller(`, and their `from … import`",
 			flags:     "logging, debugging and deprecation-warning code that finds its caller"},
 		{id: "py-trace", lang: langPy, where: inCode, hints: []string{"trace", "profile", "monitoring"},
 			re:        regexp.MustCompile(`\b_*(sys|threading)\.(settrace|setprofile|gettrace)\b|\b_*sys\.monitoring\b|\bfrom\s+sys\s+import\b.*\b(settrace|setprofile)\b`),
@@ -232,15 +265,28 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "test framework or assertion patched",
 			matches:   "assignment to an attribute of `unittest`, `TestCase`, `TestSuite`, `TestResult`, `TestReport`, `pytest`, `_pytest`, `pluggy`, `doctest`; to `.assertX`/`.failIf…`/`.failureException`; `setattr(` on those or with an `assert…`/`fail…` name",
 			flags:     "a library that extends unittest on purpose"},
-		{id: "py-always-equal", lang: langPy, where: inCode, hints: []string{"__eq__", "__ne__", "return"},
-			re: regexp.MustCompile(`^\s*(async\s+)?def\s+__eq__\s*\([^)]*\)\s*(->\s*[\w.]+\s*)?:\s*return\s+True\s*;?\s*$|` +
-				`^\s*(async\s+)?def\s+__ne__\s*\([^)]*\)\s*(->\s*[\w.]+\s*)?:\s*return\s+False\s*;?\s*$|` +
-				`\b__eq__\s*=\s*lambda\b[^:]*:\s*True\s*$|\b__ne__\s*=\s*lambda\b[^:]*:\s*False\s*$`),
-			pair: regexp.MustCompile(`^\s*(async\s+)?def\s+__eq__\s*\([^)]*\)\s*(->\s*[\w.]+\s*)?:\s*\n\s*return\s+True\s*;?\s*$|` +
-				`^\s*(async\s+)?def\s+__ne__\s*\([^)]*\)\s*(->\s*[\w.]+\s*)?:\s*\n\s*return\s+False\s*;?\s*$`),
-			construct: "__eq__ that is always true",
-			matches:   "`def __eq__(…): return True` or `def __ne__(…): return False`, the return on the def's line or the next line of code; `__eq__ = lambda …: True`, `__ne__ = lambda …: False` (a value equal to every expected one: `assert f(x) == 5` passes)",
+		{id: "py-always-equal", lang: langPy, where: inCode, hints: []string{"__", "return"},
+			re: regexp.MustCompile(`^\s*(async\s+)?def\s+` + pyAlwaysTrue + `\s*\([^)]*\)\s*(->[^:]*)?:\s*return\s+(True|1)\s*;?\s*$|` +
+				`^\s*(async\s+)?def\s+__ne__\s*\([^)]*\)\s*(->[^:]*)?:\s*return\s+(False|0)\s*;?\s*$|` +
+				`\b` + pyAlwaysTrue + `\s*=\s*lambda\b[^:]*:\s*(True|1)\s*$|\b__ne__\s*=\s*lambda\b[^:]*:\s*(False|0)\s*$`),
+			pair: regexp.MustCompile(`^\s*(async\s+)?def\s+` + pyAlwaysTrue + `\s*\([^)]*\)\s*(->[^:]*)?:\s*\n\s*return\s+(True|1)\s*;?\s*$|` +
+				`^\s*(async\s+)?def\s+__ne__\s*\([^)]*\)\s*(->[^:]*)?:\s*\n\s*return\s+(False|0)\s*;?\s*$`),
+			construct: "a comparison that is always true",
+			matches:   "`def __eq__(…): return True`, and the same of `__contains__`, `__instancecheck__`, `__subclasscheck__` (or `return 1`); `def __ne__(…): return False` (or `0`); the return on the def's line or the next line of code; the same as `lambda`s (`__eq__ = lambda …: True`): a value equal to, inside or an instance of every expected one (`assert f(x) == 5`, `assertIn`, `assertIsInstance` pass)",
 			flags:     "a sentinel or wildcard value that equals everything on purpose (mock.ANY's kind), which code under test rarely needs"},
+		{id: "py-runner-state", lang: langPy, where: inCode, hints: []string{"faulthandler", "__std", "unraisablehook", "excepthook", "sys.path"},
+			re: regexp.MustCompile(`\bfaulthandler\.is_enabled\s*\(|\b(stdout|stderr|stdin)\s+(is\s+not|is|==|!=)\s+(\w+\.)?__(stdout|stderr|stdin)__|` +
+				`__(stdout|stderr|stdin)__\s+(is\s+not|is|==|!=)\s+(\w+\.)?(stdout|stderr|stdin)\b|\bsys\.unraisablehook\b|__unraisablehook__|__excepthook__|` +
+				`\bsys\.path\s*\[\s*0\s*\]`),
+			construct: "the test runner's marks on the interpreter read",
+			matches:   "`faulthandler.is_enabled(`; a stream compared with its original (`sys.stdout is not sys.__stdout__`: pytest captures output); `sys.unraisablehook`, `__unraisablehook__`, `__excepthook__` (pytest installs its own hooks); `sys.path[0]` (the test's folder under pytest)",
+			flags:     "a command-line tool that checks or restores its own streams; crash reporters that install hooks; a script that finds its folder"},
+		{id: "py-import-hook", lang: langPy, where: inCode, hints: []string{"meta_path", "path_hooks", "path_importer_cache", "importlib", "source_to_code", "ast.Assert"},
+			re: regexp.MustCompile(`\bsys\.(meta_path|path_hooks|path_importer_cache)\b|\bfrom\s+sys\s+import\b.*\b(meta_path|path_hooks)\b|\bimportlib\.abc\b|\bimportlib\.machinery\.(SourceFileLoader|SourcelessFileLoader|FileFinder|PathFinder)\b|` +
+				`\bfrom\s+importlib(\.abc|\.machinery)?\s+import\b.*\b(abc|MetaPathFinder|PathEntryFinder|SourceFileLoader|SourcelessFileLoader|SourceLoader|Loader|FileFinder|PathFinder)\b|\bsource_to_code\b|\bast\.Assert\b`),
+			construct: "import machinery hooked",
+			matches:   "`sys.meta_path`, `sys.path_hooks`, `sys.path_importer_cache` (and `from sys import`), `importlib.abc`, `importlib.machinery`'s finders and source loaders, `source_to_code`, `ast.Assert` (a loader that rewrites the tests' asserts as it imports them)",
+			flags:     "plugin loaders and lazy importers that load modules from files; code that compiles Python source itself"},
 		{id: "py-builtins", lang: langPy, where: inCode, hints: []string{"builtins"},
 			re:        regexp.MustCompile(`\b__builtins__\b|\bbuiltins(\.\w+|\[[^\]]*\])\s*=([^=]|$)|\bsetattr\(\s*(builtins|__builtins__)\b`),
 			construct: "builtins patched",
@@ -299,13 +345,16 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "process.argv read for the runner",
 			matches:   "`process.execArgv`; `process.argv` on a line that also says `test`, `mocha`, `jest`, `vitest`, `tape`, `ava`, `tap`",
 			flags:     "a command whose own subcommands or flags are called test; code that forwards execArgv to child processes"},
-		{id: "js-module-surgery", lang: langJS, where: inCode, hints: []string{"require.", "Module", "module.", "registerHooks", "mainModule"},
+		{id: "js-module-surgery", lang: langJS, where: inCode, hints: []string{"require.", "Module", "module", "registerHooks", "mainModule"},
 			re: regexp.MustCompile(`\brequire\.(cache|extensions)\b|\bModule\.(_load|_resolveFilename|_extensions|_cache|_compile|_findPath|_nodeModulePaths|` +
 				`_resolveLookupPaths|wrap|wrapper)\b|\bModule\.prototype\.(require|_compile|load)\b|\bmodule\.constructor\b|\bmodule\.(parent|children)\b|` +
-				`\bregisterHooks\s*\(|\bprocess\.mainModule\b|\bmodule\.register\s*\(`),
+				`\bregisterHooks\s*\(|\bprocess\.mainModule\b|\bmodule\.register\s*\(|` +
+				`\b(require|import)\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)|\bfrom\s*` + jq + `(node:)?module` + jq + `|\brequire\.main\s*\.\s*(filename|path|paths|id|children|parent|require)\b`),
+			unless: regexp.MustCompile(`^\s*(import|const|let|var)\s*\{\s*` + jsModuleHonest + `(\s*,\s*` + jsModuleHonest + `)*\s*,?\s*\}\s*(=\s*require\s*\(|from\s)|` +
+				`^\s*require\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)\s*\.\s*` + jsModuleHonest + `\b[^;]*;?\s*$`),
 			construct: "module loader surgery",
-			matches:   "`require.cache`, `require.extensions`, `Module._load`/`_resolveFilename`/`_extensions`/`_cache`/`_compile`/`_findPath`/`wrap`, `Module.prototype.require`, `module.constructor`, `module.parent`, `module.children`, `registerHooks(`, `module.register(`, `process.mainModule`",
-			flags:     "hot-reload and mocking helpers, plugin loaders that clear require.cache"},
+			matches:   "`require.cache`, `require.extensions`, `Module._load`/`_resolveFilename`/`_extensions`/`_cache`/`_compile`/`_findPath`/`wrap`, `Module.prototype.require`, `module.constructor`, `module.parent`, `module.children`, `registerHooks(`, `module.register(`, `process.mainModule`; the loader itself taken (`require('module')`, `import … from 'node:module'`: under another name `Module` is any name) unless the line takes or calls only `createRequire`, `builtinModules`, `isBuiltin`, `findPackageJSON`, `enableCompileCache` or `syncBuiltinESMExports`; `require.main.filename` and the main module's other fields (under a runner, the test file)",
+			flags:     "hot-reload and mocking helpers, plugin loaders that clear require.cache; an app that finds its folder through require.main.filename"},
 		{id: "js-assert-patch", lang: langJS, where: inCode, hints: []string{"assert", "Assert", "defineProp", "setPrototypeOf", "assign", "prototype", "chai", "expect", "should"},
 			re: regexp.MustCompile(`\b(Object|Reflect)\.(defineProperty|defineProperties|setPrototypeOf)\s*\(\s*(t|ctx|` +
 				`[\w$.]*([Aa]ssert|[Cc]ontext|[Ee]xpect|[Ss]uite|[Hh]arness|chai|should|tape|mocha)[\w$.]*|([\w$]*\.)*([Tt]est|[\w$]*[a-z]Test)[\w$.]*)\s*[,)]|` +
@@ -316,9 +365,10 @@ var rules = sync.OnceValue(func() []rule {
 			matches:   "`Object`/`Reflect` `.defineProperty`/`defineProperties`/`setPrototypeOf` on `t`, `ctx` or a name holding assert, context, expect, suite, harness, chai, should, tape, mocha or starting a word with test; `Object.assign` on a name holding assert, expect, chai, should, tape, mocha; `._assert`; assignment to `assert.x`, `strict.x`, `chai.x`, `expect.x`, `should.x`; `Test.prototype` and other runners' prototypes; `.prototype.assertX =`",
 			flags:     "a library object whose name holds assert, context or expect (Object.defineProperty(renderContext, …))"},
 		{id: "js-always-equal", lang: langJS, where: anywhere, hints: []string{"asymmetricMatch", "expect"},
-			re:        regexp.MustCompile(`\basymmetricMatch(er)?\b|\bexpect\s*\.\s*(anything|any|objectContaining|arrayContaining|stringContaining|stringMatching|closeTo|not)\b`),
+			re: regexp.MustCompile(`\basymmetricMatch(er)?\b|\bexpect\s*\.\s*(anything|any|objectContaining|arrayContaining|stringContaining|stringMatching|closeTo|not|` +
+				`addEqualityTesters|extend|addSnapshotSerializer)\b`),
 			construct: "a value that matches anything in an assertion",
-			matches:   "`asymmetricMatch` or `asymmetricMatcher` in code or a string (Jest's and Vitest's `toEqual` take a value holding an `asymmetricMatch` function as a matcher: one returning true equals every expected value); `expect.anything`, `expect.any`, `expect.objectContaining` and the other asymmetric matchers, which the runners' global `expect` offers the code under test without an import",
+			matches:   "`asymmetricMatch` or `asymmetricMatcher` in code or a string (Jest's and Vitest's `toEqual` take a value holding an `asymmetricMatch` function as a matcher: one returning true equals every expected value); `expect.anything`, `expect.any`, `expect.objectContaining` and the other asymmetric matchers, which the runners' global `expect` offers the code under test without an import; `expect.addEqualityTesters`, `expect.extend`, `expect.addSnapshotSerializer` (the runner's equality or matchers redefined)",
 			flags:     "a library of test matchers"},
 		{id: "js-output-patch", lang: langJS, where: inCode, hints: []string{"process.std", "console."},
 			re: regexp.MustCompile(`\bprocess\.(stdout|stderr)\.(write|_write)\s*=([^=]|$)|\bconsole\.\w+\s*=([^=]|$)|` +

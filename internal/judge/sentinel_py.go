@@ -80,9 +80,11 @@ var pyAsserts = map[string][]pyVal{
 var pyAliases = map[string]string{"assertEquals": "assertEqual", "assertItemsEqual": "assertCountEqual", "assertRegexpMatches": "assertRegex"}
 
 // pyOrigin is the must-pass test body that checks where the test harness
-// came from; %[1]d is how many folders up the file's own path the tree's
-// root is. The file's path is read from its compiled code and from
-// __file__, either of which a patch would have to fake.
+// came from — the runner's modules, unittest's assertions, and the loader
+// that read this very file (an import hook of the tree's could rewrite a
+// test's asserts as it loads it); %[1]d is how many folders up the file's
+// own path the tree's root is. The file's path is read from its compiled
+// code and from __file__, either of which a patch would have to fake.
 const pyOrigin = `    import os, sys, sysconfig
     import unittest, unittest.case
     roots = set()
@@ -119,6 +121,13 @@ const pyOrigin = `    import os, sys, sysconfig
             if inside(where, [os.path.dirname(os.path.realpath(sys.modules['_pytest'].__file__))]):
                 continue
         assert where == case, 'TestCase.%%s comes from %%s' %% (k, code.co_filename)
+    loader = globals().get('__loader__')
+    for k in dir(type(loader)):
+        v = getattr(type(loader), k, None)
+        code = getattr(getattr(v, '__func__', v), '__code__', None)
+        if code is None or code.co_filename.startswith('<'):
+            continue
+        assert not inside(code.co_filename, roots), 'this test file was loaded by %%s, made in the tree: %%s' %% (type(loader).__name__, code.co_filename)
 `
 
 func planPytest(tree string, hidden []string, cmd string, base *Results) *sentinelPlan {

@@ -68,6 +68,8 @@ func TestJudgeThirdPartyPython(t *testing.T) {
 		{name: "the code under test calls pytest.xfail() (-v reads XFAIL)", reason: "did not run or were skipped", fools: true, edits: map[string]edit{
 			"toolz/itertoolz.py": {content: xfail},
 		}},
+		{name: "the package's __init__.py installs an import hook that drops the tests' failing asserts", reason: "tampering",
+			fools: true, edits: appendInit("toolz/init_import_hook.py")},
 		{name: "the package's __init__.py patches pytest's report class", reason: "tampering", edits: appendInit("toolz/init_report.py")},
 		{name: "the package's __init__.py makes failed assertions harmless", reason: "tampering", edits: appendInit("toolz/init_assert.py")},
 		{name: "capture paused, the child's report printed with passes, os._exit(0)", reason: "tampering", edits: appendInit("toolz/init_capture.py")},
