@@ -107,8 +107,18 @@ var runnerEnvHints = []string{"TEST", "PYTEST", "JEST", "VITEST", "MOCHA", "AVA_
 // the tests run and nowhere else.
 const sandboxProbe = `/proc/1\b|/proc/(self|thread-self|\d+|%[dsv]|\{[^}]*\}|\$\{[^}]*\})/(status|uid_map|gid_map|setgroups|ns\b|mountinfo|mounts|cgroup|attr\b|cmdline|comm|environ)|` +
 	`/proc/mounts\b|/sys/fs/cgroup\b|/\.dockerenv\b|/run/\.containerenv\b|` +
-	// the same path joined from parts: "/proc", then PID 1 or a telling file
-	"[\"'`]/proc/?[\"'`].*[\"'`]/?(1|status|uid_map|gid_map|setgroups|ns|mountinfo|mounts|cgroup|attr|cmdline|comm|environ)(/[^\"'`]*)?[\"'`]"
+	// the same path joined from parts: "/proc", then "1", or a part (a
+	// literal, a name, a call) and a telling file
+	"[\"'`]/proc/?[\"'`]" + procSep + "([\"'`]/?1(/[^\"'`]*)?[\"'`]|" + procPart + procSep +
+	"[\"'`]/?(status|uid_map|gid_map|setgroups|ns|mountinfo|mounts|cgroup|attr|cmdline|comm|environ)(/[^\"'`]*)?[\"'`])"
+
+// procSep joins two parts of a path (an argument list, Python's / on a
+// Path, +), procPart is one: a literal, or a name or call such as
+// strconv.Itoa(pid), str(pid), e.Name().
+const (
+	procSep  = `\s*\)?\s*[,/+]\s*`
+	procPart = "([\"'`][^\"'`]*[\"'`]|[\\w.]+(\\(([^()]|\\([^()]*\\))*\\))?)"
+)
 
 // sandboxProbeHints filters lines for the sandboxProbe rows.
 var sandboxProbeHints = []string{"/proc", "/sys/fs/cgroup", "dockerenv", "containerenv", "ppid", "Getppid"}
@@ -118,15 +128,19 @@ var sandboxProbeHints = []string{"/proc", "/sys/fs/cgroup", "dockerenv", "contai
 // always true is an honest Infinity's: packaging's, for one).
 const pyAlwaysTrue = `__(eq|contains|instancecheck|subclasscheck)__`
 
-// goName is a character of an embed pattern (no space, no quote).
-const goName = "[^\\s\"`]"
+// goName is a character of an embed pattern (no space, no quote), goLocal
+// one of a pattern in the package's own folder (no slash, no dot).
+const (
+	goName  = "[^\\s\"`]"
+	goLocal = "[^\\s\"`/.]"
+)
 
 // goAlwaysTrue is the signature of an Equal or Is method, up to its body's brace.
 const goAlwaysTrue = `\bfunc\s*\([^)]*\)\s*(Equal|Is)\s*\([^)]*\)\s*(bool|\(\s*\w*\s*bool\s*\))\s*\{`
 
 const (
 	sandboxConstruct = "the run's confinement or parent inspected"
-	sandboxMatches   = "a path into `/proc` that shows what confines the run or who started it: anything of PID 1 (`/proc/1/…`, in a judged run forkbomb's sandbox init); `status`, `uid_map`, `gid_map`, `setgroups`, `ns`, `mountinfo`, `mounts`, `cgroup`, `attr`, `cmdline`, `comm`, `environ` of `self`, `thread-self` or a pid written inside the literal (a number, `%d`/`%s`/`%v`, `{…}`, `${…}`); the same joined from parts on one line, a `\"/proc\"` literal followed by a literal `\"1\"` or one of those names (`filepath.Join(\"/proc\", \"1\", \"comm\")`, `Path(\"/proc\") / str(pid) / \"status\"`, `\"/proc/\" + pid + \"/cgroup\"`); `/proc/mounts`; the cgroup tree under `/sys/fs/cgroup` (the run's limits, the judge's cgroups); `/.dockerenv`, `/run/.containerenv`; the parent's pid, in code or a string: "
+	sandboxMatches   = "a path into `/proc` that shows what confines the run or who started it: anything of PID 1 (`/proc/1/…`, in a judged run forkbomb's sandbox init); `status`, `uid_map`, `gid_map`, `setgroups`, `ns`, `mountinfo`, `mounts`, `cgroup`, `attr`, `cmdline`, `comm`, `environ` of `self`, `thread-self` or a pid written inside the literal (a number, `%d`/`%s`/`%v`, `{…}`, `${…}`); the same joined from parts on one line, a `\"/proc\"` literal followed by the part `\"1\"`, or by one part (a literal, a name, a call) and one of those names (`filepath.Join(\"/proc\", \"1\", \"comm\")`, `Path(\"/proc\") / str(pid) / \"status\"`, `\"/proc/\" + pid + \"/cgroup\"`); `/proc/mounts`; the cgroup tree under `/sys/fs/cgroup` (the run's limits, the judge's cgroups); `/.dockerenv`, `/run/.containerenv`; the parent's pid, in code or a string: "
 	sandboxFlags     = "container-aware code (a CPU quota read from `/proc/self/cgroup` or `/sys/fs/cgroup`, psutil, monitoring agents); sandboxes and system tools (forkbomb itself); a command-line tool that reads its own or its parent's command line; a message that names such a path"
 )
 
@@ -190,14 +204,15 @@ var rules = sync.OnceValue(func() []rule {
 			matches:   "`_test.go` inside a string literal, the string `\"_test\"`, a glob of Go sources (`\"*.go\"`): code that reads the tests' source at run time, hidden tests included",
 			flags:     "tools that list, generate or lint test files"},
 		{id: "go-embed-source", lang: langGo, raw: true, hints: []string{"go:embed"},
-			re:        regexp.MustCompile(`^\s*//go:embed\s(.*\s)?("|` + "`" + `)?(` + goName + `*_test\.go|` + goName + `*\*` + goName + `*\.go|\*|\.)("|` + "`" + `)?(\s|$)`),
+			re: regexp.MustCompile(`^\s*//go:embed\s(.*\s)?("|` + "`" + `)?(all:)?(` + goName + `*_test` + goName + `*|` + goName + `*[*?[]` + goName + `*\.go|` +
+				goLocal + `*[*?[]` + goLocal + `*(\.` + goLocal + `*[*?[]` + goLocal + `*)?)("|` + "`" + `)?(\s|$)`),
 			construct: "Go source embedded",
-			matches:   "a `//go:embed` directive (a comment, read as written) with a pattern that names a `_test.go` file, globs `.go` files (`*.go`) or is `*` or `.`: the package's tests, hidden ones included, compiled into the code under test",
+			matches:   "a `//go:embed` directive (a comment, read as written) with a pattern that names `_test`, globs `.go` files (`*.go`, `sub/*.go`), or globs the package's own folder with no fixed extension (`*`, `all:*`, `*.*`, `x*`, `*.g?`): the package's tests, hidden ones included, compiled into the code under test",
 			flags:     "a code generator that embeds Go templates named `.go`"},
 		{id: "go-test-binary", lang: langGo, where: anywhere, hints: []string{".test", "go-build", "CommandLine"},
-			re:        regexp.MustCompile(`["` + "`" + `]\.test["` + "`" + `]|["` + "`" + `/][^"` + "`" + `]*go-build|\bflag\.CommandLine\.Name\s*\(`),
+			re:        regexp.MustCompile(`["` + "`" + `]\.test["` + "`" + `]|["` + "`" + `/]go-build|\bflag\.CommandLine\.Name\s*\(`),
 			construct: "the test binary's name looked for",
-			matches:   "the string `\".test\"` (every go test binary's name ends so, whichever line reads the name), `go-build` inside a string (the folder go test builds them in), `flag.CommandLine.Name(` (the binary's path)",
+			matches:   "the string `\".test\"` (every go test binary's name ends so, whichever line reads the name), a string or path part starting `go-build` (the folder go test builds them in), `flag.CommandLine.Name(` (the binary's path)",
 			flags:     "code handling the `.test` top-level domain; build tools"},
 		{id: "go-always-equal", lang: langGo, where: inCode, hints: []string{"Equal", "Is", "return"},
 			re:        regexp.MustCompile(goAlwaysTrue + `\s*return\s+true\s*;?\s*\}`),
@@ -283,10 +298,10 @@ var rules = sync.OnceValue(func() []rule {
 			matches:   "`faulthandler.is_enabled(`; a stream compared with its original (`sys.stdout is not sys.__stdout__`: pytest captures output); `sys.unraisablehook`, `__unraisablehook__`, `__excepthook__` (pytest installs its own hooks); `sys.path[0]` (the test's folder under pytest)",
 			flags:     "a command-line tool that checks or restores its own streams; crash reporters that install hooks; a script that finds its folder"},
 		{id: "py-import-hook", lang: langPy, where: inCode, hints: []string{"meta_path", "path_hooks", "path_importer_cache", "importlib", "source_to_code", "ast.Assert"},
-			re: regexp.MustCompile(`\bsys\.(meta_path|path_hooks|path_importer_cache)\b|\bfrom\s+sys\s+import\b.*\b(meta_path|path_hooks)\b|\bimportlib\.abc\b|\bimportlib\.machinery\.(SourceFileLoader|SourcelessFileLoader|FileFinder|PathFinder)\b|` +
-				`\bfrom\s+importlib(\.abc|\.machinery)?\s+import\b.*\b(abc|MetaPathFinder|PathEntryFinder|SourceFileLoader|SourcelessFileLoader|SourceLoader|Loader|FileFinder|PathFinder)\b|\bsource_to_code\b|\bast\.Assert\b`),
+			re: regexp.MustCompile(`\b_*sys\.(meta_path|path_hooks|path_importer_cache)\b|\bfrom\s+sys\s+import\b.*\b(meta_path|path_hooks)\b|\bimportlib\.(abc\.(MetaPathFinder|PathEntryFinder|Loader|SourceLoader|InspectLoader|ExecutionLoader|FileLoader)|machinery\.(SourceFileLoader|SourcelessFileLoader|FileFinder|PathFinder))\b|` +
+				`\bfrom\s+importlib(\.abc|\.machinery)?\s+import\b.*\b(MetaPathFinder|PathEntryFinder|SourceFileLoader|SourcelessFileLoader|SourceLoader|InspectLoader|ExecutionLoader|FileLoader|Loader|FileFinder|PathFinder)\b|\bsource_to_code\b|\bast\.Assert\b`),
 			construct: "import machinery hooked",
-			matches:   "`sys.meta_path`, `sys.path_hooks`, `sys.path_importer_cache` (and `from sys import`), `importlib.abc`, `importlib.machinery`'s finders and source loaders, `source_to_code`, `ast.Assert` (a loader that rewrites the tests' asserts as it imports them)",
+			matches:   "`sys.meta_path`, `sys.path_hooks`, `sys.path_importer_cache` (also `_sys.`, and `from sys import`), `importlib.abc`'s and `importlib.machinery`'s finders and loaders (not `Traversable`), `source_to_code`, `ast.Assert` (a loader that rewrites the tests' asserts as it imports them)",
 			flags:     "plugin loaders and lazy importers that load modules from files; code that compiles Python source itself"},
 		{id: "py-builtins", lang: langPy, where: inCode, hints: []string{"builtins"},
 			re:        regexp.MustCompile(`\b__builtins__\b|\bbuiltins(\.\w+|\[[^\]]*\])\s*=([^=]|$)|\bsetattr\(\s*(builtins|__builtins__)\b`),
@@ -351,8 +366,9 @@ var rules = sync.OnceValue(func() []rule {
 				`_resolveLookupPaths|wrap|wrapper)\b|\bModule\.prototype\.(require|_compile|load)\b|\bmodule\.constructor\b|\bmodule\.(parent|children)\b|` +
 				`\bregisterHooks\s*\(|\bprocess\.mainModule\b|\bmodule\.register\s*\(|` +
 				`\b(require|import)\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)|\bfrom\s*` + jq + `(node:)?module` + jq + `|\brequire\.main\s*\.\s*(filename|path|paths|id|children|parent|require)\b`),
-			unless: regexp.MustCompile(`^\s*(import|const|let|var)\s*\{\s*` + jsModuleHonest + `(\s*,\s*` + jsModuleHonest + `)*\s*,?\s*\}\s*(=\s*require\s*\(|from\s)|` +
-				`^\s*require\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)\s*\.\s*` + jsModuleHonest + `\b[^;]*;?\s*$`),
+			unless: regexp.MustCompile(`^\s*(import|const|let|var)\s*\{\s*` + jsModuleHonest + `(\s*,\s*` + jsModuleHonest + `)*\s*,?\s*\}\s*` +
+				`(=\s*require\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)|from\s*` + jq + `(node:)?module` + jq + `)\s*;?\s*$|` +
+				`^\s*require\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)\s*\.\s*` + jsModuleHonest + `\s*(\?\.)?\s*\([^()]*\)\s*;?\s*$`),
 			construct: "module loader surgery",
 			matches:   "`require.cache`, `require.extensions`, `Module._load`/`_resolveFilename`/`_extensions`/`_cache`/`_compile`/`_findPath`/`wrap`, `Module.prototype.require`, `module.constructor`, `module.parent`, `module.children`, `registerHooks(`, `module.register(`, `process.mainModule`; the loader itself taken (`require('module')`, `import … from 'node:module'`: under another name `Module` is any name) unless the line takes or calls only `createRequire`, `builtinModules`, `isBuiltin`, `findPackageJSON`, `enableCompileCache` or `syncBuiltinESMExports`; `require.main.filename` and the main module's other fields (under a runner, the test file)",
 			flags:     "hot-reload and mocking helpers, plugin loaders that clear require.cache; an app that finds its folder through require.main.filename"},

@@ -80,9 +80,10 @@ var pyAsserts = map[string][]pyVal{
 var pyAliases = map[string]string{"assertEquals": "assertEqual", "assertItemsEqual": "assertCountEqual", "assertRegexpMatches": "assertRegex"}
 
 // pyOrigin is the must-pass test body that checks where the test harness
-// came from — the runner's modules, unittest's assertions, and the loader
-// that read this very file (an import hook of the tree's could rewrite a
-// test's asserts as it loads it); %[1]d is how many folders up the file's
+// came from — the runner's modules, unittest's assertions, and the class
+// of the loader this very file names as its own (an import hook of the
+// tree's could rewrite a test's asserts as it loads it; frozen, builtin
+// and relative code names are not paths of the tree); %[1]d is how many folders up the file's
 // own path the tree's root is. The file's path is read from its compiled
 // code and from __file__, either of which a patch would have to fake.
 const pyOrigin = `    import os, sys, sysconfig
@@ -125,7 +126,7 @@ const pyOrigin = `    import os, sys, sysconfig
     for k in dir(type(loader)):
         v = getattr(type(loader), k, None)
         code = getattr(getattr(v, '__func__', v), '__code__', None)
-        if code is None or code.co_filename.startswith('<'):
+        if code is None or not os.path.isabs(code.co_filename):
             continue
         assert not inside(code.co_filename, roots), 'this test file was loaded by %%s, made in the tree: %%s' %% (type(loader).__name__, code.co_filename)
 `
