@@ -95,6 +95,9 @@ type Options struct {
 	at, goLayer, goWarm, goKeep string
 	// path is the judged runs' PATH (judgedPATH), found once.
 	path string
+	// stagedFrom is the user's --hidden folder each staged copy was
+	// made from (stageHidden), for errors that name one.
+	stagedFrom map[string]string
 	// yield, in the warming run, is the Judger's judged runs (Judger.testing):
 	// the run's group gives way to them while any is running.
 	yield *sandbox.Yield
@@ -311,6 +314,14 @@ func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 	}
 	staged, unstage := stageHidden(ctx, o.CacheDir, o.Hidden, top)
 	j.o.Hidden = staged
+	for i, h := range staged {
+		if h != o.Hidden[i] {
+			if j.o.stagedFrom == nil {
+				j.o.stagedFrom = map[string]string{}
+			}
+			j.o.stagedFrom[h] = o.Hidden[i]
+		}
+	}
 	j.release = sync.OnceFunc(func() { release(); unstage() })
 	if j.tree, err = o.Store.Snapshot(ctx, j.pid1); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)

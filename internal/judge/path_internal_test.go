@@ -1,9 +1,13 @@
 package judge
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/forkbomb/forkbomb/internal/sandbox"
 )
 
 // TestJudgedPATH: the judged run's PATH names no folder of the judged copy
@@ -91,5 +95,22 @@ func TestStageHidden(t *testing.T) {
 	unstage()
 	if left, _ := os.ReadDir(filepath.Join(cache, tempDir)); len(left) != 0 {
 		t.Errorf("unstage left %v", left)
+	}
+}
+
+// TestOwnWordsStaged: a refusal of a --hidden folder the judge copied out
+// of the repository names the folder the user passed, not the copy.
+func TestOwnWordsStaged(t *testing.T) {
+	t.Parallel()
+	staged, user := "/srv/state/judge/tmp/forkbomb-hidden-1/0", "/home/u/repo/hidden-tests"
+	o := Options{Hidden: []string{staged, "/srv/other"}, stagedFrom: map[string]string{staged: user}}
+	err := o.ownWords(&sandbox.PolicyError{Field: "ReadOnly", Value: staged, Reason: "refused"})
+	var pe *sandbox.PolicyError
+	if !errors.As(err, &pe) || pe.Value != user || !strings.Contains(err.Error(), "--hidden "+user) || strings.Contains(err.Error(), staged) {
+		t.Errorf("%v: want --hidden %s and no word of the copy", err, user)
+	}
+	err = o.ownWords(&sandbox.PolicyError{Field: "ReadOnly", Value: "/srv/other", Reason: "refused"})
+	if !strings.Contains(err.Error(), "--hidden /srv/other") {
+		t.Errorf("%v: want --hidden /srv/other", err)
 	}
 }

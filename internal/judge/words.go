@@ -41,6 +41,13 @@ func (o Options) ownWords(err error) error {
 	}
 	if pe.Field == "ReadOnly" && slices.Contains(o.Hidden, pe.Value) {
 		name = "--hidden"
+		// a copy the judge made of a folder inside the repository is
+		// named by the folder the user passed
+		if from, ok := o.stagedFrom[pe.Value]; ok {
+			c := pe.Setting(name)
+			c.Value = from
+			return c
+		}
 	}
 	return pe.Setting(name)
 }
