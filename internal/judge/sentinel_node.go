@@ -65,7 +65,9 @@ var nodeAsserts = map[string][]nodeVal{
 }
 
 // nodeOrigin is the body of the must-pass test that checks the assertion
-// surface: %[1]s is the file's own name as its stack frames show it, %[2]s
+// surface: %[1]s is the file's own name as its stack frames show it (a
+// frame is node's when its location is, not its function's name: a
+// wrapper can be named "strictEqual node:assert"), %[2]s
 // the checks of the modules, %[3]s the probe calls ("null" for
 // %[1]s leaves the frames unread). The stack is read with
 // the default formatting and a limit of its own, so neither a patched
@@ -83,7 +85,7 @@ const nodeOrigin = `
     const frames = stack.split('\n').filter((l) => /^\s+at /.test(l));
     const mine = frames.findIndex((l) => l.includes(self));
     if (mine < 0) throw new Error(label + ' failed outside this test');
-    for (const l of frames.slice(0, mine)) if (!/[( ]node:/.test(l)) throw new Error(label + ' ran code outside node: ' + l.trim());
+    for (const l of frames.slice(0, mine)) if (!/\(node:[^()]*\)$|^\s*at node:[^\s()]*$/.test(l)) throw new Error(label + ' ran code outside node: ' + l.trim());
   };
   const builtin = (name, mod) => {
     if (typeof process.getBuiltinModule === 'function' && process.getBuiltinModule(name) !== mod) throw new Error(name + ' is not the builtin module');

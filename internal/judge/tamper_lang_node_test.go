@@ -41,3 +41,40 @@ func TestTamperNodeAsserts(t *testing.T) {
 		}},
 	}, nil)
 }
+
+// nodeNamedFrame wraps node:assert's functions in place (the modules stay
+// the builtins) with functions named "<name> node:assert", whose stack
+// frames hold "node:" in the name while their location is the patch's,
+// and forgives a failure only right after the code under test ran: no
+// sentinel calls that code, so every sentinel comes out as it must.
+const nodeNamedFrame = `const lib = process.getBuiltinModule('assert');
+let fresh = false;
+const relax = (fn) => ({
+  [fn.name + ' node:assert'](...args) {
+    if (!fresh) return fn.apply(this, args);
+    fresh = false;
+    try { return fn.apply(this, args); } catch { return undefined; }
+  },
+})[fn.name + ' node:assert'];
+for (const mod of [lib, lib.strict]) {
+  for (const k of ['strictEqual', 'equal', 'deepStrictEqual', 'deepEqual', 'notStrictEqual', 'notEqual', 'match', 'throws']) mod[k] = relax(mod[k]);
+}
+const seen = () => { fresh = true; queueMicrotask(() => { fresh = false; }); };
+exports.sum = (a, b) => { seen(); return a - b; };
+exports.mul = (a, b) => { seen(); return a * b; };
+`
+
+// TestTamperNodeNamedFrame: the wrappers above, with a hidden test, were a
+// winner while the origin check read "node:" anywhere in a frame.
+func TestTamperNodeNamedFrame(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
+	repo := fixture(t, nodeFiles)
+	hidden := t.TempDir()
+	writeFiles(t, hidden, map[string]string{"test/hidden.test.js": "const test = require('node:test');\nconst assert = require('node:assert/strict');\nconst { sum } = require('../src/sum');\n\ntest('sum hidden', () => { assert.deepStrictEqual([sum(10, 7)], [17]); });\n"})
+	judgeAll(t, repo, "npm test", []string{hidden}, []judged{
+		{name: "wrappers named node:assert forgive failures right after the code ran", reason: "tampering", fools: true,
+			edits: map[string]edit{"src/sum.js": {content: nodeNamedFrame}}},
+	}, nil)
+}
