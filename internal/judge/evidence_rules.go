@@ -189,7 +189,7 @@ var rules = sync.OnceValue(func() []rule {
 			flags:     "logging and error libraries that record where an error was made; panic handlers that print a stack"},
 		{id: "go-test-flag", lang: langGo, where: anywhere, hints: []string{"test."},
 			re: regexp.MustCompile(`-test\.\w|\bLookup\(\s*"-?test\.|"test\.(v|run|timeout|count|short|failfast|paniconexit0|testlogfile|` +
-				`coverprofile|list|bench\w*|outputdir|cpu|parallel|shuffle|fullpath|gocoverdir)"`),
+				`coverprofile|list|bench\w*|outputdir|cpu|parallel|shuffle|fullpath|gocoverdir|skip|\w*profile\w*|trace|fuzz\w*)"`),
 			construct: "go test flag read",
 			matches:   "`-test.x` anywhere, `Lookup(\"test.`, a string that is a go test flag's name (`\"test.v\"`, `\"test.run\"` …)",
 			flags:     "a program that runs go test binaries itself and builds their flags"},
@@ -225,10 +225,16 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "test runner's environment variable",
 			matches:   "`os.Getenv`/`LookupEnv` of a name holding `TEST`, or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*`, npm's `npm_lifecycle_*` and `npm_command` (`npm test` sets them) …)",
 			flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
-		{id: "go-exit", lang: langGo, where: inCode, skipMain: true, hints: []string{"Exit"},
-			re:        regexp.MustCompile(`\b(os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(`),
+		{id: "go-output-forge", lang: langGo, where: anywhere, hints: []string{"os.Std", "Dup", "os.Args", "--- ", "=== "},
+			re: regexp.MustCompile(`\bos\.(Stdout|Stderr)\s*=([^=]|$)|\b(syscall|unix)\.Dup[23]?\s*\(|\bexec\.Command(Context)?\s*\(\s*(\w+\s*,\s*)?os\.Args\s*\[\s*0\s*\]|` +
+				"[\"`](\\\\n|\\\\x16)*(--- (FAIL|PASS|SKIP)|=== (RUN|PAUSE|CONT|NAME))"),
+			construct: "the test binary's output or run taken over",
+			matches:   "`os.Stdout`/`os.Stderr` reassigned; `syscall.Dup2(`, `Dup3(`, `unix.Dup2(` (a descriptor moved onto another: stdout's, say); `exec.Command(os.Args[0]` (the test binary run again, its output the parent's to rewrite); a string that starts as go test's result lines do (`\"--- FAIL\"`, `\"=== RUN\"`, after a `\\n` or `\\x16` too)",
+			flags:     "a daemon that re-executes itself or moves its descriptors; tools that parse or print go test's output"},
+		{id: "go-exit", lang: langGo, where: inCode, skipMain: true, hints: []string{"Exit", "EXIT"},
+			re:        regexp.MustCompile(`\b(os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(|\bos\.Exit\b\s*([^\s(]|$)|\bSYS_EXIT(_GROUP)?\b`),
 			construct: "os.Exit outside package main",
-			matches:   "`os.Exit(`, `syscall.Exit(`, `runtime.Goexit(` unless the file's first line of code, shown by the patch, is `package main`",
+			matches:   "`os.Exit(`, `syscall.Exit(`, `runtime.Goexit(`, `os.Exit` taken as a value, the raw `SYS_EXIT`/`SYS_EXIT_GROUP` system calls, unless the file's first line of code, shown by the patch, is `package main`",
 			flags:     "a library that exits on purpose; a package main whose package clause the patch's hunks do not show (an edit far from line 1)"},
 		{id: "go-testing-import", lang: langGo, where: anywhere, hints: []string{"test", "check", "onsi", "mock", "matryer"},
 			re: regexp.MustCompile(`^\s*(import\s+)?([\w.]+\s+)?"(testing(/\w+)*|github\.com/stretchr/testify(/[\w.-]+)*|gotest\.tools(/v\d+)?(/[\w.-]+)*|` +
@@ -372,14 +378,15 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "module loader surgery",
 			matches:   "`require.cache`, `require.extensions`, `Module._load`/`_resolveFilename`/`_extensions`/`_cache`/`_compile`/`_findPath`/`wrap`, `Module.prototype.require`, `module.constructor`, `module.parent`, `module.children`, `registerHooks(`, `module.register(`, `process.mainModule`; the loader itself taken (`require('module')`, `import … from 'node:module'`: under another name `Module` is any name) unless the line takes or calls only `createRequire`, `builtinModules`, `isBuiltin`, `findPackageJSON`, `enableCompileCache` or `syncBuiltinESMExports`; `require.main.filename` and the main module's other fields (under a runner, the test file)",
 			flags:     "hot-reload and mocking helpers, plugin loaders that clear require.cache; an app that finds its folder through require.main.filename"},
-		{id: "js-assert-patch", lang: langJS, where: inCode, hints: []string{"assert", "Assert", "defineProp", "setPrototypeOf", "assign", "prototype", "chai", "expect", "should"},
+		{id: "js-assert-patch", lang: langJS, where: inCode, hints: []string{"assert", "Assert", "defineProp", "setPrototypeOf", "assign", "prototype", "chai", "expect", "should", "EventEmitter"},
 			re: regexp.MustCompile(`\b(Object|Reflect)\.(defineProperty|defineProperties|setPrototypeOf)\s*\(\s*(t|ctx|` +
 				`[\w$.]*([Aa]ssert|[Cc]ontext|[Ee]xpect|[Ss]uite|[Hh]arness|chai|should|tape|mocha)[\w$.]*|([\w$]*\.)*([Tt]est|[\w$]*[a-z]Test)[\w$.]*)\s*[,)]|` +
 				`\bObject\.assign\s*\(\s*[\w$.]*([Aa]ssert|[Ee]xpect|chai|should|tape|mocha)[\w$.]*\s*[,)]|\._assert\b|` +
 				`\b(assert|strict|chai|expect|should)(\.\w+)*\.\w+\s*=([^=]|$)|\b(Test|TestContext|Suite|Assertion|Runner|Runnable|Mocha|Harness)\.prototype\b|` +
-				`\.prototype\.(assert\w*|_assert)\s*=([^=]|$)`),
+				`\.prototype\.(assert\w*|_assert)\s*=([^=]|$)|\b(assert|strict|chai|expect|should)(\.\w+)*\s*\[[^\]]*\]\s*=([^=]|$)|` +
+				`\[\s*` + jq + `(_assert|assert\w*)` + jq + `\s*\]\s*=([^=]|$)|\bEventEmitter\.prototype\.\w+\s*=([^=]|$)`),
 			construct: "assertions or test context redefined",
-			matches:   "`Object`/`Reflect` `.defineProperty`/`defineProperties`/`setPrototypeOf` on `t`, `ctx` or a name holding assert, context, expect, suite, harness, chai, should, tape, mocha or starting a word with test; `Object.assign` on a name holding assert, expect, chai, should, tape, mocha; `._assert`; assignment to `assert.x`, `strict.x`, `chai.x`, `expect.x`, `should.x`; `Test.prototype` and other runners' prototypes; `.prototype.assertX =`",
+			matches:   "`Object`/`Reflect` `.defineProperty`/`defineProperties`/`setPrototypeOf` on `t`, `ctx` or a name holding assert, context, expect, suite, harness, chai, should, tape, mocha or starting a word with test; `Object.assign` on a name holding assert, expect, chai, should, tape, mocha; `._assert`; assignment to `assert.x`, `strict.x`, `chai.x`, `expect.x`, `should.x` (or `assert[k]`), to `['_assert']` or `['assertX']`; `Test.prototype` and other runners' prototypes; `.prototype.assertX =`; assignment to a method of `EventEmitter.prototype` (tape reports results as events)",
 			flags:     "a library object whose name holds assert, context or expect (Object.defineProperty(renderContext, …))"},
 		{id: "js-always-equal", lang: langJS, where: anywhere, hints: []string{"asymmetricMatch", "expect"},
 			re: regexp.MustCompile(`\basymmetricMatch(er)?\b|\bexpect\s*\.\s*(anything|any|objectContaining|arrayContaining|stringContaining|stringMatching|closeTo|not|` +
@@ -389,9 +396,9 @@ var rules = sync.OnceValue(func() []rule {
 			flags:     "a library of test matchers"},
 		{id: "js-output-patch", lang: langJS, where: inCode, hints: []string{"process.std", "console."},
 			re: regexp.MustCompile(`\bprocess\.(stdout|stderr)\.(write|_write)\s*=([^=]|$)|\bconsole\.\w+\s*=([^=]|$)|` +
-				`\b(Object|Reflect)\.defineProperty\s*\(\s*(process\.(stdout|stderr)|console)\b`),
+				`\b(Object|Reflect)\.(defineProperty|set)\s*\(\s*(process\.(stdout|stderr)|console)\b`),
 			construct: "process output rewritten",
-			matches:   "assignment to `process.stdout.write`/`stderr.write` (or `_write`) or to `console.x`; `defineProperty` on `process.stdout`/`stderr`/`console`",
+			matches:   "assignment to `process.stdout.write`/`stderr.write` (or `_write`) or to `console.x`; `defineProperty` or `Reflect.set` on `process.stdout`/`stderr`/`console`",
 			flags:     "logging libraries and progress bars that hook output"},
 		{id: "js-exit", lang: langJS, where: inCode, hints: []string{"process."},
 			re: regexp.MustCompile(`\bprocess\.(exit|reallyExit|abort)\s*\(|\bprocess\.kill\s*\(\s*process\.pid\b|\bprocess\.exitCode\s*=([^=]|$)|` +
@@ -399,14 +406,14 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "process.exit or exit handler",
 			matches:   "`process.exit(`, `process.reallyExit(`, `process.abort(`, `process.kill(process.pid`, `process.exitCode =`, `process.on('exit'`/`'beforeExit'` (and `once`, `addListener`, `prepend…`)",
 			flags:     "command-line entry files (JS has no package main to tell them by, so every process.exit is flagged); a library's exit handler that removes its temporary files"},
-		{id: "js-stack", lang: langJS, where: inCode, hints: []string{"Error", "callsite", "CallSite", "getFileName"},
-			re:        regexp.MustCompile(`\bError\s*(\([^)]*\))?\s*\)?\s*\.stack\b|\bError\.(captureStackTrace|prepareStackTrace|stackTraceLimit)\b|\bcallsites?\b|\bgetCallSites?\s*\(|\.getFileName\s*\(`),
+		{id: "js-stack", lang: langJS, where: inCode, hints: []string{"Error", "callsite", "CallSite", "getFileName", "filename"},
+			re:        regexp.MustCompile(`\bError\s*(\([^)]*\))?\s*\)?\s*\.stack\b|\bError\.(captureStackTrace|prepareStackTrace|stackTraceLimit)\b|\bcallsites?\b|\bgetCallSites?\s*\(|\.getFileName\s*\(|\bfilename\s*:\s*` + jq + `node:`),
 			unless:    regexp.MustCompile(`^\s*Error\.captureStackTrace\s*\(\s*this\s*[,)]`),
 			construct: "stack inspection",
-			matches:   "`new Error(…).stack`, `Error().stack`, `Error.captureStackTrace` (but not a line starting `Error.captureStackTrace(this`), `Error.prepareStackTrace`, `Error.stackTraceLimit`, `callsite(s)`, `getCallSite(s)(`, `.getFileName(`",
+			matches:   "`new Error(…).stack`, `Error().stack`, `Error.captureStackTrace` (but not a line starting `Error.captureStackTrace(this`), `Error.prepareStackTrace`, `Error.stackTraceLimit`, `callsite(s)`, `getCallSite(s)(`, `.getFileName(`; a script named `node:…` (`vm`'s `filename: 'node:x'`: its frames read as node's)",
 			flags:     "loggers that find their caller (an error class's own Error.captureStackTrace(this, …) line is not flagged)"},
-		{id: "js-test-import", lang: langJS, where: inCode, hints: []string{"require", "import", "from"},
-			re: regexp.MustCompile(`(\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|^\s*import\s*)` + jq + `(node:test|node:assert|assert|tape|mocha|jest|@jest/[\w.-]+|` +
+		{id: "js-test-import", lang: langJS, where: inCode, hints: []string{"require", "import", "from", "getBuiltinModule"},
+			re: regexp.MustCompile(`(\brequire\s*\(\s*|\bimport\s*\(\s*|\bgetBuiltinModule\s*\(\s*|\bfrom\s*|^\s*import\s*)` + jq + `(node:test|node:assert|assert|test|tape|mocha|jest|@jest/[\w.-]+|` +
 				`vitest|@vitest/[\w.-]+|chai|tap|@tapjs/[\w.-]+|ava|uvu|sinon|expect|should|jasmine|qunit|@playwright/test)(/[\w./-]*)?` + jq),
 			construct: "require/import of a test framework",
 			matches:   "`require(`, `import(`, `from` or `import` of `node:test`, `node:assert`, `assert`, `tape`, `mocha`, `jest`, `@jest/*`, `vitest`, `@vitest/*`, `chai`, `tap`, `@tapjs/*`, `ava`, `uvu`, `sinon`, `expect`, `should`, `jasmine`, `qunit`, `@playwright/test`, or a path below one (`tape/lib/test`)",

@@ -1,9 +1,12 @@
 package judge_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
@@ -52,6 +55,10 @@ func TestTamperGo(t *testing.T) {
 		{name: "reruns itself and flips every failure", reason: "tampering", edits: map[string]edit{
 			"calc.go": {content: goTamper("\t\"os\"\n\t\"os/exec\"\n\t\"strings\"\n", flip)},
 		}},
+		// no sentinel calls Add, so none is flipped: only the text tells
+		{name: "reruns itself and flips only the failures right after Add ran", verdict: event.Review, fools: true, edits: map[string]edit{
+			"calc.go": {content: tamperData(t, "go_selective_rerun.go.txt")},
+		}},
 	}
 	judgeAll(t, repo, "go test ./...", []string{hidden}, cases, nil)
 	// The same attacks judged over the warmed build cache, as a race
@@ -77,4 +84,14 @@ func TestTamperGoSourcesGone(t *testing.T) {
 	if v.Sentinels == nil || v.Sentinels.Runner != "go" || v.Sentinels.Planted == 0 {
 		t.Errorf("no Go sentinels planted: %+v", v.Sentinels)
 	}
+}
+
+// tamperData reads a gaming patch's file from testdata/tamper.
+func tamperData(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "tamper", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
@@ -120,6 +121,8 @@ func TestTamperTape(t *testing.T) {
 			for _, a := range tc.attacks {
 				cases = append(cases, judged{name: a, reason: "tampering", edits: attack(a)})
 			}
+			// no sentinel calls slug, so none is flipped: only the text tells
+			cases = append(cases, judged{name: "emit", verdict: event.Review, fools: true, edits: attack("emit")})
 			judgeAll(t, repo, tc.cmd, nil, withPatches(t, repo, cases), nil)
 		})
 	}
