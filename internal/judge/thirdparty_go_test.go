@@ -142,7 +142,7 @@ func TestJudgeThirdPartyGo(t *testing.T) {
 		// included) and prints a framed pass for each, then exits 0; the
 		// sentinels fail it, and its findings are listed all the same
 		{name: "init() under testing.Testing() forges passes from the test sources", reason: "tampering",
-			findings: []string{"cmp/zz_init.go:8", "cmp/zz_init.go:15", "cmp/zz_init.go:19", "cmp/zz_init.go:27"},
+			findings: []string{"cmp/zz_init.go:8", "cmp/zz_init.go:15", "cmp/zz_init.go:19", "cmp/zz_init.go:23", "cmp/zz_init.go:27"},
 			edits:    map[string]edit{"cmp/zz_init.go": {content: thirdpartyFile(t, "gocmp/forge_scan.go")}},
 		},
 		// reruns the binary as a child and flips every framed
