@@ -35,7 +35,7 @@ func TestJudgeLimits(t *testing.T) {
 		"check.sh": ". ./lib.sh\np=0; f=0\n[ \"$(add 2 3)\" = 5 ] && p=$((p+1)) || f=$((f+1))\necho \"$p passed, $f failed\"\n[ $f = 0 ]\n",
 	})
 	fix := "add() { echo $(($1 + $2)); }\n"
-	memReason := "memory limit (128 MiB) reached"
+	memReason := "memory limit (256 MiB) reached"
 	if !cgroup {
 		memReason = ""
 	}
@@ -46,8 +46,13 @@ func TestJudgeLimits(t *testing.T) {
 		{name: "memory bomb", pass: false, reason: memReason, edits: map[string]edit{
 			"lib.sh": {content: fix + "tail /dev/zero || exit 3\n"}}},
 	}
+	// 256 MiB, not less: without a cgroup RLIMIT_DATA binds the init as
+	// well, and here the init is this test binary (no forkbomb-init
+	// beside it), whose private mappings are some 130 MB from the start;
+	// under 128 MiB it could map nothing more and, now and then, died
+	// before starting the command (forkbomb-init's are some 75 MB).
 	judgeAll(t, repo, "/bin/sh check.sh", nil, cases, func(o *judge.Options) {
-		o.Limits = sandbox.Limits{Memory: 128 << 20, Pids: 40}
+		o.Limits = sandbox.Limits{Memory: 256 << 20, Pids: 40}
 	})
 	if s := testutil.ProcsLeft("301.777"); len(s) > 0 {
 		t.Errorf("LEAK: %d fork-bomb processes outlived the judge", len(s))
