@@ -214,7 +214,7 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "the test binary's name looked for",
 			matches:   "the string `\".test\"` (every go test binary's name ends so, whichever line reads the name), a string or path part starting `go-build` (the folder go test builds them in), `flag.CommandLine.Name(` (the binary's path)",
 			flags:     "code handling the `.test` top-level domain; build tools"},
-		{id: "go-always-equal", lang: langGo, where: inCode, hints: []string{"Equal", "Is", "return"},
+		{id: "go-always-equal", lang: langGo, where: inCode, hints: []string{"Equal(", "Is(", "return true"},
 			re:        regexp.MustCompile(goAlwaysTrue + `\s*return\s+true\s*;?\s*\}`),
 			pair:      regexp.MustCompile(goAlwaysTrue + `\s*\n\s*return\s+true\s*;?\s*$`),
 			construct: "an Equal or Is method that is always true",
@@ -287,7 +287,7 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "test framework or assertion patched",
 			matches:   "assignment to an attribute of `unittest`, `TestCase`, `TestSuite`, `TestResult`, `TestReport`, `pytest`, `_pytest`, `pluggy`, `doctest`; to `.assertX`/`.failIf…`/`.failureException`; `setattr(` on those or with an `assert…`/`fail…` name",
 			flags:     "a library that extends unittest on purpose"},
-		{id: "py-always-equal", lang: langPy, where: inCode, hints: []string{"__", "return"},
+		{id: "py-always-equal", lang: langPy, where: inCode, hints: []string{"__eq__", "__ne__", "__contains__", "__instancecheck__", "__subclasscheck__", "return True", "return 1", "return False", "return 0"},
 			re: regexp.MustCompile(`^\s*(async\s+)?def\s+` + pyAlwaysTrue + `\s*\([^)]*\)\s*(->[^:]*)?:\s*return\s+(True|1)\s*;?\s*$|` +
 				`^\s*(async\s+)?def\s+__ne__\s*\([^)]*\)\s*(->[^:]*)?:\s*return\s+(False|0)\s*;?\s*$|` +
 				`\b` + pyAlwaysTrue + `\s*=\s*lambda\b[^:]*:\s*(True|1)\s*$|\b__ne__\s*=\s*lambda\b[^:]*:\s*(False|0)\s*$`),
