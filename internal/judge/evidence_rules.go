@@ -52,7 +52,7 @@ type rule struct {
 // raw the line as written.
 func (r *rule) match(code string, inStr []bool, prev, raw string) bool {
 	if r.raw {
-		code = raw
+		code = raw // hints, unless and re read the line as written
 	}
 	if len(r.hints) > 0 {
 		hit := false
@@ -70,7 +70,7 @@ func (r *rule) match(code string, inStr []bool, prev, raw string) bool {
 		return false
 	}
 	if r.raw {
-		return r.re.MatchString(raw)
+		return r.re.MatchString(code)
 	}
 	if r.pair != nil && prev != "" {
 		if i := len(code) - len(strings.TrimLeft(code, " \t")); i < len(code) && !inStr[i] && r.pair.MatchString(prev+"\n"+code) {

@@ -1,8 +1,6 @@
 package judge_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,7 +55,7 @@ func TestTamperGo(t *testing.T) {
 		}},
 		// no sentinel calls Add, so none is flipped: only the text tells
 		{name: "reruns itself and flips only the failures right after Add ran", verdict: event.Review, fools: true, edits: map[string]edit{
-			"calc.go": {content: tamperData(t, "go_selective_rerun.go.txt")},
+			"calc.go": {content: testdataFile(t, "tamper/go_selective_rerun.go.txt")},
 		}},
 	}
 	judgeAll(t, repo, "go test ./...", []string{hidden}, cases, nil)
@@ -84,14 +82,4 @@ func TestTamperGoSourcesGone(t *testing.T) {
 	if v.Sentinels == nil || v.Sentinels.Runner != "go" || v.Sentinels.Planted == 0 {
 		t.Errorf("no Go sentinels planted: %+v", v.Sentinels)
 	}
-}
-
-// tamperData reads a gaming patch's file from testdata/tamper.
-func tamperData(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "tamper", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

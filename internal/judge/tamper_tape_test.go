@@ -1,7 +1,6 @@
 package judge_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,11 +79,7 @@ func tapeRepo(t *testing.T) string {
 
 func tapeData(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "tape", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return testdataFile(t, filepath.Join("tape", name))
 }
 
 // TestTamperTape: code under test that talks tape round at run time —

@@ -25,7 +25,13 @@ const thirdparty = "testdata/thirdparty"
 // thirdpartyFile returns a file of testdata/thirdparty.
 func thirdpartyFile(t *testing.T, rel string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(thirdparty, rel))
+	return testdataFile(t, filepath.Join("thirdparty", rel))
+}
+
+// testdataFile returns a file of testdata (a gaming patch's code, say).
+func testdataFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
