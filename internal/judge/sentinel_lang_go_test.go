@@ -3,6 +3,8 @@ package judge
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -99,4 +101,72 @@ func TestPlanGoLanguage(t *testing.T) {
 			t.Logf("%s", out)
 		}
 	})
+}
+
+// TestGoOriginSentinel: run through the judge's -exec wrapper, the
+// sentinel that checks its test binary is the process go test started,
+// writing to the standard output go test gave it, passes on an honest
+// package, and fails where the package's code reruns the test binary and
+// relays the child's output, or pipes its own fd 1 through a filter
+// process — both ways of rewriting results that spare every sentinel by
+// rewriting only the failures that follow a call of the code under test.
+func TestGoOriginSentinel(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "go")
+	const head = "package plain\n\nimport (\n\t\"os\"\n\t\"os/exec\"\n\t\"syscall\"\n)\n\nfunc Twice(x int) int { return 2 * x }\n\nvar _ = syscall.Dup\n\nfunc init() {\n"
+	cases := []struct {
+		name, init string
+		caught     bool
+	}{
+		{"honest", "\t_ = exec.Command\n\t_ = os.Getpid\n", false},
+		{"reruns itself and relays the child", "\tif os.Getenv(\"PLAIN_CHILD\") != \"\" {\n\t\treturn\n\t}\n\tcmd := exec.Command(os.Args[0], os.Args[1:]...)\n\tcmd.Env = append(os.Environ(), \"PLAIN_CHILD=1\")\n\tcmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr\n\tcmd.Run()\n\tos.Exit(cmd.ProcessState.ExitCode())\n", true},
+		{"pipes its fd 1 through a filter", "\torig, err := syscall.Dup(1)\n\tif err != nil {\n\t\treturn\n\t}\n\tr, w, err := os.Pipe()\n\tif err != nil {\n\t\treturn\n\t}\n\tcmd := exec.Command(\"cat\")\n\tcmd.Stdin, cmd.Stdout = r, os.NewFile(uintptr(orig), \"out\")\n\tif cmd.Start() != nil {\n\t\treturn\n\t}\n\tr.Close()\n\tsyscall.Dup2(int(w.Fd()), 1)\n\tw.Close()\n", true},
+	}
+	origin := regexp.MustCompile(`func (Test\w+)\(t \*q[A-Z]+\.T\) \{\n\tif _, err := q[A-Z]+\.Lstat\(`)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			base := &Results{Format: "go-test-json", Named: true}
+			base.add("example.com/m/plain.TestTwice", Passed)
+			base.add("example.com/m/plain (package)", Passed)
+			files := map[string]string{
+				"go.mod":              "module example.com/m\n\ngo 1.21\n",
+				"plain/plain.go":      head + c.init + "}\n",
+				"plain/plain_test.go": goLangFiles["plain/plain_test.go"],
+			}
+			tree, p := plantIn(t, files, base, "go test ./...")
+			var name string
+			for _, src := range p.files {
+				if m := origin.FindStringSubmatch(src); m != nil {
+					name = "example.com/m/plain." + m[1]
+				}
+			}
+			if name == "" || p.wrapper == "" {
+				t.Fatalf("no origin sentinel or no wrapper: %q\n%v", p.wrapper, p.files)
+			}
+			w := filepath.Join(t.TempDir(), "go-exec")
+			if err := os.WriteFile(w, []byte(p.wrapper), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			run := exec.Command("go", "test", "-json", "-count=1", "-exec="+w, "./...")
+			run.Dir, run.Env = tree, append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=local", "GOWORK=off")
+			out, _ := run.CombinedOutput()
+			r := parseGoJSON(out)
+			if r == nil {
+				t.Fatalf("no results:\n%s", out)
+			}
+			for _, s := range p.list {
+				want := map[bool]Outcome{false: Passed, true: Failed}[s.mustFail]
+				if s.name == name && c.caught {
+					want = Failed
+				}
+				if r.Tests[s.name] != want {
+					t.Errorf("%s: %v, want %v", s.name, r.Tests[s.name], want)
+				}
+			}
+			if t.Failed() {
+				t.Logf("%s", out)
+			}
+		})
+	}
 }
