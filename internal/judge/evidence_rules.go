@@ -412,6 +412,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "stack inspection",
 			matches:   "`new Error(…).stack`, `Error().stack`, `Error.captureStackTrace` (but not a line starting `Error.captureStackTrace(this`), `Error.prepareStackTrace`, `Error.stackTraceLimit`, `callsite(s)`, `getCallSite(s)(`, `.getFileName(`; a script named `node:…` (`vm`'s `filename: 'node:x'`: its frames read as node's)",
 			flags:     "loggers that find their caller (an error class's own Error.captureStackTrace(this, …) line is not flagged)"},
+		{id: "js-stack-forge", lang: langJS, where: anywhere, hints: []string{"sourceURL", "prepareStackTrace", "stackTraceLimit"},
+			re:        regexp.MustCompile(`[#@]\s*sourceURL\s*=\s*node:|` + jq + `(prepareStackTrace|stackTraceLimit)` + jq),
+			construct: "stack frames made to read as node's",
+			matches:   "`//# sourceURL=node:…` (or `//@`), in a comment or in code built for `eval` or `new Function` (its frames read as node's); `'prepareStackTrace'` or `'stackTraceLimit'` named in a string (`Object.defineProperty(Error, 'prepareStackTrace', …)`)",
+			flags:     "a tool that installs its own stack formatter by name (source-map-support does so in node_modules, which a patch cannot change)"},
 		{id: "js-test-import", lang: langJS, where: inCode, hints: []string{"require", "import", "from", "getBuiltinModule"},
 			re: regexp.MustCompile(`(\brequire\s*\(\s*|\bimport\s*\(\s*|\bgetBuiltinModule\s*\(\s*|\bfrom\s*|^\s*import\s*)` + jq + `(node:test|node:assert|assert|test|tape|mocha|jest|@jest/[\w.-]+|` +
 				`vitest|@vitest/[\w.-]+|chai|tap|@tapjs/[\w.-]+|ava|uvu|sinon|expect|should|jasmine|qunit|@playwright/test)(/[\w./-]*)?` + jq),

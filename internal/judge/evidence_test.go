@@ -256,6 +256,11 @@ func TestInspectPatch(t *testing.T) {
 			[]string{"js-exit", "js-exit", "js-exit"}},
 		{"js stacks", newFile("lib/x.js", "const s = new Error().stack;", "Error.prepareStackTrace = (_, cs) => cs;", "const callsites = require('callsites');",
 			"Error.captureStackTrace(probe);"), []string{"js-stack", "js-stack", "js-stack", "js-stack"}},
+		{"js frames made to read as node's", newFile("lib/x.js", "const f = new Function('g', src + '\\n//# sourceURL=node:assert');",
+			"Object.defineProperty(Error, 'prepareStackTrace', { get: () => fmt, set() {} });", "Reflect.set(Error, \"stackTraceLimit\", 0);"),
+			[]string{"js-stack-forge", "js-stack-forge", "js-stack-forge"}},
+		{"js honest source names", newFile("lib/x.js", "//# sourceMappingURL=x.js.map", "const code = src + '\\n//# sourceURL=webpack://app/x.js';",
+			"log('node: ready');"), nil},
 		{"js test framework imports", newFile("lib/x.js", "const test = require('node:test');", "import assert from 'node:assert/strict';",
 			"const t = require('tape/lib/test');", "const v = await import('vitest');", "const ok = require('assert');") +
 			newFile("src/y.ts", "import { describe } from 'vitest';") + newFile("src/z.mts", "import 'mocha';"),

@@ -64,28 +64,47 @@ var nodeAsserts = map[string][]nodeVal{
 	"match":              {{"%[1]s('%[4]s%[2]d', /^%[4]s[0-9]+$/)", "%[1]s('%[4]s%[2]d', /^%[5]s/)"}},
 }
 
+// jsFrames is JS that defines frames(call): it calls call with a stack
+// limit of its own and the judge's own Error.prepareStackTrace, and gives
+// back what call threw and the frames of its stack as {file, ev, text}
+// (ev: the frame runs code made by eval or new Function, whose
+// //# sourceURL can name any file, node:assert included), or null frames
+// when the stack could not be read. A prepareStackTrace made an accessor
+// or read-only, which could hand back a stack of its own, throws.
+const jsFrames = `
+  const frames = (call) => {
+    const d = Object.getOwnPropertyDescriptor(Error, 'prepareStackTrace');
+    if (d && !('value' in d && d.writable)) throw new Error('Error.prepareStackTrace is not a plain property: a stack cannot be read');
+    const limit = Error.stackTraceLimit, prep = Error.prepareStackTrace;
+    const own = (e, cs) => cs.map((c) => ({ file: String(c.getFileName()), ev: !!c.isEval(), text: String(c) }));
+    let err, read;
+    Error.stackTraceLimit = 50;
+    Error.prepareStackTrace = own;
+    try { call(); } catch (e) { err = e; read = e && e.stack; } finally { Error.stackTraceLimit = limit; Error.prepareStackTrace = prep; }
+    return { err, list: Array.isArray(read) ? read : null };
+  };
+`
+
 // nodeOrigin is the body of the must-pass test that checks the assertion
-// surface: %[1]s is the file's own name as its stack frames show it (a
-// frame is node's when its location is, not its function's name: a
-// wrapper can be named "strictEqual node:assert"), %[2]s
-// the checks of the modules, %[3]s the probe calls ("null" for
-// %[1]s leaves the frames unread). The stack is read with
-// the default formatting and a limit of its own, so neither a patched
-// Error.prepareStackTrace nor a short limit can hide a frame.
+// surface: %[1]s is the file's own name as its stack frames give it (a
+// frame is node's when the file it runs is, not its function's name: a
+// wrapper can be named "strictEqual node:assert"; and not code made by
+// eval, which a //# sourceURL can name node:assert), %[2]s the checks of
+// the modules, %[3]s the probe calls ("null" for %[1]s leaves the frames
+// unread), %[4]s jsFrames. The stack is read with a formatter and a limit
+// of the sentinel's own, so neither a patched Error.prepareStackTrace nor
+// a short limit can hide a frame.
 const nodeOrigin = `
   const self = %[1]s;
+%[4]s
   const probe = (label, call) => {
-    const limit = Error.stackTraceLimit, prep = Error.prepareStackTrace;
-    let err, stack = '';
-    Error.stackTraceLimit = 50;
-    Error.prepareStackTrace = undefined;
-    try { call(); } catch (e) { err = e; stack = String(e && e.stack); } finally { Error.stackTraceLimit = limit; Error.prepareStackTrace = prep; }
+    const { err, list } = frames(call);
     if (!err || err.code !== 'ERR_ASSERTION' || err.name !== 'AssertionError') throw new Error(label + ' did not fail as node:assert does');
     if (self === null) return;
-    const frames = stack.split('\n').filter((l) => /^\s+at /.test(l));
-    const mine = frames.findIndex((l) => l.includes(self));
+    if (list === null) throw new Error(label + ': its stack could not be read');
+    const mine = list.findIndex((f) => f.file === self);
     if (mine < 0) throw new Error(label + ' failed outside this test');
-    for (const l of frames.slice(0, mine)) if (!/\(node:[^()]*\)$|^\s*at node:[^\s()]*$/.test(l)) throw new Error(label + ' ran code outside node: ' + l.trim());
+    for (const f of list.slice(0, mine)) if (f.ev || !f.file.startsWith('node:')) throw new Error(label + ' ran code outside node: ' + f.text);
   };
   const builtin = (name, mod) => {
     if (typeof process.getBuiltinModule === 'function' && process.getBuiltinModule(name) !== mod) throw new Error(name + ' is not the builtin module');
@@ -252,6 +271,6 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 		}
 		fmt.Fprintf(&probes, "  probe(%q, () => %s);\n", s.label, fmt.Sprintf(vals[0].fail, args(s.callee)...))
 	}
-	add(false, fmt.Sprintf(nodeOrigin, self, checks.String(), probes.String()))
+	add(false, fmt.Sprintf(nodeOrigin, self, checks.String(), probes.String(), jsFrames))
 	return src.String()
 }

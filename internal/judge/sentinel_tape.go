@@ -165,6 +165,37 @@ func tapeScopes(texts map[string]string, base *Results) map[string][]string {
 	return out
 }
 
+// tapeOrigin is the must-pass test that checks the path of the test
+// object's events (tape reports each assertion's result as an event):
+// one fired at a listener that throws must pass through nothing but
+// node's own code (or a dependency's, in node_modules/, which no patch
+// changes) on its way, so an emit wrapped to forgive failures — all of
+// them, or only those right after the code under test ran — shows. %[1]s
+// is the tape binding, %[2]q the test's name, %[3]s its Test object,
+// %[4]s the file's own name as its frames give it ("null" leaves them
+// unread), %[5]q the event, %[6]s jsFrames.
+const tapeOrigin = `%[1]s(%[2]q, function (%[3]s) {
+  var self = %[4]s, ev = %[5]q, problem = '';
+%[6]s
+  var listener = function () { throw new RangeError(ev); };
+  %[3]s.on(ev, listener);
+  var got = frames(function () { %[3]s.emit(ev); });
+  %[3]s.removeListener(ev, listener);
+  if (!got.err || got.err.message !== ev) {
+    problem = 'the test object did not pass its event to the listener';
+  } else if (self !== null) {
+    var at = got.list === null ? -1 : got.list.findIndex(function (f) { return f.file === self; });
+    var back = at < 0 ? -1 : got.list.findIndex(function (f, i) { return i > at && f.file === self; });
+    if (back < 0) problem = 'the event did not run from this test';
+    else got.list.slice(at + 1, back).forEach(function (f) {
+      if (!problem && (f.ev || !(f.file.indexOf('node:') === 0 || /[\\/]node_modules[\\/]/.test(f.file)))) problem = 'the event ran code outside node: ' + f.text;
+    });
+  }
+  %[3]s.ok(problem === '', problem || 'the events are node\'s');
+  %[3]s.end();
+});
+`
+
 // tapeSource is the code appended to one test file, and its sentinels.
 func tapeSource(file, text string, esm, mustFail bool, taken *strings.Builder) (string, []sentinel) {
 	ids := freshNames(4, text, func() string { return pick(nouns) + title(pick(adjectives)) + title(pick(nouns)) })
@@ -234,6 +265,17 @@ func tapeSource(file, text string, esm, mustFail bool, taken *strings.Builder) (
 	each(func(name string, call func(string) string) {
 		fmt.Fprintf(&src, "%s(%q, function (%s) { %s; %s.end(); });\n", tape, name, t, call(t), t)
 	})
+	if name := fresh(); name != "" {
+		self := "__filename"
+		if esm || tapeESMSyntax().MatchString(text) {
+			self = "import.meta.url"
+		}
+		if strings.Contains(text, "sourceMappingURL") {
+			self = "null"
+		}
+		list = append(list, sentinel{name: name})
+		fmt.Fprintf(&src, tapeOrigin, tape, name, t, self, pick(nouns)+title(pick(adjectives))+title(pick(nouns)), jsFrames)
+	}
 	if tapeSubtestRE().MatchString(text) {
 		// the parent has no assertion of its own: tape reports only its subtests
 		if parent := fresh(); parent != "" {

@@ -41,10 +41,10 @@ func TestPlanTape(t *testing.T) {
 		file string
 		want []string // in the appended code; nil: nothing appended
 	}{
-		{"test/unit/a.js", []string{"= tape;", ".deepEqual([", ".equal(", ".ok("}},
+		{"test/unit/a.js", []string{"= tape;", ".deepEqual([", ".equal(", ".ok(", "var self = __filename,", ".emit(ev)"}},
 		{"test/unit/b.js", nil}, // its only test's name is a.js's too
 		{"test/unit/deep/c.js", []string{"= require('tape');", ".test(", ".notEqual(", ".match("}},
-		{"test/extra.mjs", []string{"= test;"}},
+		{"test/extra.mjs", []string{"= test;", "var self = import.meta.url,"}},
 		{"test/other/d.js", nil}, // the command does not name it
 		{"test/unit/e.js", nil},  // code after its top-level return would not run
 	} {

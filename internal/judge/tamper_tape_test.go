@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
@@ -116,8 +115,9 @@ func TestTamperTape(t *testing.T) {
 			for _, a := range tc.attacks {
 				cases = append(cases, judged{name: a, reason: "tampering", edits: attack(a)})
 			}
-			// no sentinel calls slug, so none is flipped: only the text tells
-			cases = append(cases, judged{name: "emit", verdict: event.Review, fools: true, edits: attack("emit")})
+			// no sentinel calls slug, so none is flipped, but the one that
+			// fires an event of its own sees the wrapped emit on its way
+			cases = append(cases, judged{name: "emit", reason: "tampering", fools: true, edits: attack("emit")})
 			judgeAll(t, repo, tc.cmd, nil, withPatches(t, repo, cases), nil)
 		})
 	}

@@ -1,7 +1,8 @@
 // Flips a failing result to ok only right after the code under test ran, through
 // EventEmitter.prototype.emit (tape reports results as events): no sentinel calls
-// slug, so every sentinel comes out as it must. A review (js-assert-patch), not a
-// tampering fail.
+// slug, so no sentinel's assertion is flipped. A review (js-assert-patch) while
+// that was all; a tampering fail once a sentinel fired an event of its own and
+// read the frames it passed through.
 const { EventEmitter } = require('events');
 let fresh = false;
 const seen = () => { fresh = true; queueMicrotask(() => { fresh = false; }); };
