@@ -20,13 +20,14 @@ import (
 // and through the equality helpers the package's tests call when their
 // signature is certain (sentinel_go_helper.go): a helper package of the
 // module edited to let failures through is caught. One must-pass test
-// checks that it runs in the process go test started, writing to the
-// standard output go test gave it: the wrapper tells the test binary its
-// pid and what its fd 1 is, under a fresh name, so a test binary that
-// reruns itself and rewrites the child's results (or pipes its own fd 1
-// through a filter of its own) is caught even when it spares every
-// sentinel by rewriting only the failures that follow a call of the code
-// under test.
+// checks that the test binary still writes to the standard output go test
+// gave it: the wrapper tells it what its fd 1 links to, under a fresh
+// name, so a test binary that reruns itself and rewrites what the child
+// printed (the child writes to a pipe of the parent's), or pipes its own
+// fd 1 through a filter, is caught even when it spares every sentinel by
+// rewriting only the failures that follow a call of the code under test.
+// Not its pid: an honest TestMain may rerun the binary with its output
+// passed straight through.
 
 var (
 	goModuleRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^module\s+("?)([^"\s]+)`) })
@@ -61,7 +62,7 @@ func planGo(tree string, hidden []string, cmd string, base *Results) *sentinelPl
 	var notes []string // helpers left out
 	seenSkip := map[string]bool{}
 	file := pick(adjectives) + "_" + pick(nouns) + "_test.go"
-	started := "Q" + randWord(upperAlpha, 11) // the wrapper's word to the test binary
+	fdVar := "Q" + randWord(upperAlpha, 11) // where the wrapper tells the test binary what its fd 1 is
 	for pkg := range withTests {
 		dir := "."
 		if pkg != module {
@@ -86,7 +87,7 @@ func planGo(tree string, hidden []string, cmd string, base *Results) *sentinelPl
 				notes = append(notes, h)
 			}
 		}
-		src, list := goSentinels(clause, text, pkg, helpers, mustFail, file, started)
+		src, list := goSentinels(clause, text, pkg, helpers, mustFail, file, fdVar)
 		if src == "" {
 			continue
 		}
@@ -95,8 +96,8 @@ func planGo(tree string, hidden []string, cmd string, base *Results) *sentinelPl
 	}
 	if len(p.files) > 0 {
 		p.wrapper = "#!/bin/sh\n# forkbomb judge: the sentinel tests' source leaves the package folder\n" +
-			"# before its compiled test binary runs, which is told the pid and the\n# standard output go test gave it.\n" +
-			"rm -f -- ./" + file + "\n" + started + "=\"$$ $(readlink /proc/$$/fd/1 2>/dev/null)\"\nexport " + started + "\nexec \"$@\"\n"
+			"# before its compiled test binary runs, which is told the standard output\n# go test gave it.\n" +
+			"rm -f -- ./" + file + "\n" + fdVar + "=$(readlink /proc/$$/fd/1 2>/dev/null) || " + fdVar + "='?'\nexport " + fdVar + "\nexec \"$@\"\n"
 	}
 	if !mustFail {
 		p.note = "only must-pass sentinel tests were placed: the command stops at the first failure (-failfast)"
@@ -172,31 +173,29 @@ var goReports = []string{
 }
 
 // goOrigin is the body of the must-pass test that checks the test binary
-// is the process go test started and writes to the standard output go
-// test gave it: %[1]s is os's name, %[2]s strings', %[3]s strconv's,
-// %[4]q the sentinel file's name, %[5]q the variable the wrapper sets
-// ("<pid> <what fd 1 links to>"). While the sentinel file is still in the
-// folder the wrapper did not run (a command's own -exec) and there is
-// nothing to compare; a wrapper that could not read fd 1 leaves that part
-// empty.
-const goOrigin = `if _, err := %[1]s.Lstat(%[4]q); err == nil {
+// writes to the standard output go test gave it: %[1]s is os's name,
+// %[2]q the sentinel file's name, %[3]q the variable the wrapper sets to
+// what fd 1 links to ("?" when it could not read it). While the sentinel
+// file is still in the folder the wrapper did not run (a command's own
+// -exec), and a test binary with no such variable was fdVar without
+// the judge's environment: there is nothing to compare.
+const goOrigin = `if _, err := %[1]s.Lstat(%[2]q); err == nil {
 		return
 	}
-	given, _ := %[1]s.LookupEnv(%[5]q)
-	pid, out, _ := %[2]s.Cut(given, " ")
-	if pid != %[3]s.Itoa(%[1]s.Getpid()) {
-		t.Fatalf("this test binary is not the process go test started: pid %%d, go test started %%q", %[1]s.Getpid(), pid)
+	given, ok := %[1]s.LookupEnv(%[3]q)
+	if !ok || given == "?" {
+		return
 	}
-	if got, err := %[1]s.Readlink("/proc/self/fd/1"); out != "" && (err != nil || got != out) {
-		t.Fatalf("this test binary's standard output is %%q, not the %%q go test gave it", got, out)
+	if got, err := %[1]s.Readlink("/proc/self/fd/1"); err != nil || got != given {
+		t.Fatalf("this test binary's standard output is %%q, not the %%q go test gave it", got, given)
 	}`
 
 // goSentinels is the source of one package's sentinel file and its
 // sentinels, "" when fresh names ran out; file is the sentinel file's
-// name and started the variable the -exec wrapper sets.
-func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, file, started string) (string, []sentinel) {
+// name and fdVar the variable the -exec wrapper sets.
+func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, file, fdVar string) (string, []sentinel) {
 	alias := func() string { return "q" + randWord(upperAlpha, 8) }
-	tst, rfl, osA, strA, convA := alias(), alias(), alias(), alias(), alias()
+	tst, rfl, osA := alias(), alias(), alias()
 	words := freshNames(2, "", func() string { return pick(nouns) })
 	names := freshNames(3+len(goVals)*(1+len(helpers))+len(helpers), text, func() string { return "Test" + title(pick(adjectives)) + title(pick(nouns)) })
 	if len(words) < 2 || len(names) < 3+len(goVals)*(1+len(helpers))+len(helpers) {
@@ -205,7 +204,7 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 	a, b := randInt(3, 90), randInt(200, 900)
 	val := func(tmpl string) string { return fmt.Sprintf(tmpl, a, b, words[0], words[1]) }
 	var src strings.Builder
-	fmt.Fprintf(&src, "package %s\n\nimport (\n\t%s \"testing\"\n\t%s \"reflect\"\n\t%s \"os\"\n\t%s \"strings\"\n\t%s \"strconv\"\n", clause, tst, rfl, osA, strA, convA)
+	fmt.Fprintf(&src, "package %s\n\nimport (\n\t%s \"testing\"\n\t%s \"reflect\"\n\t%s \"os\"\n", clause, tst, rfl, osA)
 	hAlias := make([]string, len(helpers))
 	for i, h := range helpers {
 		hAlias[i] = alias()
@@ -227,7 +226,7 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 		all = append(all, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.pass)))
 	}
 	test(false, strings.Join(all, "\n\t"))
-	test(false, fmt.Sprintf(goOrigin, osA, strA, convA, file, started))
+	test(false, fmt.Sprintf(goOrigin, osA, file, fdVar))
 	for i, v := range goVals {
 		test(true, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.fail)))
 	}

@@ -83,6 +83,16 @@ func TestPlanTape(t *testing.T) {
 	if !strings.Contains(c.tamper, "exited 0") {
 		t.Errorf("exit 0 with a must-fail sentinel: tamper %q", c.tamper)
 	}
+	// a base whose own code wraps emit gets no check of the events' path
+	// (it would fail every patch), and the note says so
+	os.MkdirAll(filepath.Join(tree, "src"), 0o755)
+	if err := os.WriteFile(filepath.Join(tree, "src", "metrics.js"), []byte("shimmer.wrap(EventEmitter.prototype, 'emit', count);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p = planSentinels(tree, nil, "npm test", &Baseline{Results: base})
+	if src := p.appends["test/unit/a.js"]; src == "" || strings.Contains(src, ".emit(ev)") || !strings.Contains(p.note, "src/metrics.js wraps an emitter's emit") {
+		t.Errorf("a base that wraps emit: note %q, a.js's sentinels:\n%s", p.note, src)
+	}
 }
 
 func quoteJS(s string) string { return `"` + s + `"` }
