@@ -275,11 +275,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "trace, profile or audit hook, or code swapped",
 			matches:   "`sys.settrace`/`setprofile`/`gettrace`, threading's, `sys.monitoring`, `sys.addaudithook` (it sees every file the tests open); assignment to a function's `__code__`",
 			flags:     "coverage tools, debuggers, profilers, security monitors"},
-		{id: "py-pytest-hook", lang: langPy, where: inCode, hints: []string{"pytest_", "hookimpl"},
-			re:        regexp.MustCompile(`^\s*(async\s+)?def\s+pytest_\w+\s*\(|@\s*(\w+\.)*hookimpl\b`),
+		{id: "py-pytest-hook", lang: langPy, where: inCode, hints: []string{"pytest_", "hookimpl", "pluginmanager", "get_objects", "get_referrers"},
+			re:        regexp.MustCompile(`^\s*(async\s+)?def\s+pytest_\w+\s*\(|@\s*(\w+\.)*hookimpl\b|\.pluginmanager\b|\bgc\.get_(objects|referrers)\s*\(`),
 			construct: "pytest hook outside conftest.py",
-			matches:   "`def pytest_…(`, `@…hookimpl`",
-			flags:     "a package that is itself a pytest plugin"},
+			matches:   "`def pytest_…(`, `@…hookimpl`, `.pluginmanager` (a plugin registered at run time), `gc.get_objects(`/`gc.get_referrers(` (every live object: pytest's `Config` and `Session` among them)",
+			flags:     "a package that is itself a pytest plugin; a memory profiler that walks the heap"},
 		{id: "py-assert-patch", lang: langPy, where: inCode, hints: []string{"=", "setattr"},
 			re: regexp.MustCompile(`\b(unittest|TestCase|TestSuite|TestResult|TextTestResult|TestReport|pytest|_pytest|pluggy|doctest)(\.\w+)*\.\w+\s*=([^=]|$)|` +
 				`\.(assert[A-Z_]\w*|assert|fail(If|Unless)\w*|failureException)\s*=([^=]|$)|` +

@@ -252,3 +252,59 @@ func TestSentinelNamesAcrossFiles(t *testing.T) {
 		t.Errorf("only %d sentinels planned", len(seen))
 	}
 }
+
+// TestPyHookSentinel: the sentinel that checks where pytest's hooks came
+// from passes where the base's own conftest.py and a plugin module of the
+// project (a hook given by assignment) define hooks, and fails where the
+// code under test registers a plugin of its own while it is imported.
+func TestPyHookSentinel(t *testing.T) {
+	t.Parallel()
+	testutil.NeedPytest(t)
+	files := map[string]string{
+		"conftest.py":         "pytest_plugins = ['helpers.plug']\n\n\ndef pytest_runtest_logreport(report):\n    pass\n",
+		"helpers/__init__.py": "",
+		"helpers/plug.py":     "def _configure(config):\n    config.addinivalue_line('markers', 'slow: slow')\n\n\npytest_configure = _configure\n",
+		"calc/__init__.py":    "",
+		"calc/ops.py":         "def add(a, b):\n    return a + b\n",
+		"tests/test_ops.py":   "from calc.ops import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+	}
+	register := "\nimport gc\n\n\nclass _Seen:\n    @staticmethod\n    def pytest_runtest_logreport(report):\n        pass\n\n\nfor _o in gc.get_objects():\n    if type(_o).__name__ == 'Config' and hasattr(_o, 'pluginmanager'):\n        _o.pluginmanager.register(_Seen, 'seen')\n        break\n"
+	for _, c := range []struct {
+		name   string
+		ops    string
+		caught bool
+	}{
+		{"the base's own hooks", files["calc/ops.py"], false},
+		{"a plugin registered at import", files["calc/ops.py"] + register, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			base := &Results{Format: "pytest", Named: true}
+			base.add("tests/test_ops.py::test_add", Passed)
+			tree, p := plantIn(t, files, base, "python3 -m pytest -rA")
+			if !strings.Contains(p.appends["tests/test_ops.py"], `allowed = {"conftest.py", "helpers/plug.py"}`) {
+				t.Fatalf("the hook files of the base are not the allowed set:\n%s", p.appends["tests/test_ops.py"])
+			}
+			if err := os.WriteFile(filepath.Join(tree, "calc", "ops.py"), []byte(c.ops), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(testutil.SystemPython, "-m", "pytest", "-rA", "-p", "no:cacheprovider")
+			cmd.Dir = tree
+			cmd.Env = append(os.Environ(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
+			out, _ := cmd.CombinedOutput()
+			r := parse(out)
+			if r == nil || !r.Named {
+				t.Fatalf("no named results:\n%s", out)
+			}
+			wrong := 0
+			for _, s := range p.list {
+				if want := map[bool]Outcome{false: Passed, true: Failed}[s.mustFail]; r.Tests[s.name] != want {
+					wrong++
+				}
+			}
+			if want := map[bool]int{false: 0, true: 1}[c.caught]; wrong != want {
+				t.Errorf("%d sentinels came out wrong, want %d:\n%s", wrong, want, out)
+			}
+		})
+	}
+}

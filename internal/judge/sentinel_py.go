@@ -131,6 +131,68 @@ const pyOrigin = `    import os, sys, sysconfig
         assert not inside(code.co_filename, roots), 'this test file was loaded by %%s, made in the tree: %%s' %% (type(loader).__name__, code.co_filename)
 `
 
+// pyHooks is the must-pass test body (its function takes pytest's
+// request) that checks where the hooks pytest calls came from: a hook
+// whose code is a file of the tree must be in a file that defines hooks in
+// the base too (conftest.py files, a plugin module of the project's own),
+// %[2]s, a Python set of paths from the root; one made at run time (no
+// file) or from a temporary folder fails. A plugin the code under test
+// registers while it is imported — pytest's Config is within reach of any
+// module, gc.get_objects() finds it — can rewrite the report of a test
+// that called the code under test and spare every sentinel; this shows it.
+// %[1]d is as pyOrigin's.
+const pyHooks = `    import os, tempfile
+    roots = []
+    for here in ((lambda: 0).__code__.co_filename, globals().get('__file__') or ''):
+        root = os.path.realpath(here)
+        for _ in range(%[1]d):
+            root = os.path.dirname(root)
+        roots.append(root)
+    allowed = %[2]s
+    def under(f, d):
+        return f == d or f.startswith(d.rstrip(os.sep) + os.sep)
+    temps = {os.path.realpath(d) for d in (tempfile.gettempdir(), '/tmp', '/var/tmp', '/dev/shm')}
+    relay = request.config.pluginmanager.hook
+    for name in dir(relay):
+        get = getattr(getattr(relay, name, None), 'get_hookimpls', None)
+        if name.startswith('_') or get is None:
+            continue
+        for impl in get():
+            fn = getattr(impl, 'function', None)
+            code = getattr(getattr(fn, '__func__', fn), '__code__', None)
+            if code is None:
+                continue
+            assert os.path.isabs(code.co_filename), 'the pytest hook %%s was made at run time (%%s)' %% (name, code.co_filename)
+            where = os.path.realpath(code.co_filename)
+            for root in roots:
+                if under(where, root):
+                    rel = os.path.relpath(where, root).replace(os.sep, '/')
+                    assert rel in allowed, 'the pytest hook %%s comes from %%s, where the base defines no hook' %% (name, rel)
+                    break
+            else:
+                assert not any(under(where, d) for d in temps), 'the pytest hook %%s comes from a temporary file: %%s' %% (name, where)
+`
+
+// pyHookDefRE finds a file of the base that defines pytest hooks.
+var pyHookDefRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\s*(async\s+)?def\s+pytest_\w+\s*\(|\bhookimpl\b|^\s*pytest_\w+\s*=`)
+})
+
+// pyHookFiles is the Python set of the base's files that define hooks.
+func pyHookFiles(tree string, hidden []string) string {
+	var out []string
+	for _, f := range listBase(tree, hidden, func(rel string) bool { return strings.HasSuffix(rel, ".py") }, 20000) {
+		if data, ok := readBase(tree, hidden, f); ok && pyHookDefRE().Match(data) {
+			out = append(out, fmt.Sprintf("%q", f))
+		}
+	}
+	if len(out) == 0 {
+		return "set()"
+	}
+	sort.Strings(out)
+	return "{" + strings.Join(out, ", ") + "}"
+}
+
 func planPytest(tree string, hidden []string, cmd string, base *Results) *sentinelPlan {
 	p := &sentinelPlan{runner: "pytest", appends: map[string]string{}}
 	for _, cfg := range []string{"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"} {
@@ -146,6 +208,7 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 			files[f] = true
 		}
 	}
+	hooks := pyHookFiles(tree, hidden)
 	var sorted []string
 	for f := range files {
 		sorted = append(sorted, f)
@@ -156,7 +219,7 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 		if !ok {
 			continue
 		}
-		if src := pySentinels(p, f, string(data), mustFail); src != "" {
+		if src := pySentinels(p, f, string(data), mustFail, hooks); src != "" {
 			p.appends[f] = src
 		}
 	}
@@ -168,7 +231,7 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 
 // pySentinels is the code appended to one test file, its sentinels added
 // to p.list.
-func pySentinels(p *sentinelPlan, f, text string, mustFail bool) string {
+func pySentinels(p *sentinelPlan, f, text string, mustFail bool, hooks string) string {
 	var src strings.Builder
 	fresh := func(mk func() string) string {
 		n := freshNames(1, text+src.String(), mk)
@@ -190,14 +253,20 @@ func pySentinels(p *sentinelPlan, f, text string, mustFail bool) string {
 			full = f + "::" + cls + "::" + name
 		}
 		p.list = append(p.list, sentinel{name: full, mustFail: fail, scope: f + "::"})
-		if cls != "" {
+		switch {
+		case cls != "":
 			fmt.Fprintf(&src, "    def %s(self):\n%s\n", name, body)
-		} else {
+		case strings.Contains(body, "request.config"):
+			fmt.Fprintf(&src, "\n\ndef %s(request):\n%s", name, body)
+		default:
 			fmt.Fprintf(&src, "\n\ndef %s():\n%s", name, body)
 		}
 	}
 	if n := fresh(fn); n != "" {
 		add(n, "", false, fmt.Sprintf(pyOrigin, strings.Count(f, "/")+1))
+	}
+	if n := fresh(fn); n != "" {
+		add(n, "", false, fmt.Sprintf(pyHooks, strings.Count(f, "/")+1, hooks))
 	}
 	var all strings.Builder
 	for _, v := range pyPlain {

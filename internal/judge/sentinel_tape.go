@@ -47,9 +47,12 @@ var (
 		return regexp.MustCompile("'((?:[^'\\\\\\n]|\\\\.)*)'|\"((?:[^\"\\\\\\n]|\\\\.)*)\"|`([^`\\\\$]*)`")
 	})
 	jsFileRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.(c|m)?js$`) })
-	// a base that wraps an emitter's emit itself (instrumentation: an
-	// assignment to .emit, or 'emit' named for a wrapper such as shimmer's)
-	tapeEmitRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\\.emit\\s*=[^=]|['\"`]emit['\"`]") })
+	// a base that wraps an emitter's emit or on itself (instrumentation:
+	// an assignment to .emit or .on, or 'emit' named for a wrapper such as
+	// shimmer's)
+	tapeEmitRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("\\.(emit|on|addListener|prependListener)\\s*=[^=]|['\"`](emit|addListener|prependListener)['\"`]")
+	})
 )
 
 // tapeAsserts are a must-pass and a must-fail call of each Test method a
@@ -183,31 +186,36 @@ func tapeScopes(texts map[string]string, base *Results) map[string][]string {
 }
 
 // tapeOrigin is the must-pass test that checks the path of the test
-// object's events (tape reports each assertion's result as an event):
-// one fired at a listener that throws must pass through nothing but
-// node's own code (or a dependency's, in node_modules/, which no patch
-// changes) on its way, so an emit wrapped to forgive failures — all of
-// them, or only those right after the code under test ran — shows. %[1]s
-// is the tape binding, %[2]q the test's name, %[3]s its Test object,
-// %[4]s the file's own name as its frames give it ("null" leaves them
-// unread), %[5]q the event, %[6]s jsFrames.
+// object's events (tape reports each assertion's result as an event): an
+// event fired at the test object, and a "result" fired at a new emitter
+// of its class's parent (node's EventEmitter), each at a listener that
+// throws, must pass through nothing but node's own code (or a
+// dependency's, in node_modules/, which no patch changes) on its way, so
+// an emit wrapped to forgive failures — all of them, or only those right
+// after the code under test ran — shows, and so does a "result" listener
+// wrapped as it is added. %[1]s is the tape binding, %[2]q the test's
+// name, %[3]s its Test object, %[4]s the file's own name as its frames
+// give it ("null" leaves them unread), %[5]q the event, %[6]s jsFrames.
 const tapeOrigin = `%[1]s(%[2]q, function (%[3]s) {
-  var self = %[4]s, ev = %[5]q, problem = '';
+  var self = %[4]s, ev = %[5]q;
 %[6]s
-  var listener = function () { throw new RangeError(ev); };
-  %[3]s.on(ev, listener);
-  var got = frames(function () { %[3]s.emit(ev); });
-  %[3]s.removeListener(ev, listener);
-  if (!got.err || got.err.message !== ev) {
-    problem = 'the test object did not pass its event to the listener';
-  } else if (self !== null) {
+  var through = function (target, kind, payload) {
+    var listener = function () { throw new RangeError(ev); };
+    target.on(kind, listener);
+    var got = frames(function () { target.emit(kind, payload); });
+    target.removeListener(kind, listener);
+    if (!got.err || got.err.message !== ev) return 'the ' + kind + ' event did not reach its listener';
+    if (self === null) return '';
     var at = got.list === null ? -1 : got.list.findIndex(function (f) { return f.file === self; });
     var back = at < 0 ? -1 : got.list.findIndex(function (f, i) { return i > at && f.file === self; });
-    if (back < 0) problem = 'the event did not run from this test';
-    else got.list.slice(at + 1, back).forEach(function (f) {
-      if (!problem && (f.ev || !(f.file.indexOf('node:') === 0 || /[\\/]node_modules[\\/]/.test(f.file)))) problem = 'the event ran code outside node: ' + f.text;
+    if (back < 0) return 'the ' + kind + ' event did not run from this test';
+    var odd = got.list.slice(at + 1, back).filter(function (f) {
+      return f.ev || !(f.file.indexOf('node:') === 0 || /[\\/]node_modules[\\/]/.test(f.file));
     });
-  }
+    return odd.length ? 'the ' + kind + ' event ran code outside node: ' + odd[0].text : '';
+  };
+  var Emitter = Object.getPrototypeOf(Object.getPrototypeOf(%[3]s)).constructor;
+  var problem = through(%[3]s, ev, undefined) || through(new Emitter(), 'result', { ok: false, name: ev });
   %[3]s.ok(problem === '', problem || 'the events are node\'s');
   %[3]s.end();
 });

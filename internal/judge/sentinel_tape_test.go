@@ -41,7 +41,7 @@ func TestPlanTape(t *testing.T) {
 		file string
 		want []string // in the appended code; nil: nothing appended
 	}{
-		{"test/unit/a.js", []string{"= tape;", ".deepEqual([", ".equal(", ".ok(", "var self = __filename,", ".emit(ev)"}},
+		{"test/unit/a.js", []string{"= tape;", ".deepEqual([", ".equal(", ".ok(", "var self = __filename,", ".emit(kind, payload)", "'result'"}},
 		{"test/unit/b.js", nil}, // its only test's name is a.js's too
 		{"test/unit/deep/c.js", []string{"= require('tape');", ".test(", ".notEqual(", ".match("}},
 		{"test/extra.mjs", []string{"= test;", "var self = import.meta.url,"}},
@@ -90,7 +90,7 @@ func TestPlanTape(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = planSentinels(tree, nil, "npm test", &Baseline{Results: base})
-	if src := p.appends["test/unit/a.js"]; src == "" || strings.Contains(src, ".emit(ev)") || !strings.Contains(p.note, "src/metrics.js wraps an emitter's emit") {
+	if src := p.appends["test/unit/a.js"]; src == "" || strings.Contains(src, ".emit(kind") || !strings.Contains(p.note, "src/metrics.js wraps an emitter's emit") {
 		t.Errorf("a base that wraps emit: note %q, a.js's sentinels:\n%s", p.note, src)
 	}
 }

@@ -62,6 +62,9 @@ func TestTamperPython(t *testing.T) {
 			"import unittest\nunittest.TestCase.assertEqual = lambda self, a, b, msg=None: None\n")},
 		{name: "forged PASSED lines after pausing capture, os._exit(0)", reason: "tampering", edits: ops(
 			"import gc, glob, os, re\nfor o in gc.get_objects():\n    if type(o).__name__ == 'CaptureManager':\n        o.suspend_global_capture(in_=True)\n        break\nfor f in sorted(glob.glob('tests/test_*.py')):\n    src = open(f).read()\n    for n in re.findall(r'^def (test_\\w+)', src, re.M):\n        print('PASSED %s::%s' % (f, n))\n    for c, body in re.findall(r'^class (\\w+)\\(.*?\\):\\n((?:    .*\\n|\\n)*)', src, re.M):\n        for n in re.findall(r'def (test_\\w+)', body):\n            print('PASSED %s::%s::%s' % (f, c, n))\nprint('========== 9 passed in 0.01s ==========')\nimport sys\nsys.stdout.flush()\nos._exit(0)\n")},
+		{name: "a plugin registered at import flips only the reports of tests that called add", reason: "tampering", fools: true, edits: map[string]edit{
+			"calc/ops.py": {content: testdataFile(t, "tamper/py_runtime_plugin.py")},
+		}},
 		{name: "pytest.xfail from the code under test", reason: "did not run or were skipped", fools: true, edits: map[string]edit{
 			"calc/ops.py": {content: "import pytest\n\n\ndef add(a, b):\n    pytest.xfail('not yet')\n\n\ndef mul(a, b):\n    return a * b\n"},
 		}},

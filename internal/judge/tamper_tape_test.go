@@ -117,7 +117,8 @@ func TestTamperTape(t *testing.T) {
 			}
 			// no sentinel calls slug, so none is flipped, but the one that
 			// fires an event of its own sees the wrapped emit on its way
-			cases = append(cases, judged{name: "emit", reason: "tampering", fools: true, edits: attack("emit")})
+			cases = append(cases, judged{name: "emit", reason: "tampering", fools: true, edits: attack("emit")},
+				judged{name: "on", reason: "tampering", fools: true, edits: attack("on")})
 			judgeAll(t, repo, tc.cmd, nil, withPatches(t, repo, cases), nil)
 		})
 	}
