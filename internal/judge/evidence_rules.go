@@ -412,11 +412,12 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "stack inspection",
 			matches:   "`new Error(…).stack`, `Error().stack`, `Error.captureStackTrace` (but not a line starting `Error.captureStackTrace(this`), `Error.prepareStackTrace`, `Error.stackTraceLimit`, `callsite(s)`, `getCallSite(s)(`, `.getFileName(`; a script named `node:…` (`vm`'s `filename: 'node:x'`: its frames read as node's)",
 			flags:     "loggers that find their caller (an error class's own Error.captureStackTrace(this, …) line is not flagged)"},
-		{id: "js-stack-forge", lang: langJS, where: anywhere, hints: []string{"sourceURL", "prepareStackTrace", "stackTraceLimit"},
-			re:        regexp.MustCompile(`[#@]\s*sourceURL\s*=\s*node:|` + jq + `(prepareStackTrace|stackTraceLimit)` + jq),
+		{id: "js-stack-forge", lang: langJS, where: anywhere, hints: []string{"sourceURL", "prepareStackTrace", "stackTraceLimit", "filename"},
+			re: regexp.MustCompile(`[#@]\s*sourceURL\s*=\s*node:|` + jq + `(prepareStackTrace|stackTraceLimit)` + jq + `|` +
+				`\b(Script|runInThisContext|runInNewContext|runInContext|compileFunction|SourceTextModule)\s*\(.*\bfilename\s*:\s*[^'"\x60\s]`),
 			construct: "stack frames made to read as node's",
-			matches:   "`//# sourceURL=node:…` (or `//@`), in a comment or in code built for `eval` or `new Function` (its frames read as node's); `'prepareStackTrace'` or `'stackTraceLimit'` named in a string (`Object.defineProperty(Error, 'prepareStackTrace', …)`)",
-			flags:     "a tool that installs its own stack formatter by name (source-map-support does so in node_modules, which a patch cannot change)"},
+			matches:   "`//# sourceURL=node:…` (or `//@`), in a comment or in code built for `eval` or `new Function` (its frames read as node's); `'prepareStackTrace'` or `'stackTraceLimit'` named in a string (`Object.defineProperty(Error, 'prepareStackTrace', …)`); a `vm` script or function given a `filename` that is not a literal on its line (`new vm.Script(src, { filename: where })`: a name built at run time can be `node:…`)",
+			flags:     "a tool that installs its own stack formatter by name (source-map-support does so in node_modules, which a patch cannot change); a template engine that names its compiled templates' files for their stack traces"},
 		{id: "js-test-import", lang: langJS, where: inCode, hints: []string{"require", "import", "from", "getBuiltinModule"},
 			re: regexp.MustCompile(`(\brequire\s*\(\s*|\bimport\s*\(\s*|\bgetBuiltinModule\s*\(\s*|\bfrom\s*|^\s*import\s*)` + jq + `(node:test|node:assert|assert|test|tape|mocha|jest|@jest/[\w.-]+|` +
 				`vitest|@vitest/[\w.-]+|chai|tap|@tapjs/[\w.-]+|ava|uvu|sinon|expect|should|jasmine|qunit|@playwright/test)(/[\w./-]*)?` + jq),
