@@ -88,11 +88,20 @@ func (r *rule) match(code string, inStr []bool, prev, raw string) bool {
 	return false
 }
 
+// testVar is a variable's name with TEST, TESTS or TESTING as a part of
+// its own (TEST_MODE, RUN_TESTS, GOTESTING), not inside a word (LATEST,
+// CONTESTANT); testWord is "test" or "tests" as a word of its own, in any
+// case (.test, _test, --tests, not latest or testing).
+const (
+	testVar  = `(\w*_)?(GO)?TEST(S|ING)?(_\w*)?`
+	testWord = `(?i:(^|[^a-z])tests?([^a-z]|$))`
+)
+
 // runnerEnvNames names the environment variables test runners set or read,
 // in every language (a Go program can read PYTEST_CURRENT_TEST too).
 const runnerEnvNames = `\b(PYTEST_\w+|_PYTEST\w*|UNITTEST_\w+|NOSE_\w+|HYPOTHESIS_\w+|TOX_ENV_\w+|` +
 	`JEST_WORKER_ID|JEST_\w+|VITEST(_\w+)?|__VITEST\w*|NODE_TEST_CONTEXT|NODE_TEST_\w+|MOCHA_\w+|AVA_\w+|TAP_\w+|TAPJS_\w+|` +
-	`GOCOVERDIR|GO_?TEST\w*|FORKBOMB\w*|npm_lifecycle_\w+|npm_command)\b`
+	`GOCOVERDIR|GO_?TEST\w*|FORKBOMB\w*|npm_lifecycle_\w+|npm_command|npm_config_user_agent)\b`
 
 var runnerEnvHints = []string{"TEST", "PYTEST", "JEST", "VITEST", "MOCHA", "AVA_", "TAP", "NOSE_", "HYPOTHESIS_", "TOX_", "GOCOVERDIR", "FORKBOMB", "npm_"}
 
@@ -172,16 +181,21 @@ const jsModuleHonest = `(createRequire|builtinModules|isBuiltin|findPackageJSON|
 var rules = sync.OnceValue(func() []rule {
 	return []rule{
 		// Go
-		{id: "go-testing-mode", lang: langGo, where: inCode, hints: []string{"testing.Testing"},
-			re:        regexp.MustCompile(`\btesting\.Testing\s*\(`),
+		{id: "go-testing-mode", lang: langGo, where: inCode, hints: []string{".Testing"},
+			re:        regexp.MustCompile(`\b\w+\.Testing\s*\(\s*\)`),
 			construct: "testing.Testing() call",
-			matches:   "`testing.Testing(`",
+			matches:   "`testing.Testing()`, under any import name (`tt.Testing()`)",
 			flags:     "a helper package meant for tests that asks on purpose; no fix of the code under test needs it"},
 		{id: "go-testing-query", lang: langGo, where: inCode, hints: []string{"testing."},
 			re:        regexp.MustCompile(`\btesting\.(Short|Verbose|CoverMode|Coverage)\s*\(`),
 			construct: "testing.Short/Verbose/Coverage() call",
 			matches:   "`testing.Short(`, `Verbose(`, `CoverMode(`, `Coverage(`",
 			flags:     "as go-testing-mode"},
+		{id: "go-process-state", lang: langGo, where: inCode, skipMain: true, hints: []string{"flag.", "NumGoroutine"},
+			re:        regexp.MustCompile(`\bflag\.(Parsed|NFlag|NArg|Args|Arg|Visit|VisitAll)\s*\(|\bruntime\.NumGoroutine\s*\(`),
+			construct: "the test binary's process state read",
+			matches:   "outside package main: `flag.Parsed(`, `NFlag(`, `NArg(`, `Args(`, `Arg(`, `Visit(`, `VisitAll(` (a test binary has parsed its flags, and set some, before any test runs; a library's caller seldom has), `runtime.NumGoroutine(` (a test binary runs more than one goroutine from the start)",
+			flags:     "a library that warns when its flags were not parsed (glog's kind); metrics collectors that count goroutines"},
 		{id: "go-stack-walk", lang: langGo, where: inCode, hints: []string{"runtime.", "debug.", "pprof."},
 			re:        regexp.MustCompile(`\b(runtime\.(Callers|Caller|Stack|FuncForPC|CallersFrames)|debug\.(Stack|PrintStack)|pprof\.Lookup)\s*\(`),
 			construct: "call-stack walk",
@@ -194,15 +208,21 @@ var rules = sync.OnceValue(func() []rule {
 			matches:   "`-test.x` anywhere, `Lookup(\"test.`, a string that is a go test flag's name (`\"test.v\"`, `\"test.run\"` …)",
 			flags:     "a program that runs go test binaries itself and builds their flags"},
 		{id: "go-args-test", lang: langGo, where: anywhere, hints: []string{"os.Args", "os.Executable"},
-			re:        regexp.MustCompile(`\bos\.(Args|Executable)\b.*(?i:test)|(?i:test).*\bos\.(Args|Executable)\b`),
+			re:        regexp.MustCompile(`\bos\.(Args|Executable)\b.*` + testWord + `|` + testWord + `.*\bos\.(Args|Executable)\b|\bstrings\.\w+\(\s*((file)?path\.Base\(\s*)?os\.Args\s*\[\s*0\s*\]`),
 			construct: "os.Args read for the test binary",
-			matches:   "`os.Args` or `os.Executable` on a line that also says `test` (any case)",
+			matches:   "`os.Args` or `os.Executable` on a line that also says `test` or `tests` as a word of its own (any case: `.test`, `_test`, not `latest`); a `strings` function on `os.Args[0]` (`strings.HasSuffix(os.Args[0], \"st\")`)",
 			flags:     "a command whose own flags or subcommands are called test"},
 		{id: "go-test-source", lang: langGo, where: inString, hints: []string{"_test", ".go"},
 			re:        regexp.MustCompile(`_test\.go\b|"_test"|(^|["/` + "`" + `])\*\.go["` + "`" + `]`),
 			construct: "a _test.go file named",
 			matches:   "`_test.go` inside a string literal, the string `\"_test\"`, a glob of Go sources (`\"*.go\"`): code that reads the tests' source at run time, hidden tests included",
 			flags:     "tools that list, generate or lint test files"},
+		{id: "go-source-folder", lang: langGo, where: inCode, hints: []string{"os.", "ioutil."},
+			re: regexp.MustCompile(`\b(os|ioutil)\.(Stat|Lstat|Open|OpenFile|ReadFile)\s*\(\s*"(\./)?[\w.-]*\.go"|\b(os|ioutil)\.(Stat|Lstat|Open|OpenFile|ReadFile)\s*\(\s*"(\./)?go\.(mod|sum)"|` +
+				`\b(os|ioutil)\.(ReadDir|Open)\s*\(\s*"\.?/?"\s*\)|\bos\.DirFS\s*\(\s*"\."\s*\)`),
+			construct: "the working folder's Go sources looked for",
+			matches:   "a Go source file or `go.mod`/`go.sum` opened or stat'ed by a bare name (`os.Stat(\"calc.go\")`), the working folder listed (`os.ReadDir(\".\")`, `os.Open(\".\")`, `os.DirFS(\".\")`): go test runs a package's tests in its folder, where its sources lie; an installed program runs elsewhere",
+			flags:     "tools run in a module's root that read its go.mod; a program that lists the folder it was started in"},
 		{id: "go-embed-source", lang: langGo, raw: true, hints: []string{"go:embed"},
 			re: regexp.MustCompile(`^\s*//go:embed\s(.*\s)?("|` + "`" + `)?(all:)?(` + goName + `*_test` + goName + `*|` + goName + `*[*?[]` + goName + `*\.go|` +
 				goLocal + `*[*?[]` + goLocal + `*(\.` + goLocal + `*[*?[]` + goLocal + `*)?)("|` + "`" + `)?(\s|$)`),
@@ -221,9 +241,9 @@ var rules = sync.OnceValue(func() []rule {
 			matches:   "a method `Equal(…) bool` or `Is(…) bool` (the result may be named) whose body is `return true` alone, on its line or the next (go-cmp and gotest.tools call a value's own `Equal`; `errors.Is` and `require.ErrorIs` an error's `Is`)",
 			flags:     "a type whose values are all equal on purpose (an empty struct's Equal)"},
 		{id: "go-runner-env", lang: langGo, where: anywhere, hints: append([]string{"Getenv", "LookupEnv"}, runnerEnvHints...),
-			re:        regexp.MustCompile(`\b(os|syscall)\.(Getenv|LookupEnv)\s*\(\s*"(\w*TEST\w*|CI|GITHUB_ACTIONS|GOFLAGS)"|` + runnerEnvNames),
+			re:        regexp.MustCompile(`\b(os|syscall)\.(Getenv|LookupEnv)\s*\(\s*"(` + testVar + `|CI|GITHUB_ACTIONS|GOFLAGS)"|` + runnerEnvNames),
 			construct: "test runner's environment variable",
-			matches:   "`os.Getenv`/`LookupEnv` of a name holding `TEST`, or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*`, npm's `npm_lifecycle_*` and `npm_command` (`npm test` sets them) …)",
+			matches:   "`os.Getenv`/`LookupEnv` of a name with `TEST`, `TESTS` or `TESTING` as a part of its own (`RUN_TESTS`, not `LATEST`), or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*`, npm's `npm_lifecycle_*` and `npm_command` (`npm test` sets them) …)",
 			flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
 		{id: "go-output-forge", lang: langGo, where: anywhere, hints: []string{"os.Std", "Dup", "os.Args", "--- ", "=== "},
 			re: regexp.MustCompile(`\bos\.(Stdout|Stderr)\s*=([^=]|$)|\b(syscall|unix)\.Dup[23]?\s*\(|\bexec\.Command(Context)?\s*\(\s*(\w+\s*,\s*)?os\.Args\s*\[\s*0\s*\]|` +
@@ -239,9 +259,9 @@ var rules = sync.OnceValue(func() []rule {
 		{id: "go-testing-import", lang: langGo, where: anywhere, hints: []string{"test", "check", "onsi", "mock", "matryer"},
 			re: regexp.MustCompile(`^\s*(import\s+)?([\w.]+\s+)?"(testing(/\w+)*|github\.com/stretchr/testify(/[\w.-]+)*|gotest\.tools(/v\d+)?(/[\w.-]+)*|` +
 				`gopkg\.in/check\.v1|github\.com/go-check/check|github\.com/onsi/(ginkgo|gomega)(/[\w.-]+)*|github\.com/golang/mock(/[\w.-]+)*|` +
-				`go\.uber\.org/mock(/[\w.-]+)*|github\.com/frankban/quicktest|github\.com/matryer/is)"\s*;?\s*$`),
+				`go\.uber\.org/mock(/[\w.-]+)*|github\.com/frankban/quicktest|github\.com/matryer/is)"\s*;?\s*$|\bimport\s*\(.*"testing(/\w+)*"`),
 			construct: `import of "testing" or a test framework`,
-			matches:   "an import line of `testing`, `testing/…`, testify, gotest.tools, go-check, ginkgo/gomega, gomock, quicktest, matryer/is",
+			matches:   "an import line of `testing`, `testing/…`, testify, gotest.tools, go-check, ginkgo/gomega, gomock, quicktest, matryer/is; `testing` in a one-line `import (…; …)`",
 			flags:     "test helper packages that are not _test.go files (internal/testutil and the like): honest there, and also where a harness edited to ignore a bug lives"},
 		{id: "go-sandbox-probe", lang: langGo, where: anywhere, hints: sandboxProbeHints,
 			re:        regexp.MustCompile(sandboxProbe + `|\b(os|syscall|unix)\.Getppid\s*\(`),
@@ -253,9 +273,9 @@ var rules = sync.OnceValue(func() []rule {
 
 		// Python
 		{id: "py-runner-env", lang: langPy, where: anywhere, hints: append([]string{"environ", "getenv"}, runnerEnvHints...),
-			re:        regexp.MustCompile(runnerEnvNames + `|\b(environ|getenv)\b.*["'](\w*TEST\w*|CI|GITHUB_ACTIONS)["']`),
+			re:        regexp.MustCompile(runnerEnvNames + `|\b(environ|getenv)\b.*["'](` + testVar + `|CI|GITHUB_ACTIONS)["']`),
 			construct: "test runner's environment variable",
-			matches:   "any runner variable's name (`PYTEST_CURRENT_TEST` …, as for Go); `environ`/`getenv` with a string naming `*TEST*`, `CI`, `GITHUB_ACTIONS`",
+			matches:   "any runner variable's name (`PYTEST_CURRENT_TEST` …, as for Go); `environ`/`getenv` with a string naming `*TEST*` (`TEST` a part of its own), `CI`, `GITHUB_ACTIONS`",
 			flags:     "code that reads CI or *TEST* variables for honest reasons; a constant or message that merely names one"},
 		{id: "py-sys-modules", lang: langPy, where: inCode, hints: []string{"modules"},
 			re:        regexp.MustCompile(`\b_*sys\.modules\b|\bfrom\s+sys\s+import\b.*\bmodules\b`),
@@ -296,13 +316,15 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "a comparison that is always true",
 			matches:   "`def __eq__(…): return True`, and the same of `__contains__`, `__instancecheck__`, `__subclasscheck__` (or `return 1`); `def __ne__(…): return False` (or `0`); the return on the def's line or the next line of code; the same as `lambda`s (`__eq__ = lambda …: True`): a value equal to, inside or an instance of every expected one (`assert f(x) == 5`, `assertIn`, `assertIsInstance` pass)",
 			flags:     "a sentinel or wildcard value that equals everything on purpose (mock.ANY's kind), which code under test rarely needs"},
-		{id: "py-runner-state", lang: langPy, where: inCode, hints: []string{"faulthandler", "__std", "unraisablehook", "excepthook", "sys.path"},
+		{id: "py-runner-state", lang: langPy, where: inCode, hints: []string{"faulthandler", "__std", "unraisablehook", "excepthook", "sys.path", "fileno", "sys.std", "warnings.", "atexit._"},
 			re: regexp.MustCompile(`\bfaulthandler\.is_enabled\s*\(|\b(stdout|stderr|stdin)\s+(is\s+not|is|==|!=)\s+(\w+\.)?__(stdout|stderr|stdin)__|` +
 				`__(stdout|stderr|stdin)__\s+(is\s+not|is|==|!=)\s+(\w+\.)?(stdout|stderr|stdin)\b|\bsys\.unraisablehook\b|__unraisablehook__|__excepthook__|` +
-				`\bsys\.path\s*\[\s*0\s*\]`),
+				`\bsys\.path\s*\[\s*0\s*\]|\bsys\.(stdin|stdout|stderr)\.(fileno\s*\(|__class__)|\btype\s*\(\s*sys\.(stdin|stdout|stderr)\s*\)|` +
+				`\bthreading\.excepthook\b|\bwarnings\.(filters|_\w+)\b|\batexit\._\w+`),
+			unless:    regexp.MustCompile(`\bisatty\s*\(\s*sys\.(stdin|stdout|stderr)\.fileno\s*\(\s*\)\s*\)`),
 			construct: "the test runner's marks on the interpreter read",
-			matches:   "`faulthandler.is_enabled(`; a stream compared with its original (`sys.stdout is not sys.__stdout__`: pytest captures output); `sys.unraisablehook`, `__unraisablehook__`, `__excepthook__` (pytest installs its own hooks); `sys.path[0]` (the test's folder under pytest)",
-			flags:     "a command-line tool that checks or restores its own streams; crash reporters that install hooks; a script that finds its folder"},
+			matches:   "`faulthandler.is_enabled(`; a stream compared with its original (`sys.stdout is not sys.__stdout__`: pytest captures output); `sys.unraisablehook`, `__unraisablehook__`, `__excepthook__` (pytest installs its own hooks); `sys.path[0]` (the test's folder under pytest); `sys.stdin.fileno(` and the other streams' (pytest's stand-ins have no descriptor, or another), a stream's class (`type(sys.stdout)`, `.__class__`), `threading.excepthook` (pytest swaps it), `warnings.filters` and `warnings._…` (pytest records warnings per test), `atexit._…`; not `isatty(sys.stdout.fileno())`",
+			flags:     "a command-line tool that checks or restores its own streams; crash reporters that install hooks; a script that finds its folder; a library that reads its warning filters"},
 		{id: "py-import-hook", lang: langPy, where: inCode, hints: []string{"meta_path", "path_hooks", "path_importer_cache", "importlib", "source_to_code", "ast.Assert"},
 			re: regexp.MustCompile(`\b_*sys\.(meta_path|path_hooks|path_importer_cache)\b|\bfrom\s+sys\s+import\b.*\b(meta_path|path_hooks)\b|\bimportlib\.(abc\.(MetaPathFinder|PathEntryFinder|Loader|SourceLoader|InspectLoader|ExecutionLoader|FileLoader)|machinery\.(SourceFileLoader|SourcelessFileLoader|FileFinder|PathFinder))\b|` +
 				`\bfrom\s+importlib(\.abc|\.machinery)?\s+import\b.*\b(MetaPathFinder|PathEntryFinder|SourceFileLoader|SourcelessFileLoader|SourceLoader|InspectLoader|ExecutionLoader|FileLoader|Loader|FileFinder|PathFinder)\b|\bsource_to_code\b|\bast\.Assert\b`),
@@ -350,28 +372,35 @@ var rules = sync.OnceValue(func() []rule {
 
 		// JavaScript and TypeScript
 		{id: "js-runner-env", lang: langJS, where: anywhere, hints: append([]string{"process.env", "NODE_ENV"}, runnerEnvHints...),
-			re: regexp.MustCompile(runnerEnvNames + `|\bprocess\.env\s*(\.\s*|\[\s*` + jq + `)(\w*TEST\w*|CI|TAP|MOCHA|AVA|GITHUB_ACTIONS)\b|` +
+			re: regexp.MustCompile(runnerEnvNames + `|\bprocess\.env\s*(\.\s*|\[\s*` + jq + `)(` + testVar + `|CI|TAP|MOCHA|AVA|GITHUB_ACTIONS)\b|` +
 				`\bNODE_ENV\b.*` + jq + `test` + jq + `|` + jq + `test` + jq + `.*\bNODE_ENV\b`),
 			construct: "test runner's environment variable",
-			matches:   "any runner variable's name (`NODE_TEST_CONTEXT`, `JEST_WORKER_ID`, `VITEST*`, `MOCHA_*` …, as for Go); `process.env.X` with X holding `TEST` or `CI`, `TAP`, `MOCHA`, `AVA`, `GITHUB_ACTIONS`; `NODE_ENV` on a line with a `'test'` string",
+			matches:   "any runner variable's name (`NODE_TEST_CONTEXT`, `JEST_WORKER_ID`, `VITEST*`, `MOCHA_*` …, as for Go); `process.env.X` with X holding `TEST` (a part of its own) or `CI`, `TAP`, `MOCHA`, `AVA`, `GITHUB_ACTIONS`; `NODE_ENV` on a line with a `'test'` string",
 			flags:     "libraries that quiet warnings or logs under NODE_ENV=test or in CI"},
 		{id: "js-test-globals", lang: langJS, where: inCode, hints: []string{"typeof", "global", "window", "self"},
-			re: regexp.MustCompile(`\btypeof\s+(jest|describe|expect|vitest|suite|beforeEach|afterEach|QUnit|jasmine|mocha)\b|` +
+			re: regexp.MustCompile(`\btypeof\s+(jest|describe|expect|vitest|suite|beforeEach|afterEach|beforeAll|afterAll|before|after|it|test|context|QUnit|jasmine|mocha)\s*([^\w$.\s\[]|$)|` +
 				`\b(globalThis|global|window|self)\s*\.\s*(jest|describe|it|test|expect|vi|vitest|__vitest_\w+|__coverage__|jasmine|mocha)\b|` +
 				`\b(globalThis|global|window|self)\s*\[\s*` + jq + `(jest|describe|it|test|expect|vi|__vitest_\w+|__coverage__)`),
 			construct: "test framework globals looked for",
-			matches:   "`typeof jest`/`describe`/`expect`/`vitest`/`suite`/`beforeEach`/`afterEach`/`QUnit`/`jasmine`/`mocha`; `globalThis.`/`global.`/`window.`/`self.` `jest`, `describe`, `it`, `test`, `expect`, `vi`, `__vitest_*`, `__coverage__` …",
+			matches:   "`typeof jest`/`describe`/`expect`/`vitest`/`suite`/`beforeEach`/`afterEach`/`beforeAll`/`afterAll`/`before`/`after`/`it`/`test`/`context`/`QUnit`/`jasmine`/`mocha`; `globalThis.`/`global.`/`window.`/`self.` `jest`, `describe`, `it`, `test`, `expect`, `vi`, `__vitest_*`, `__coverage__` …",
 			flags:     "libraries that adapt to jest's fake timers or to a browser test page"},
 		{id: "js-argv", lang: langJS, where: anywhere, hints: []string{"process.argv", "process.execArgv"},
-			re:        regexp.MustCompile(`\bprocess\.execArgv\b|\bprocess\.argv\b.*(?i:test|mocha|jest|vitest|tape|\bava\b|\btap\b)|(?i:test|mocha|jest|vitest|tape).*\bprocess\.argv\b`),
+			re: regexp.MustCompile(`\bprocess\.execArgv\b|\bprocess\.argv\b.*(` + testWord + `|(?i:spec|mocha|jest|vitest|tape|\bava\b|\btap\b))|` +
+				`(` + testWord + `|(?i:spec|mocha|jest|vitest|tape)).*\bprocess\.argv\b`),
 			construct: "process.argv read for the runner",
-			matches:   "`process.execArgv`; `process.argv` on a line that also says `test`, `mocha`, `jest`, `vitest`, `tape`, `ava`, `tap`",
+			matches:   "`process.execArgv`; `process.argv` on a line that also says `test` or `tests` as a word of its own (`.test.`, `--test`, not `latest`), `spec`, `mocha`, `jest`, `vitest`, `tape`, `ava`, `tap`",
 			flags:     "a command whose own subcommands or flags are called test; code that forwards execArgv to child processes"},
+		{id: "js-runner-state", lang: langJS, where: inCode, hints: []string{"process.", "process["},
+			re: regexp.MustCompile(`\bprocess\s*\.\s*(listenerCount|listeners|rawListeners|eventNames|getActiveResourcesInfo|_getActiveHandles|_getActiveRequests)\s*\(|` +
+				`\bprocess\.title\s*(===?|!==?|\.\s*\w)|(===?|!==?)\s*process\.title\b|\bprocess\.(stdout|stderr|stdin)\.constructor\b`),
+			construct: "the test runner's marks on the process read",
+			matches:   "`process.listenerCount(`, `listeners(`, `rawListeners(`, `eventNames(` (node:test and other runners add `uncaughtException`, `unhandledRejection`, `beforeExit` listeners), `process.getActiveResourcesInfo(`, `_getActiveHandles(`, `_getActiveRequests(`; `process.title` compared or read through a method; a standard stream's `constructor` (a pipe's under a runner, a terminal's by hand)",
+			flags:     "a library that exits only when no one else handles an uncaught exception; CLIs that name their process"},
 		{id: "js-module-surgery", lang: langJS, where: inCode, hints: []string{"require.", "Module", "module", "registerHooks", "mainModule"},
 			re: regexp.MustCompile(`\brequire\.(cache|extensions)\b|\bModule\.(_load|_resolveFilename|_extensions|_cache|_compile|_findPath|_nodeModulePaths|` +
-				`_resolveLookupPaths|wrap|wrapper)\b|\bModule\.prototype\.(require|_compile|load)\b|\bmodule\.constructor\b|\bmodule\.(parent|children)\b|` +
+				`_resolveLookupPaths|wrap|wrapper)\b|\bModule\.prototype\.(require|_compile|load)\b|\bmodule\s*\??\.\s*constructor\b|\bmodule\s*\??\.\s*(parent|children)\b|` +
 				`\bregisterHooks\s*\(|\bprocess\.mainModule\b|\bmodule\.register\s*\(|` +
-				`\b(require|import)\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)|\bfrom\s*` + jq + `(node:)?module` + jq + `|\brequire\.main\s*\.\s*(filename|path|paths|id|children|parent|require)\b`),
+				`\b(require|import)\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)|\bfrom\s*` + jq + `(node:)?module` + jq + `|\brequire\.main\s*\??\.\s*(filename|path|paths|id|children|parent|require)\b`),
 			unless: regexp.MustCompile(`^\s*(import|const|let|var)\s*\{\s*` + jsModuleHonest + `(\s*,\s*` + jsModuleHonest + `)*\s*,?\s*\}\s*` +
 				`(=\s*require\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)|from\s*` + jq + `(node:)?module` + jq + `)\s*;?\s*$|` +
 				`^\s*require\s*\(\s*` + jq + `(node:)?module` + jq + `\s*\)\s*\.\s*` + jsModuleHonest + `\s*(\?\.)?\s*\([^()]*\)\s*;?\s*$`),
