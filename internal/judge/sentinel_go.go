@@ -175,27 +175,63 @@ var goReports = []string{
 // goOrigin is the body of the must-pass test that checks the test binary
 // writes to the standard output go test gave it: %[1]s is os's name,
 // %[2]q the sentinel file's name, %[3]q the variable the wrapper sets to
-// what fd 1 links to ("?" when it could not read it). While the sentinel
-// file is still in the folder the wrapper did not run (a command's own
-// -exec), and a test binary with no such variable was fdVar without
-// the judge's environment: there is nothing to compare.
+// what fd 1 links to ("?" when it could not read it), %[4]s strconv's
+// name, %[5]s strings', %[6]s path/filepath's. While the sentinel file is
+// still in the folder the wrapper did not run (a command's own -exec):
+// there is nothing to compare. Else fd 1 must link where the wrapper saw
+// it (unless the variable is gone: a child given an environment of its
+// own), and the go command — the nearest ancestor whose executable is
+// named go, which must be there — must hold it open too: a rerun's child,
+// or a filter, writes to a pipe go never saw, whatever the variable says.
 const goOrigin = `if _, err := %[1]s.Lstat(%[2]q); err == nil {
 		return
 	}
-	given, ok := %[1]s.LookupEnv(%[3]q)
-	if !ok || given == "?" {
+	got, err := %[1]s.Readlink("/proc/self/fd/1")
+	if err != nil {
 		return
 	}
-	if got, err := %[1]s.Readlink("/proc/self/fd/1"); err != nil || got != given {
+	if given, ok := %[1]s.LookupEnv(%[3]q); ok && given != "?" && got != given {
 		t.Fatalf("this test binary's standard output is %%q, not the %%q go test gave it", got, given)
-	}`
+	}
+	pid := %[1]s.Getppid()
+	for i := 0; i < 64 && pid > 1; i++ {
+		dir := "/proc/" + %[4]s.Itoa(pid)
+		if exe, err := %[1]s.Readlink(dir + "/exe"); err == nil && %[6]s.Base(exe) == "go" {
+			fds, err := %[1]s.ReadDir(dir + "/fd")
+			if err != nil {
+				return
+			}
+			for _, fd := range fds {
+				if l, _ := %[1]s.Readlink(dir + "/fd/" + fd.Name()); l == got {
+					return
+				}
+			}
+			t.Fatalf("this test binary's standard output (%%s) is not one the go command (pid %%d) holds", got, pid)
+		}
+		stat, err := %[1]s.ReadFile(dir + "/stat")
+		if err != nil {
+			return
+		}
+		rest := string(stat)
+		if k := %[5]s.LastIndexByte(rest, ')'); k >= 0 {
+			rest = rest[k+1:]
+		}
+		f := %[5]s.Fields(rest)
+		if len(f) < 2 {
+			return
+		}
+		if pid, err = %[4]s.Atoi(f[1]); err != nil {
+			return
+		}
+	}
+	t.Fatalf("no go command among this test binary's ancestors")`
 
 // goSentinels is the source of one package's sentinel file and its
 // sentinels, "" when fresh names ran out; file is the sentinel file's
 // name and fdVar the variable the -exec wrapper sets.
 func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, file, fdVar string) (string, []sentinel) {
 	alias := func() string { return "q" + randWord(upperAlpha, 8) }
-	tst, rfl, osA := alias(), alias(), alias()
+	tst, rfl, osA, convA, strA, fpA := alias(), alias(), alias(), alias(), alias(), alias()
 	words := freshNames(2, "", func() string { return pick(nouns) })
 	names := freshNames(3+len(goVals)*(1+len(helpers))+len(helpers), text, func() string { return "Test" + title(pick(adjectives)) + title(pick(nouns)) })
 	if len(words) < 2 || len(names) < 3+len(goVals)*(1+len(helpers))+len(helpers) {
@@ -204,7 +240,7 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 	a, b := randInt(3, 90), randInt(200, 900)
 	val := func(tmpl string) string { return fmt.Sprintf(tmpl, a, b, words[0], words[1]) }
 	var src strings.Builder
-	fmt.Fprintf(&src, "package %s\n\nimport (\n\t%s \"testing\"\n\t%s \"reflect\"\n\t%s \"os\"\n", clause, tst, rfl, osA)
+	fmt.Fprintf(&src, "package %s\n\nimport (\n\t%s \"testing\"\n\t%s \"reflect\"\n\t%s \"os\"\n\t%s \"strconv\"\n\t%s \"strings\"\n\t%s \"path/filepath\"\n", clause, tst, rfl, osA, convA, strA, fpA)
 	hAlias := make([]string, len(helpers))
 	for i, h := range helpers {
 		hAlias[i] = alias()
@@ -226,7 +262,7 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 		all = append(all, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.pass)))
 	}
 	test(false, strings.Join(all, "\n\t"))
-	test(false, fmt.Sprintf(goOrigin, osA, file, fdVar))
+	test(false, fmt.Sprintf(goOrigin, osA, file, fdVar, convA, strA, fpA))
 	for i, v := range goVals {
 		test(true, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.fail)))
 	}

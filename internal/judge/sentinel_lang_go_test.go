@@ -108,13 +108,18 @@ func TestPlanGoLanguage(t *testing.T) {
 // test gave it passes on an honest package and on one that reruns the test
 // binary with the output passed straight through (as an honest TestMain
 // may), and fails where the package's code reruns the test binary and
-// relays what the child printed, or pipes its own fd 1 through a filter
-// process — both ways of rewriting results that spare every sentinel by
-// rewriting only the failures that follow a call of the code under test.
+// relays what the child printed — even when the child rewrites the
+// wrapper's variable to its own fd 1, since the go command does not hold
+// the child's pipe — or pipes its own fd 1 through a filter process: ways
+// of rewriting results that spare every sentinel by rewriting only the
+// failures that follow a call of the code under test.
 func TestGoOriginSentinel(t *testing.T) {
 	t.Parallel()
 	testutil.Need(t, "go")
-	const head = "package plain\n\nimport (\n\t\"os\"\n\t\"os/exec\"\n\t\"syscall\"\n)\n\nfunc Twice(x int) int { return 2 * x }\n\nvar _ = syscall.Dup\n\nfunc init() {\n"
+	const head = "package plain\n\nimport (\n\t\"os\"\n\t\"os/exec\"\n\t\"strconv\"\n\t\"strings\"\n\t\"syscall\"\n)\n\nfunc Twice(x int) int { return 2 * x }\n\nvar _, _, _ = syscall.Dup, strconv.Itoa, strings.Cut\n\nfunc init() {\n"
+	// the child sets every variable that names the parent's fd 1 to its own
+	forge := "\tif os.Getenv(\"PLAIN_CHILD\") != \"\" {\n\t\tparent, _ := os.Readlink(\"/proc/\" + strconv.Itoa(os.Getppid()) + \"/fd/1\")\n\t\town, _ := os.Readlink(\"/proc/self/fd/1\")\n" +
+		"\t\tfor _, kv := range os.Environ() {\n\t\t\tif k, v, _ := strings.Cut(kv, \"=\"); v == parent {\n\t\t\t\tos.Setenv(k, own)\n\t\t\t}\n\t\t}\n\t\treturn\n\t}\n"
 	rerun := "\tif os.Getenv(\"PLAIN_CHILD\") != \"\" {\n\t\treturn\n\t}\n\tcmd := exec.Command(os.Args[0], os.Args[1:]...)\n\tcmd.Env = append(os.Environ(), \"PLAIN_CHILD=1\")\n"
 	cases := []struct {
 		name, init string
@@ -123,6 +128,7 @@ func TestGoOriginSentinel(t *testing.T) {
 		{"honest", "\t_ = exec.Command\n\t_ = os.Getpid\n", false},
 		{"reruns itself, its output passed straight through", rerun + "\tcmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr\n\tcmd.Run()\n\tos.Exit(cmd.ProcessState.ExitCode())\n", false},
 		{"reruns itself and relays what the child printed", rerun + "\tout, _ := cmd.CombinedOutput()\n\tos.Stdout.Write(out)\n\tos.Exit(cmd.ProcessState.ExitCode())\n", true},
+		{"reruns itself, relays the child, and the child rewrites the wrapper's word", forge + rerun[strings.Index(rerun, "\tcmd :="):] + "\tout, _ := cmd.CombinedOutput()\n\tos.Stdout.Write(out)\n\tos.Exit(cmd.ProcessState.ExitCode())\n", true},
 		{"pipes its fd 1 through a filter", "\torig, err := syscall.Dup(1)\n\tif err != nil {\n\t\treturn\n\t}\n\tr, w, err := os.Pipe()\n\tif err != nil {\n\t\treturn\n\t}\n\tcmd := exec.Command(\"cat\")\n\tcmd.Stdin, cmd.Stdout = r, os.NewFile(uintptr(orig), \"out\")\n\tif cmd.Start() != nil {\n\t\treturn\n\t}\n\tr.Close()\n\tsyscall.Dup2(int(w.Fd()), 1)\n\tw.Close()\n", true},
 	}
 	origin := regexp.MustCompile(`func (Test\w+)\(t \*q[A-Z]+\.T\) \{\n\tif _, err := q[A-Z]+\.Lstat\(`)
