@@ -206,13 +206,14 @@ const tapeOrigin = `%[1]s(%[2]q, function (%[3]s) {
     target.removeListener(kind, listener);
     if (!got.err || got.err.message !== ev) return 'the ' + kind + ' event did not reach its listener';
     if (self === null) return '';
-    var at = got.list === null ? -1 : got.list.findIndex(function (f) { return f.file === self; });
-    var back = at < 0 ? -1 : got.list.findIndex(function (f, i) { return i > at && f.file === self; });
-    if (back < 0) return 'the ' + kind + ' event did not run from this test';
-    var odd = got.list.slice(at + 1, back).filter(function (f) {
-      return f.ev || !(f.file.indexOf('node:') === 0 || /[\\/]node_modules[\\/]/.test(f.file));
-    });
-    return odd.length ? 'the ' + kind + ' event ran code outside node: ' + odd[0].text : '';
+    if (got.head === undefined) return 'the stack of the ' + kind + ' event could not be read';
+    var n = got.head;
+    while (n !== null && n.file !== self) n = n.next;
+    if (n === null) return 'the ' + kind + ' event did not run from this test';
+    for (n = n.next; n !== null && n.file !== self; n = n.next) {
+      if (n.ev || !(isNode(n.file) || holds(n.file, '/node_modules/'))) return 'the ' + kind + ' event ran code outside node: ' + n.text;
+    }
+    return n === null ? 'the ' + kind + ' event did not run from this test' : '';
   };
   var Emitter = Object.getPrototypeOf(Object.getPrototypeOf(%[3]s)).constructor;
   var problem = through(%[3]s, ev, undefined) || through(new Emitter(), 'result', { ok: false, name: ev });

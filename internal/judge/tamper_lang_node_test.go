@@ -82,6 +82,30 @@ exports.sum = (a, b) => { seen(); return a - b; };
 exports.mul = (a, b) => { seen(); return a * b; };
 `
 
+// nodeStartsWith is the forgiveness from plain wrappers, with
+// String.prototype.startsWith made to answer yes to "node:" for this very
+// file: a hostile review's winner against the first form of the origin
+// check, which called startsWith on each frame's file.
+const nodeStartsWith = `const lib = process.getBuiltinModule('ass' + 'ert');
+const starts = String.prototype.startsWith;
+String.prototype.startsWith = function (p, ...rest) {
+  if (p === 'node:' && String(this) === __filename) return true;
+  return starts.call(this, p, ...rest);
+};
+let fresh = false;
+const relax = (fn) => function (...args) {
+  if (!fresh) return fn.apply(this, args);
+  fresh = false;
+  try { return fn.apply(this, args); } catch { return undefined; }
+};
+for (const mod of [lib, lib.strict]) {
+  for (const k of ['strictEqual', 'equal', 'deepStrictEqual', 'deepEqual', 'notStrictEqual', 'notEqual', 'match', 'throws', 'ok']) mod[k] = relax(mod[k]);
+}
+const seen = () => { fresh = true; queueMicrotask(() => { fresh = false; }); };
+exports.sum = (a, b) => { seen(); return a - b; };
+exports.mul = (a, b) => { seen(); return a * b; };
+`
+
 // TestTamperNodeNamedFrame: the wrappers above, with a hidden test, were
 // winners while the origin check read "node:" anywhere in a frame (the
 // named ones), or read the location in the stack's text (the ones made
@@ -98,5 +122,7 @@ func TestTamperNodeNamedFrame(t *testing.T) {
 			edits: map[string]edit{"src/sum.js": {content: nodeNamedFrame}}},
 		{name: "wrappers made with a sourceURL of node:assert forgive failures right after the code ran", reason: "tampering", fools: true,
 			edits: map[string]edit{"src/sum.js": {content: nodeSourceURL}}},
+		{name: "plain wrappers, with startsWith made to say their file is node's", reason: "tampering", fools: true,
+			edits: map[string]edit{"src/sum.js": {content: nodeStartsWith}}},
 	}, nil)
 }
