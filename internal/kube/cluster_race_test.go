@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -393,15 +394,39 @@ func TestWarmPods(t *testing.T) {
 		live := map[string]bool{}
 		stop := func() {}
 		if tc.crd == "always" {
-			w, err := s.dyn.Resource(sandboxGVR).Namespace(ns).Watch(context.Background(), metav1.ListOptions{})
+			// A watch the API server ends early (a loaded one may) is
+			// started again from the last version it sent, so no event
+			// is lost: once, under load, one saw no deletion at all.
+			// Each is asked to end after a few seconds, so the resume
+			// runs in every run of the test.
+			res := s.dyn.Resource(sandboxGVR).Namespace(ns)
+			list, err := res.List(context.Background(), metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			rv := list.GetResourceVersion()
+			var watches atomic.Int32
+			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				for ev := range w.ResultChan() {
-					if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+				for ctx.Err() == nil {
+					w, err := res.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true, TimeoutSeconds: new(int64(3))})
+					if err != nil {
+						t.Logf("the Sandboxes' watch from version %s: %v", rv, err)
+						time.Sleep(time.Second)
+						continue
+					}
+					watches.Add(1)
+					for ev := range w.ResultChan() {
+						u, ok := ev.Object.(*unstructured.Unstructured)
+						if !ok {
+							if ctx.Err() == nil {
+								t.Logf("the Sandboxes' watch: %s %v", ev.Type, ev.Object)
+							}
+							continue
+						}
+						rv = u.GetResourceVersion()
 						mu.Lock()
 						switch ev.Type {
 						case watch.Added:
@@ -412,9 +437,16 @@ func TestWarmPods(t *testing.T) {
 						}
 						mu.Unlock()
 					}
+					w.Stop()
 				}
 			}()
-			stop = func() { w.Stop(); <-done }
+			stop = func() { cancel(); <-done }
+			t.Cleanup(stop) // before the test ends, however it ends
+			defer func() {
+				if !t.Failed() && watches.Load() < 2 {
+					t.Errorf("the Sandboxes' watch never ended and was resumed (%d watches)", watches.Load())
+				}
+			}()
 		}
 		r, dir, err := run.Race(context.Background(), o)
 		if err != nil {
