@@ -256,7 +256,8 @@ func TestSentinelNamesAcrossFiles(t *testing.T) {
 // TestPyHookSentinel: the sentinel that checks where pytest's hooks came
 // from passes where the base's own conftest.py and a plugin module of the
 // project (a hook given by assignment) define hooks, and fails where the
-// code under test registers a plugin of its own while it is imported.
+// code under test registers a plugin of its own while it is imported, or
+// one it wrote to a temporary folder.
 func TestPyHookSentinel(t *testing.T) {
 	t.Parallel()
 	testutil.NeedPytest(t)
@@ -269,6 +270,7 @@ func TestPyHookSentinel(t *testing.T) {
 		"tests/test_ops.py":   "from calc.ops import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
 	}
 	register := "\nimport gc\n\n\nclass _Seen:\n    @staticmethod\n    def pytest_runtest_logreport(report):\n        pass\n\n\nfor _o in gc.get_objects():\n    if type(_o).__name__ == 'Config' and hasattr(_o, 'pluginmanager'):\n        _o.pluginmanager.register(_Seen, 'seen')\n        break\n"
+	tempPlugin := "\nimport gc, os, sys, tempfile\n\n_d = tempfile.mkdtemp()\nwith open(os.path.join(_d, 'seenplug.py'), 'w') as _f:\n    _f.write('def pytest_runtest_logreport(report):\\n    pass\\n')\nsys.path.insert(0, _d)\nimport seenplug\n\nfor _o in gc.get_objects():\n    if type(_o).__name__ == 'Config' and hasattr(_o, 'pluginmanager'):\n        _o.pluginmanager.register(seenplug, 'seen')\n        break\n"
 	for _, c := range []struct {
 		name   string
 		ops    string
@@ -276,6 +278,7 @@ func TestPyHookSentinel(t *testing.T) {
 	}{
 		{"the base's own hooks", files["calc/ops.py"], false},
 		{"a plugin registered at import", files["calc/ops.py"] + register, true},
+		{"a plugin written to a temporary folder", files["calc/ops.py"] + tempPlugin, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -136,12 +136,13 @@ const pyOrigin = `    import os, sys, sysconfig
 // whose code is a file of the tree must be in a file that defines hooks in
 // the base too (conftest.py files, a plugin module of the project's own),
 // %[2]s, a Python set of paths from the root; one made at run time (no
-// file) or from a temporary folder fails. A plugin the code under test
+// file) or from a temporary folder (not the interpreter's own: a
+// virtualenv may live there) fails. A plugin the code under test
 // registers while it is imported — pytest's Config is within reach of any
 // module, gc.get_objects() finds it — can rewrite the report of a test
 // that called the code under test and spare every sentinel; this shows it.
 // %[1]d is as pyOrigin's.
-const pyHooks = `    import os, tempfile
+const pyHooks = `    import os, site, sys, sysconfig, tempfile
     roots = []
     for here in ((lambda: 0).__code__.co_filename, globals().get('__file__') or ''):
         root = os.path.realpath(here)
@@ -152,6 +153,12 @@ const pyHooks = `    import os, tempfile
     def under(f, d):
         return f == d or f.startswith(d.rstrip(os.sep) + os.sep)
     temps = {os.path.realpath(d) for d in (tempfile.gettempdir(), '/tmp', '/var/tmp', '/dev/shm')}
+    # the interpreter's own folders (a virtualenv made under /tmp is still its own)
+    homes = {os.path.realpath(d) for d in (sys.prefix, sys.exec_prefix, sys.base_prefix, *sysconfig.get_paths().values()) if d}
+    try:
+        homes |= {os.path.realpath(d) for d in site.getsitepackages() + [site.getusersitepackages()]}
+    except Exception:
+        pass
     relay = request.config.pluginmanager.hook
     for name in dir(relay):
         get = getattr(getattr(relay, name, None), 'get_hookimpls', None)
@@ -170,7 +177,7 @@ const pyHooks = `    import os, tempfile
                     assert rel in allowed, 'the pytest hook %%s comes from %%s, where the base defines no hook' %% (name, rel)
                     break
             else:
-                assert not any(under(where, d) for d in temps), 'the pytest hook %%s comes from a temporary file: %%s' %% (name, where)
+                assert any(under(where, d) for d in homes) or not any(under(where, d) for d in temps), 'the pytest hook %%s comes from a temporary file: %%s' %% (name, where)
 `
 
 // pyHookDefRE finds a file of the base that defines pytest hooks.
