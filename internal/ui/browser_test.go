@@ -238,9 +238,7 @@ func TestBrowserCompared(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(sctx) }()
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS("#fork-1 .compared")), chromedp.WaitVisible(chromedp.CSS("#winner-patch .diff"))); err != nil {
-		t.Fatal(err)
-	}
+	openShowing(t, ctx, s.URL(), "#fork-1 .compared", "#winner-patch .diff")
 	checkInert(t, ctx, id)
 	ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
 		const a = document.querySelector('#fork-0 .compared'), b = document.querySelector('#fork-1 .compared');

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,6 +97,38 @@ func tab(t *testing.T) context.Context {
 	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
 	t.Cleanup(func() { cancelT(); cancel() })
 	return ctx
+}
+
+// openShowing navigates the tab to url and waits until every selector in sels is
+// visible, for at most 90 s of the tab's two minutes: when one never shows,
+// the test fails naming those not on the page and the page's text, read in
+// the time left (a wait that once ran out under load in CI said nothing
+// more than "context deadline exceeded").
+func openShowing(t *testing.T, ctx context.Context, url string, sels ...string) {
+	t.Helper()
+	// the tab is made by the first action on its context, and lives as
+	// long as the context it was made with: make it with the tab's own
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	actions := []chromedp.Action[chromedp.Void]{chromedp.Navigate(url)}
+	for _, sel := range sels {
+		actions = append(actions, chromedp.WaitVisible(chromedp.CSS(sel)))
+	}
+	err := chromedp.Do(wctx, actions...)
+	if err == nil {
+		return
+	}
+	var absent []string
+	for _, sel := range sels {
+		if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf("document.querySelectorAll(%q).length", sel))); n == 0 {
+			absent = append(absent, sel)
+		}
+	}
+	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
+	t.Fatalf("%s: %v; not on the page: %v; the page:\n%s", url, err, absent, text)
 }
 
 // screenshot saves the tab as PNG under the test's temp dir, or under
