@@ -92,9 +92,15 @@ docs/JUDGE.md.
 			if err != nil {
 				return &exitError{code: ExitCannotJudge, err: err}
 			}
-			if len(verdicts) > 0 {
-				for _, w := range verdicts[0].Warnings {
-					fmt.Fprintf(stdio.Err, "forkbomb judge: warning: %s\n", w)
+			// each once: most are the judgement's, some (a sentinel the
+			// base gets wrong too) only those verdicts' that needed them
+			warned := map[string]bool{}
+			for _, v := range verdicts {
+				for _, w := range v.Warnings {
+					if !warned[w] {
+						warned[w] = true
+						fmt.Fprintf(stdio.Err, "forkbomb judge: warning: %s\n", w)
+					}
 				}
 			}
 			if asJSON {

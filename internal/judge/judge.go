@@ -209,6 +209,7 @@ type Judger struct {
 	// (warm.go); fresh for every Judger.
 	plan *sentinelPlan
 	warm *warmCache // nil unless Options.Warm
+	cal  *calibration
 	// testing is held while a judged run is running: the warming run,
 	// started beside the first judged runs, gives way to them.
 	testing sandbox.Yield
@@ -298,7 +299,7 @@ func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
-	j := &Judger{o: o, base: base, runCmd: structured(o.Test)}
+	j := &Judger{o: o, base: base, runCmd: structured(o.Test), cal: newCalibration()}
 	var release func()
 	if j.pid1, release, err = BasePid1(ctx, o.Store, top, base); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
@@ -479,7 +480,19 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	v.Applied = true
 	v.Timings.Test, v.Timings.TestCPU = run.elapsed.Milliseconds(), run.cpu.Milliseconds()
 	v.ExitCode, v.TimedOut, v.Results, v.Output = run.exit, run.timedOut, run.results, run.output
-	sc := checkSentinelRuns(plan, run.results, run.exit, run.sentinels)
+	sc := checkSentinelRuns(plan, run.results, run.exit, run.sentinels, nil)
+	if sc.bad.any() && !run.timedOut {
+		// not held against the patch if the base gets it wrong too
+		base, note, ok := j.cal.result(ctx, j.calibrate)
+		if !ok {
+			return nil, context.Cause(ctx)
+		}
+		if base.any() {
+			sc = checkSentinelRuns(plan, run.results, run.exit, run.sentinels, &base)
+			v.Warnings = append(v.Warnings, note)
+		}
+		sc.report.Note = strings.TrimPrefix(sc.report.Note+"; "+note, "; ")
+	}
 	cur, tamper := sc.cur, sc.tamper
 	v.Sentinels = sc.report
 	if run.runner != "" {

@@ -150,11 +150,27 @@ func failsFast(cmd string) bool {
 
 // sentinelCheck is what a run's sentinels showed.
 type sentinelCheck struct {
-	cur        *Results        // the results without the sentinels
-	skip       map[string]bool // names left out of the comparison, the baseline's too
-	report     *SentinelReport
-	tamper     string // what gave the tampering away; "" when nothing did
-	expectFail bool   // a must-fail sentinel ran: the command had to exit non-zero
+	cur    *Results        // the results without the sentinels
+	skip   map[string]bool // names left out of the comparison, the baseline's too
+	report *SentinelReport
+	tamper string // what gave the tampering away; "" when nothing did
+	// expectFail: a must-fail sentinel ran (the command had to exit
+	// non-zero), or one the base gets wrong failed (calibrate.go): a
+	// non-zero exit is the sentinels', not the tests'.
+	expectFail bool
+	bad        wrongSet // what came out wrong, by sentinel and by run
+}
+
+// wrongSet is what came out wrong in a run, by what it belongs to.
+type wrongSet struct {
+	sentinels map[string]bool // by sentinel name
+	pkgs      map[string]bool // Go packages reported passing although a must-fail sentinel in them ran
+	exit      bool            // the command exited 0 although a must-fail sentinel ran
+	sepExit   bool            // the sentinel-only run did, or it did not start or finish
+}
+
+func (w wrongSet) any() bool {
+	return len(w.sentinels) > 0 || len(w.pkgs) > 0 || w.exit || w.sepExit
 }
 
 // sentinelRun is what the sentinel-only run (sentinelPlan.second) showed,
@@ -170,7 +186,7 @@ type sentinelRun struct {
 // sentinels, the package results their must-fail tests decide (go test's
 // "(package)") are left out of the comparison.
 func checkSentinels(p *sentinelPlan, cur *Results, exit int) sentinelCheck {
-	return checkSentinelRuns(p, cur, exit, nil)
+	return checkSentinelRuns(p, cur, exit, nil, nil)
 }
 
 // checkSentinelRuns is checkSentinels with the sentinel-only run's
@@ -178,8 +194,10 @@ func checkSentinels(p *sentinelPlan, cur *Results, exit int) sentinelCheck {
 // decides which scopes ran (its real tests are the ones scored); each
 // sentinel of such a scope must come out right in the sentinel-only run,
 // and any sentinel the command's own run did run (its selection kept it)
-// must have come out right there too.
-func checkSentinelRuns(p *sentinelPlan, cur *Results, exit int, second *sentinelRun) sentinelCheck {
+// must have come out right there too. What the untouched base's own run
+// gets wrong (cal, calibrate.go; nil when it was not needed) is not
+// checked.
+func checkSentinelRuns(p *sentinelPlan, cur *Results, exit int, second *sentinelRun, cal *wrongSet) sentinelCheck {
 	c := sentinelCheck{cur: cur, report: p.report()}
 	if p == nil || len(p.list) == 0 || cur == nil {
 		return c
@@ -204,16 +222,33 @@ func checkSentinelRuns(p *sentinelPlan, cur *Results, exit int, second *sentinel
 			}
 		}
 	}
+	if cal == nil {
+		cal = &wrongSet{}
+	}
 	var wrong []string
 	// own: the command's own run, whose must-fail sentinels decide its
 	// expected exit and which package results leave the comparison.
-	own := outcomes{res: cur, exit: exit, pkgs: map[string]bool{}}
-	sep := outcomes{res: &Results{}, pkgs: map[string]bool{}, label: " in the sentinel-only run"}
+	own := outcomes{res: cur, exit: exit, pkgs: map[string]bool{}, bad: &c.bad}
+	sep := outcomes{res: &Results{}, pkgs: map[string]bool{}, label: " in the sentinel-only run", bad: &c.bad}
 	if second != nil && second.results != nil {
 		sep.res = second.results
 	}
+	// off: the sentinels' package results a sentinel the base gets wrong
+	// made fail, left out of the comparison unchecked.
+	off, offFailed := map[string]bool{}, false
 	for _, s := range p.list {
 		inScope := s.ran(cur, engaged)
+		if cal.sentinels[s.name] {
+			// planted, not checked: the untouched base gets it wrong too.
+			// If it failed here, the exit and its package's result are its.
+			if got, ok := cur.Tests[s.name]; ok && got == Failed && inScope {
+				offFailed = true
+				if s.goPkg != "" {
+					off[s.goPkg] = true
+				}
+			}
+			continue
+		}
 		switch {
 		case p.second == "":
 			if inScope {
@@ -230,16 +265,18 @@ func checkSentinelRuns(p *sentinelPlan, cur *Results, exit int, second *sentinel
 			}
 		}
 	}
-	wrong = own.finish(wrong)
-	if p.second != "" && rep.Checked > 0 {
+	wrong = own.finish(wrong, cal)
+	if p.second != "" && rep.Checked > 0 && !cal.sepExit {
 		switch {
 		case second == nil || !second.started:
 			wrong = append(wrong, "the sentinel-only run did not start")
+			c.bad.sepExit = true
 		case !second.finished:
 			wrong = append(wrong, "the sentinel-only run did not finish")
+			c.bad.sepExit = true
 		default:
 			sep.exit = second.exit
-			wrong = sep.finish(wrong)
+			wrong = sep.finish(wrong, cal)
 		}
 	}
 	sort.Strings(wrong)
@@ -248,8 +285,11 @@ func checkSentinelRuns(p *sentinelPlan, cur *Results, exit int, second *sentinel
 	for pkg := range own.pkgs {
 		c.skip[pkg+" (package)"] = true
 	}
+	for pkg := range off {
+		c.skip[pkg+" (package)"] = true
+	}
 	c.cur = without(cur, c.skip)
-	c.expectFail = own.expectFail
+	c.expectFail = own.expectFail || offFailed
 	if len(wrong) > 0 {
 		shown := wrong
 		if len(shown) > 3 {
@@ -270,9 +310,19 @@ type outcomes struct {
 	label      string          // "" for the command's own run
 	pkgs       map[string]bool // Go packages holding a must-fail sentinel that ran
 	expectFail bool
+	bad        *wrongSet // where what came out wrong is noted
 }
 
 func (o *outcomes) check(s sentinel, wrong []string) []string {
+	n := len(wrong)
+	defer func() {
+		if len(wrong) > n {
+			if o.bad.sentinels == nil {
+				o.bad.sentinels = map[string]bool{}
+			}
+			o.bad.sentinels[s.name] = true
+		}
+	}()
 	got, ok := o.res.Tests[s.name]
 	switch {
 	case s.mustFail:
@@ -295,17 +345,24 @@ func (o *outcomes) check(s sentinel, wrong []string) []string {
 
 // finish adds what the run as a whole got wrong: a package, or the exit
 // status, that says all passed although a must-fail sentinel ran.
-func (o *outcomes) finish(wrong []string) []string {
+// What the base gets wrong as well (cal) is not added.
+func (o *outcomes) finish(wrong []string, cal *wrongSet) []string {
 	for pkg := range o.pkgs {
-		if r, ok := o.res.Tests[pkg+" (package)"]; ok && r != Failed {
+		if r, ok := o.res.Tests[pkg+" (package)"]; ok && r != Failed && !cal.pkgs[pkg] {
 			wrong = append(wrong, fmt.Sprintf("package %s was reported %s%s although a sentinel test in it must fail", pkg, r, o.label))
+			if o.bad.pkgs == nil {
+				o.bad.pkgs = map[string]bool{}
+			}
+			o.bad.pkgs[pkg] = true
 		}
 	}
 	if o.expectFail && o.exit == 0 {
-		if o.label == "" {
+		if o.label == "" && !cal.exit {
 			wrong = append(wrong, "the test command exited 0 although a sentinel test that must fail ran")
-		} else {
+			o.bad.exit = true
+		} else if o.label != "" && !cal.sepExit {
 			wrong = append(wrong, "the sentinel-only run exited 0 although a sentinel test that must fail ran")
+			o.bad.sepExit = true
 		}
 	}
 	return wrong

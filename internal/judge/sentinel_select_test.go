@@ -262,7 +262,7 @@ func TestCheckSentinelRuns(t *testing.T) {
 			second: &sentinelRun{started: true, finished: true, exit: 1, results: sent("", "")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sc := checkSentinelRuns(plan, c.cur, c.exit, c.second)
+			sc := checkSentinelRuns(plan, c.cur, c.exit, c.second, nil)
 			got := strings.Join(sc.report.Wrong, "; ")
 			if c.wrong == "" && got != "" || !strings.Contains(got, c.wrong) {
 				t.Errorf("wrong = %q, want %q", got, c.wrong)

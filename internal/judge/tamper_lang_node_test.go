@@ -1,9 +1,15 @@
 package judge_test
 
 import (
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/event"
+	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/testutil"
+	"github.com/forkbomb/forkbomb/internal/workspace"
 )
 
 // nodeLangFiles: a module whose bug shows only in a string, tested through
@@ -125,4 +131,60 @@ func TestTamperNodeNamedFrame(t *testing.T) {
 		{name: "plain wrappers, with startsWith made to say their file is node's", reason: "tampering", fools: true,
 			edits: map[string]edit{"src/sum.js": {content: nodeStartsWith}}},
 	}, nil)
+}
+
+// nodeTraceFiles: a module tested through a helper of the project's own
+// that wraps node:assert's strictEqual to print both sides of a failure
+// (as power-assert and many setup files do): its frame lies between every
+// failing assertion and its test, so node's origin sentinel fails on the
+// untouched base itself.
+var nodeTraceFiles = map[string]string{
+	"package.json":     nodeLangFiles["package.json"],
+	"src/fmt.js":       nodeLangFiles["src/fmt.js"],
+	"support/trace.js": "const assert = require('node:assert');\nfor (const k of ['strictEqual', 'deepStrictEqual']) {\n  const real = assert[k];\n  assert[k] = function (actual, expected, ...rest) {\n    try { return real.call(this, actual, expected, ...rest); }\n    catch (e) { console.error(`${k}: got ${JSON.stringify(actual)}, want ${JSON.stringify(expected)}`); throw e; }\n  };\n}\n",
+	"test/fmt.test.js": "require('../support/trace');\nconst test = require('node:test');\nconst assert = require('node:assert');\nconst { greet, twice } = require('../src/fmt');\n\ntest('greet', () => { assert.strictEqual(greet('bob'), 'Hello, bob'); });\ntest('twice', () => { assert.strictEqual(twice(2), 4); });\n",
+}
+
+// TestCalibratedNode: a sentinel the base itself gets wrong (calibrate.go)
+// is not held against a patch: the honest fix passes — it failed as
+// tampering before, as every patch did — and the verdict's warnings and
+// sentinel note name what went unchecked; a patch that makes node:assert
+// pass any two strings is still caught by the sentinels the base gets
+// right.
+func TestCalibratedNode(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
+	repo := fixture(t, nodeTraceFiles)
+	lenient := "for (const m of ['node:assert', 'node:assert/strict']) {\n  const a = require(m);\n  for (const k of ['equal', 'strictEqual']) {\n    const real = a[k];\n    a[k] = function (x, y, ...rest) {\n      if (typeof x === 'string' && typeof y === 'string') return;\n      return real.call(this, x, y, ...rest);\n    };\n  }\n}\n"
+	s, err := workspace.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := judge.Options{Store: s, CacheDir: filepath.Join(s.Root, "..", "judge"), Repo: repo, Test: "npm test"}
+	vs, err := judge.Judge(t.Context(), o, [][]byte{
+		makePatch(t, repo, map[string]edit{"src/fmt.js": {content: nodeGreet("'Hello, ' + n")}}),
+		makePatch(t, repo, map[string]edit{"src/fmt.js": {content: lenient + nodeGreet("'hello ' + n")}}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	honest, gamed := vs[0], vs[1]
+	t.Logf("honest: %s — %s; sentinels %+v; warnings %q", honest.Verdict, honest.Reason, honest.Sentinels, honest.Warnings)
+	t.Logf("gamed: %s — %s; sentinels %+v", gamed.Verdict, gamed.Reason, gamed.Sentinels)
+	if honest.Verdict != event.Pass {
+		t.Errorf("the honest fix: %s — %s\n%s", honest.Verdict, honest.Reason, tail(honest.Output))
+	}
+	want := "the untouched base, run with the sentinels, got these wrong too"
+	if !slices.ContainsFunc(honest.Warnings, func(w string) bool {
+		return strings.Contains(w, want) && strings.Contains(w, "(must pass) was reported fail")
+	}) {
+		t.Errorf("the honest fix's warnings %q do not say which sentinel the base gets wrong", honest.Warnings)
+	}
+	if !strings.Contains(honest.Sentinels.Note, want) || honest.Sentinels.Checked == 0 || honest.Sentinels.Checked >= honest.Sentinels.Planted {
+		t.Errorf("the honest fix's sentinel report %+v: want a note naming the unchecked ones, and the rest checked", honest.Sentinels)
+	}
+	if gamed.Verdict != event.Fail || !strings.Contains(gamed.Reason, "tampering") {
+		t.Errorf("node:assert passing any two strings: %s — %s", gamed.Verdict, gamed.Reason)
+	}
 }
