@@ -79,6 +79,17 @@ var pyAsserts = map[string][]pyVal{
 // (assertEquals is gone from Python 3.12).
 var pyAliases = map[string]string{"assertEquals": "assertEqual", "assertItemsEqual": "assertCountEqual", "assertRegexpMatches": "assertRegex"}
 
+// pyRoots computes roots, the tree's root as the test file's compiled
+// code and its __file__ each place it (%[1]d folders up): a patch would
+// have to fake both. pyOrigin and pyHooks begin with it.
+const pyRoots = `    roots = []
+    for here in ((lambda: 0).__code__.co_filename, globals().get('__file__') or ''):
+        root = os.path.realpath(here)
+        for _ in range(%[1]d):
+            root = os.path.dirname(root)
+        roots.append(root)
+`
+
 // pyOrigin is the must-pass test body that checks where the test harness
 // came from — the runner's modules, unittest's assertions, and the class
 // of the loader this very file names as its own (an import hook of the
@@ -88,13 +99,7 @@ var pyAliases = map[string]string{"assertEquals": "assertEqual", "assertItemsEqu
 // code and from __file__, either of which a patch would have to fake.
 const pyOrigin = `    import os, sys, sysconfig
     import unittest, unittest.case
-    roots = set()
-    for here in ((lambda: 0).__code__.co_filename, globals().get('__file__') or ''):
-        root = os.path.realpath(here)
-        for _ in range(%[1]d):
-            root = os.path.dirname(root)
-        roots.add(root)
-    def inside(f, dirs):
+` + pyRoots + `    def inside(f, dirs):
         f = os.path.realpath(f)
         return any(f == d or f.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
     for name in ('unittest', 'unittest.case', 'pytest', '_pytest', 'pluggy'):
@@ -143,13 +148,7 @@ const pyOrigin = `    import os, sys, sysconfig
 // that called the code under test and spare every sentinel; this shows it.
 // %[1]d is as pyOrigin's.
 const pyHooks = `    import os, site, sys, sysconfig, tempfile
-    roots = []
-    for here in ((lambda: 0).__code__.co_filename, globals().get('__file__') or ''):
-        root = os.path.realpath(here)
-        for _ in range(%[1]d):
-            root = os.path.dirname(root)
-        roots.append(root)
-    allowed = %[2]s
+` + pyRoots + `    allowed = %[2]s
     def under(f, d):
         return f == d or f.startswith(d.rstrip(os.sep) + os.sep)
     temps = {os.path.realpath(d) for d in (tempfile.gettempdir(), '/tmp', '/var/tmp', '/dev/shm')}
