@@ -85,6 +85,10 @@ type VerdictData struct {
 	Stripped []string `json:"stripped"`
 	// Findings: "FILE:LINE: CONSTRUCT (RULE)", when the patch holds any.
 	Findings []string `json:"findings,omitempty"`
+	// Warnings: the judge's, about the judgement rather than the patch
+	// (hidden tests that add nothing, sentinels left unchecked because
+	// the untouched base gets them wrong too), when it has any.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // WinnerData: a fork won.

@@ -19,8 +19,9 @@ import (
 type progress struct {
 	w      io.Writer
 	tty    bool
-	all    bool   // the race keeps the best of all forks
-	header string // the run's line, printed at run_start
+	all    bool            // the race keeps the best of all forks
+	header string          // the run's line, printed at run_start
+	warned map[string]bool // the judge's warnings printed so far: each once
 	mu     sync.Mutex
 	forks  []forkLine
 	drawn  int
@@ -32,7 +33,7 @@ type forkLine struct {
 }
 
 func newProgress(w io.Writer, forks int, all bool, header string) *progress {
-	p := &progress{w: w, forks: make([]forkLine, forks), all: all, header: header}
+	p := &progress{w: w, forks: make([]forkLine, forks), all: all, header: header, warned: map[string]bool{}}
 	if f, ok := w.(*os.File); ok {
 		p.tty = isTerminal(f)
 	}
@@ -69,6 +70,11 @@ func (p *progress) Handle(ev event.Event) error {
 			}
 		})
 	case event.VerdictData:
+		for _, w := range d.Warnings {
+			if p.firstTime(w) {
+				p.logf("judge: warning: %s", w)
+			}
+		}
 		p.update(n, func(l *forkLine) { l.verdict = fmt.Sprintf("%s: %s", d.Verdict, d.Reason) })
 	case event.VerifiedData:
 		p.logf("%s", verifiedLine(n, d))
@@ -86,6 +92,15 @@ func (p *progress) Handle(ev event.Event) error {
 		}
 	}
 	return nil
+}
+
+// firstTime says whether warning w is new to the view, and notes it.
+func (p *progress) firstTime(w string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seen := p.warned[w]
+	p.warned[w] = true
+	return !seen
 }
 
 func (p *progress) toolCall(n int, tool, input string) {

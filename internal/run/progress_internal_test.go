@@ -33,3 +33,19 @@ func TestProgressPrintable(t *testing.T) {
 		t.Errorf("the fork's text is not shown, escaped:\n%q", text)
 	}
 }
+
+// TestProgressJudgeWarnings: the judge's warnings about the judgement (a
+// sentinel the base gets wrong too, so left unchecked) are printed once,
+// however many verdicts carry them.
+func TestProgressJudgeWarnings(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	p := newProgress(&out, 2, false, "race")
+	w := "the untouched base, run with the sentinels, got these wrong too, so they are not checked on it: x (must pass) was reported fail"
+	for n := range 2 {
+		p.Handle(event.Event{Fork: n, Data: event.VerdictData{Verdict: event.Pass, Reason: "ok", Warnings: []string{w}}})
+	}
+	if got := strings.Count(out.String(), "judge: warning: "+w); got != 1 {
+		t.Errorf("the warning was printed %d times, want once:\n%s", got, out.String())
+	}
+}

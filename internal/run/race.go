@@ -204,7 +204,7 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	r.keep(r.rec.ForkFile(n, "verdict.json", vj))
 	findings := findingLines(v.Findings)
 	stripped := append([]string{}, v.Stripped...) // a list in the record, never null
-	r.emit(n, event.VerdictData{Verdict: v.Verdict, Reason: v.Reason, Score: v.Score.Value, Stripped: stripped, Findings: findings})
+	r.emit(n, event.VerdictData{Verdict: v.Verdict, Reason: v.Reason, Score: v.Score.Value, Stripped: stripped, Findings: findings, Warnings: v.Warnings})
 	r.setFork(n, func(f *record.Fork) {
 		f.Verdict, f.Score, f.Findings = v.Verdict, v.Score.Value, findings
 		if f.Reason = v.Reason; limit != "" {
