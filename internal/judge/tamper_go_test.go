@@ -83,3 +83,53 @@ func TestTamperGoSourcesGone(t *testing.T) {
 		t.Errorf("no Go sentinels planted: %+v", v.Sentinels)
 	}
 }
+
+// goRelayMain is an honest TestMain that runs the tests again in UTC and
+// prints what they printed: its test binary's output is relayed, so the
+// sentinel that checks the binary writes where go test gave it fails on
+// the untouched base itself.
+const goRelayMain = `package calc
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("CALC_UTC") == "" {
+		cmd := exec.Command(os.Args[0], os.Args[1:]...)
+		cmd.Env = append(os.Environ(), "CALC_UTC=1", "TZ=UTC")
+		out, _ := cmd.CombinedOutput()
+		os.Stdout.Write(out)
+		os.Exit(cmd.ProcessState.ExitCode())
+	}
+	os.Exit(m.Run())
+}
+`
+
+// TestCalibratedGo: on a base whose own TestMain relays its tests' output
+// (so a sentinel is wrong there whatever the patch), the honest fix passes
+// — it failed as tampering before calibrate.go — plain and over a warmed
+// build cache, which is laid all the same; a forged report is still
+// caught by the sentinels the base gets right.
+func TestCalibratedGo(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "go")
+	files := map[string]string{"main_test.go": goRelayMain}
+	for k, v := range goFiles {
+		files[k] = v
+	}
+	repo := fixture(t, files)
+	imports := "\t\"fmt\"\n\t\"os\"\n\t\"path/filepath\"\n\t\"regexp\"\n"
+	forge := readTests + "\tfor _, n := range names {\n\t\tfmt.Printf(\"=== RUN   %s\\n--- PASS: %s (0.00s)\\n\", n, n)\n\t}\n\tfmt.Println(\"PASS\")\n\tos.Exit(0)\n"
+	cases := []judged{
+		{name: "honest fix", edits: map[string]edit{"calc.go": {content: goFixed}}, pass: true},
+		{name: "forges a passing run of every test it reads", reason: "tampering", edits: map[string]edit{"calc.go": {content: goTamper(imports, forge)}}},
+	}
+	judgeAll(t, repo, "go test ./...", nil, cases, nil)
+	t.Run("warmed", func(t *testing.T) {
+		t.Parallel()
+		judgeAll(t, repo, "go test ./...", nil, cases, func(o *judge.Options) { o.Warm = true })
+	})
+}

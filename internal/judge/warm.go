@@ -37,7 +37,9 @@ import (
 //     the judge's cache folder, which no fork and no judged run sees but
 //     through the read-only layer, and Close removes it.
 //   - It is laid only when that run's sentinels all came out right on the
-//     base; else there is none, and patched runs compile as before.
+//     base, but for what the calibration (calibrate.go) found the base gets
+//     wrong whatever the patch — a run whose own tests came out as at the
+//     baseline; else there is none, and patched runs compile as before.
 //   - Sentinel names (and the must-fail tests' values) are fresh for each
 //     Judger (a race, a judge command) rather than for each judged copy.
 //     A judged run can read its own sentinels' names whatever they are
@@ -171,8 +173,11 @@ func (w *warmCache) warm(ctx context.Context, j *Judger) {
 		w.none("the run on the base did not end within its limits")
 		return
 	}
-	j.cal.offer(j.calibrated(run)) // a run of the base with the sentinels: calibrate.go
-	if sc := checkSentinelRuns(j.plan, run.results, run.exit, run.sentinels, nil); sc.tamper != "" {
+	// a run of the base with the sentinels, so the judge's calibration
+	// (calibrate.go): what it gets wrong that way is no reason to lay no layer
+	base, note := j.calibrated(run)
+	j.cal.offer(base, note)
+	if sc := checkSentinelRuns(j.plan, run.results, run.exit, run.sentinels, &base); sc.tamper != "" {
 		w.none("the base's own run got a sentinel wrong: " + sc.tamper)
 		return
 	}
