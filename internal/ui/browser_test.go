@@ -262,7 +262,8 @@ func TestBrowserCompared(t *testing.T) {
 }
 
 // TestBrowserNeedsReview: a run that ended needs-review says so, names the
-// fork, shows its findings as text, and crowns no fork.
+// fork, shows its findings and the judge's warnings as text, and crowns no
+// fork.
 func TestBrowserNeedsReview(t *testing.T) {
 	ctx := tab(t)
 	runs := t.TempDir()
@@ -289,7 +290,8 @@ func TestBrowserNeedsReview(t *testing.T) {
 		const note = document.querySelector('#needs-review').textContent;
 		const card = document.querySelector('#fork-0').textContent;
 		return note.includes('fork(s) 0') && note.includes('forkbomb apply') &&
-			card.includes('finding: lib.go:3: testing.Testing() call') && !document.querySelector('#winner') &&
+			card.includes('finding: lib.go:3: testing.Testing() call') && card.includes('judge warning: the untouched base, run with the sentinels') &&
+			!document.querySelector('#winner') &&
 			!document.querySelector('.card.winner');
 	})()`))
 	if err != nil || !ok {

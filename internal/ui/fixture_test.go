@@ -113,7 +113,8 @@ func reviewEvents() []event.Event {
 			continue
 		case ev.Kind() == event.VerdictGiven && ev.Fork == 0:
 			ev.Data = event.VerdictData{Verdict: event.Review, Reason: "needs review: the tests pass, but the patch adds code that detects or inspects a test run", Score: 1,
-				Findings: []string{"lib.go:3: testing.Testing() call (go-testing-mode) " + inject}}
+				Findings: []string{"lib.go:3: testing.Testing() call (go-testing-mode) " + inject},
+				Warnings: []string{"the untouched base, run with the sentinels, got these wrong too " + inject}}
 		case ev.Kind() == event.RunEnd:
 			ev.Data = event.RunEndData{Status: event.RunNeedsReview, Winner: -1, Review: []int{0}}
 		}

@@ -243,6 +243,8 @@
     c.append(el('div', { class: 'muted cost' }, `turns ${f.turns} · tokens ${f.tin} in / ${f.tout} out` + (cost ? ' · ' + usd(cost) : '') + (f.gateway ? ' (gateway)' : '') + (f.exitReason ? ' · ' + f.exitReason : '')));
     if (f.verdict) c.append(el('div', {}, 'judge: ', String(f.verdict.reason || ''), f.verdict.score != null ? ` (score ${f.verdict.score})` : ''));
     if (f.verdict && Array.isArray(f.verdict.findings)) c.append(findingsList(f.verdict.findings));
+    // the judge's warnings about the judgement (sentinels left unchecked on this base, hidden tests that add nothing)
+    if (f.verdict && Array.isArray(f.verdict.warnings)) c.append(el('ul', { class: 'warnings' }, ...f.verdict.warnings.slice(0, 10).map((x) => el('li', {}, 'judge warning: ' + String(x)))));
     if (f.strength) c.append(strengthView(f.strength));
     for (const d of f.compared || []) c.append(compareView(d, f.n));
     const stream = el('div', { class: 'stream', 'data-fork': f.n });
