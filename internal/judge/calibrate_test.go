@@ -33,7 +33,7 @@ func TestCheckCalibrated(t *testing.T) {
 		"example.com/n.TestSharpRange": Passed, "example.com/n.TestRoundValue": Failed, "example.com/n (package)": Failed,
 	})
 	bc := checkSentinelRuns(plan, base, bexit, nil, nil)
-	if !bc.bad.sentinels["example.com/m.TestPlainInput"] || len(bc.bad.sentinels) != 1 || bc.bad.exit || len(bc.bad.pkgs) > 0 {
+	if bc.bad.sentinels[runKey("", "example.com/m.TestPlainInput")] != Failed || len(bc.bad.sentinels) != 1 || bc.bad.exit || len(bc.bad.pkgs) > 0 {
 		t.Fatalf("the base's wrongs = %+v (%v), want m.TestPlainInput alone", bc.bad, bc.report.Wrong)
 	}
 	cal := bc.bad
@@ -67,6 +67,27 @@ func TestCheckCalibrated(t *testing.T) {
 	c = checkSentinelRuns(plan, cur2, exit2, nil, &cal)
 	if !strings.Contains(c.tamper, "example.com/m.TestQuietList (must fail) was reported pass") || strings.Contains(c.tamper, "TestPlainInput") {
 		t.Errorf("calibrated run with a must-fail passing: tamper %q", c.tamper)
+	}
+
+	// excused only as the base got it: a patch that keeps that sentinel
+	// from running at all (it ends the run before) is not
+	cur3, exit3 := res(1, map[string]Outcome{
+		"example.com/m.TestAdd": Passed, "example.com/n.TestMul": Passed,
+		"example.com/m.TestQuietList": Failed, "example.com/m (package)": Failed,
+		"example.com/n.TestSharpRange": Passed, "example.com/n.TestRoundValue": Failed, "example.com/n (package)": Failed,
+	})
+	if c := checkSentinelRuns(plan, cur3, exit3, nil, &cal); !strings.Contains(c.tamper, "example.com/m.TestPlainInput (must pass) did not run") {
+		t.Errorf("a sentinel the base reports failed went missing, and that was excused: %q", c.tamper)
+	}
+
+	// a sentinel that did not run on the base is never excusable: there a
+	// package's tests panicked before its sentinels ran
+	panicked, pexit := res(1, map[string]Outcome{
+		"example.com/m.TestAdd": Failed, "example.com/m (package)": Failed, "example.com/n.TestMul": Passed,
+		"example.com/n.TestSharpRange": Passed, "example.com/n.TestRoundValue": Failed, "example.com/n (package)": Failed,
+	})
+	if pc := checkSentinelRuns(plan, panicked, pexit, nil, nil); pc.bad.excusable() || !pc.bad.missing {
+		t.Errorf("sentinels that did not run on the base read as excusable: %+v", pc.bad)
 	}
 
 	// a command that exits 0 whatever failed: that is not held either,

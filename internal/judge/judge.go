@@ -481,7 +481,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 	v.Timings.Test, v.Timings.TestCPU = run.elapsed.Milliseconds(), run.cpu.Milliseconds()
 	v.ExitCode, v.TimedOut, v.Results, v.Output = run.exit, run.timedOut, run.results, run.output
 	sc := checkSentinelRuns(plan, run.results, run.exit, run.sentinels, nil)
-	if sc.bad.any() && !run.timedOut {
+	if sc.bad.excusable() && !run.timedOut {
 		// not held against the patch if the base gets it wrong too
 		base, note, ok := j.cal.result(ctx, j.calibrate)
 		if !ok {
@@ -493,7 +493,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		}
 		sc.report.Note = strings.TrimPrefix(sc.report.Note+"; "+note, "; ")
 	}
-	cur, tamper := sc.cur, sc.tamper
+	cur, tamper := nodeLoaded(j.bl.Results, sc.cur, sc.loaded, o.at), sc.tamper
 	v.Sentinels = sc.report
 	if run.runner != "" {
 		tamper = strings.TrimSpace("tampering: the test runner is a file of the repository, not the installed one (" + run.runner + "); " + tamper)

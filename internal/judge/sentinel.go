@@ -32,6 +32,7 @@ type sentinel struct {
 	scope    string   // results-name prefix of the real tests beside it; "" = the whole run
 	goPkg    string   // Go: the package, whose "(package)" result a must-fail makes fail
 	ranWith  []string // tape: its file ran when one of these tests did (scope unused)
+	file     string   // node: the test file it is appended to
 }
 
 // sentinelPlan says what the judge plants in one judged copy.
@@ -159,17 +160,33 @@ type sentinelCheck struct {
 	// non-zero exit is the sentinels', not the tests'.
 	expectFail bool
 	bad        wrongSet // what came out wrong, by sentinel and by run
+	// loaded: the node test files every sentinel appended to ran in the
+	// command's own run (nodeLoaded)
+	loaded map[string]bool
 }
 
 // wrongSet is what came out wrong in a run, by what it belongs to.
+// Only what a sentinel that ran was reported is noted by name: one that
+// did not run there is not a wrong outcome the base could excuse (a
+// package whose tests panic at the base runs none of its sentinels, and a
+// patch that ends the run at that point must not be excused by it).
 type wrongSet struct {
-	sentinels map[string]bool // by sentinel name
-	pkgs      map[string]bool // Go packages reported passing although a must-fail sentinel in them ran
-	exit      bool            // the command exited 0 although a must-fail sentinel ran
-	sepExit   bool            // the sentinel-only run did, or it did not start or finish
+	sentinels map[string]Outcome // by run label and sentinel name (key): what it was reported, when wrong
+	missing   bool               // some sentinel did not run (never excused)
+	pkgs      map[string]bool    // Go packages reported passing although a must-fail sentinel in them ran
+	exit      bool               // the command exited 0 although a must-fail sentinel ran
+	sepExit   bool               // the sentinel-only run did (its not starting or finishing is never excused)
 }
 
+// runKey names a sentinel in the run labelled label.
+func runKey(label, name string) string { return label + "\x00" + name }
+
 func (w wrongSet) any() bool {
+	return len(w.sentinels) > 0 || w.missing || len(w.pkgs) > 0 || w.exit || w.sepExit
+}
+
+// excusable is whether anything of w is what a base could excuse.
+func (w wrongSet) excusable() bool {
 	return len(w.sentinels) > 0 || len(w.pkgs) > 0 || w.exit || w.sepExit
 }
 
@@ -228,27 +245,13 @@ func checkSentinelRuns(p *sentinelPlan, cur *Results, exit int, second *sentinel
 	var wrong []string
 	// own: the command's own run, whose must-fail sentinels decide its
 	// expected exit and which package results leave the comparison.
-	own := outcomes{res: cur, exit: exit, pkgs: map[string]bool{}, bad: &c.bad}
-	sep := outcomes{res: &Results{}, pkgs: map[string]bool{}, label: " in the sentinel-only run", bad: &c.bad}
+	own := outcomes{res: cur, exit: exit, pkgs: map[string]bool{}, off: map[string]bool{}, bad: &c.bad, cal: cal}
+	sep := outcomes{res: &Results{}, pkgs: map[string]bool{}, off: map[string]bool{}, label: " in the sentinel-only run", bad: &c.bad, cal: cal}
 	if second != nil && second.results != nil {
 		sep.res = second.results
 	}
-	// off: the sentinels' package results a sentinel the base gets wrong
-	// made fail, left out of the comparison unchecked.
-	off, offFailed := map[string]bool{}, false
 	for _, s := range p.list {
 		inScope := s.ran(cur, engaged)
-		if cal.sentinels[s.name] {
-			// planted, not checked: the untouched base gets it wrong too.
-			// If it failed here, the exit and its package's result are its.
-			if got, ok := cur.Tests[s.name]; ok && got == Failed && inScope {
-				offFailed = true
-				if s.goPkg != "" {
-					off[s.goPkg] = true
-				}
-			}
-			continue
-		}
 		switch {
 		case p.second == "":
 			if inScope {
@@ -265,18 +268,24 @@ func checkSentinelRuns(p *sentinelPlan, cur *Results, exit int, second *sentinel
 			}
 		}
 	}
-	wrong = own.finish(wrong, cal)
-	if p.second != "" && rep.Checked > 0 && !cal.sepExit {
+	ran := rep.Checked
+	if p.second == "" {
+		rep.Checked -= own.excused
+	} else {
+		rep.Checked -= sep.excused
+	}
+	wrong = own.finish(wrong)
+	if p.second != "" && ran > 0 {
 		switch {
 		case second == nil || !second.started:
 			wrong = append(wrong, "the sentinel-only run did not start")
-			c.bad.sepExit = true
+			c.bad.missing = true
 		case !second.finished:
 			wrong = append(wrong, "the sentinel-only run did not finish")
-			c.bad.sepExit = true
+			c.bad.missing = true
 		default:
 			sep.exit = second.exit
-			wrong = sep.finish(wrong, cal)
+			wrong = sep.finish(wrong)
 		}
 	}
 	sort.Strings(wrong)
@@ -285,11 +294,21 @@ func checkSentinelRuns(p *sentinelPlan, cur *Results, exit int, second *sentinel
 	for pkg := range own.pkgs {
 		c.skip[pkg+" (package)"] = true
 	}
-	for pkg := range off {
+	for pkg := range own.off {
 		c.skip[pkg+" (package)"] = true
 	}
 	c.cur = without(cur, c.skip)
-	c.expectFail = own.expectFail || offFailed
+	c.expectFail = own.expectFail || own.offFailed
+	c.loaded = map[string]bool{}
+	for _, s := range p.list {
+		if s.file == "" {
+			continue
+		}
+		_, ran := cur.Tests[s.name]
+		if prev, seen := c.loaded[s.file]; !seen || prev {
+			c.loaded[s.file] = ran
+		}
+	}
 	if len(wrong) > 0 {
 		shown := wrong
 		if len(shown) > 3 {
@@ -311,19 +330,39 @@ type outcomes struct {
 	pkgs       map[string]bool // Go packages holding a must-fail sentinel that ran
 	expectFail bool
 	bad        *wrongSet // where what came out wrong is noted
+	// cal is what the untouched base got wrong (calibrate.go): a sentinel
+	// reported here exactly as it was there is excused, not checked.
+	cal       *wrongSet
+	excused   int
+	offFailed bool            // an excused sentinel failed: the exit is its
+	off       map[string]bool // Go packages an excused sentinel failed
 }
 
 func (o *outcomes) check(s sentinel, wrong []string) []string {
+	got, ok := o.res.Tests[s.name]
+	if was, bad := o.cal.sentinels[runKey(o.label, s.name)]; bad && ok && got == was {
+		o.excused++
+		if got == Failed {
+			o.offFailed = true
+			if s.goPkg != "" {
+				o.off[s.goPkg] = true
+			}
+		}
+		return wrong
+	}
 	n := len(wrong)
 	defer func() {
-		if len(wrong) > n {
+		switch {
+		case len(wrong) == n:
+		case !ok:
+			o.bad.missing = true
+		default:
 			if o.bad.sentinels == nil {
-				o.bad.sentinels = map[string]bool{}
+				o.bad.sentinels = map[string]Outcome{}
 			}
-			o.bad.sentinels[s.name] = true
+			o.bad.sentinels[runKey(o.label, s.name)] = got
 		}
 	}()
-	got, ok := o.res.Tests[s.name]
 	switch {
 	case s.mustFail:
 		o.expectFail = true
@@ -345,8 +384,9 @@ func (o *outcomes) check(s sentinel, wrong []string) []string {
 
 // finish adds what the run as a whole got wrong: a package, or the exit
 // status, that says all passed although a must-fail sentinel ran.
-// What the base gets wrong as well (cal) is not added.
-func (o *outcomes) finish(wrong []string, cal *wrongSet) []string {
+// What the base gets wrong as well (o.cal) is not added.
+func (o *outcomes) finish(wrong []string) []string {
+	cal := o.cal
 	for pkg := range o.pkgs {
 		if r, ok := o.res.Tests[pkg+" (package)"]; ok && r != Failed && !cal.pkgs[pkg] {
 			wrong = append(wrong, fmt.Sprintf("package %s was reported %s%s although a sentinel test in it must fail", pkg, r, o.label))

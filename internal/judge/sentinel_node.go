@@ -3,6 +3,7 @@ package judge
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"sort"
@@ -116,7 +117,12 @@ const jsFrames = `
 // the modules, %[3]s the probe calls ("null" for %[1]s leaves the frames
 // unread), %[4]s jsFrames. The stack is read with a formatter and a limit
 // of the sentinel's own, so neither a patched Error.prepareStackTrace nor
-// a short limit can hide a frame.
+// a short limit can hide a frame. It also reads its own callers: node's
+// runner calls a test function through its own code alone (a method of
+// its test objects, AsyncResource.prototype.runInAsyncScope, is public
+// and writable, and a wrapper there that swallows the failures of the
+// real tests by name spares every sentinel but sits under each: a
+// hostile review's winner); a frame of no file is V8's own.
 const nodeOrigin = `
   const self = %[1]s;
 %[4]s
@@ -132,6 +138,13 @@ const nodeOrigin = `
   const builtin = (name, mod) => {
     if (typeof process.getBuiltinModule === 'function' && process.getBuiltinModule(name) !== mod) throw new Error(name + ' is not the builtin module');
   };
+  if (self !== null) {
+    const up = frames(() => { throw new Error('callers'); });
+    if (up.head === undefined) throw new Error('the callers of this test could not be read');
+    for (let n = up.head; n !== null; n = n.next) {
+      if (n.file !== self && (n.ev || !isNode(n.file) && n.file !== 'undefined')) throw new Error('this test was called through code outside node: ' + n.text);
+    }
+  }
 %[2]s%[3]s`
 
 // nodeValueFlag are node's options whose value is the next word.
@@ -194,8 +207,12 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 			continue
 		}
 		isESM := strings.HasSuffix(file, ".mjs") || esm && strings.HasSuffix(file, ".js")
+		n := len(p.list)
 		if src := nodeSentinels(p, string(data), isESM, mustFail); src != "" {
 			p.appends[file] = src
+			for i := n; i < len(p.list); i++ {
+				p.list[i].file = file
+			}
 		}
 	}
 	if !mustFail {
@@ -296,4 +313,36 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 	}
 	add(false, fmt.Sprintf(nodeOrigin, self, checks.String(), probes.String(), jsFrames))
 	return src.String()
+}
+
+// nodeLoaded is cur with the baseline failures of test files that now
+// load: node reports a test file that throws as it loads (it requires the
+// module the task is to write) as one failing test named by the file's
+// path, and once a patch makes it load that name is gone and the file's
+// own tests are new ones — scored as any new test, so a failing one still
+// fails the patch. Such a file ran when every sentinel appended to it ran
+// (loaded, from checkSentinelRuns): its failure at the baseline then
+// counts as fixed, not as a test that did not run. at is the tree's path
+// in the sandbox, as node names the file.
+func nodeLoaded(base, cur *Results, loaded map[string]bool, at string) *Results {
+	if base == nil || cur == nil || base.Format != "tap" || !cur.Named || len(loaded) == 0 {
+		return cur
+	}
+	var out *Results
+	for file, ran := range loaded {
+		name := path.Join(at, file)
+		if _, still := cur.Tests[name]; !ran || still || base.Tests[name] != Failed {
+			continue
+		}
+		if out == nil {
+			c := *cur
+			c.Tests = maps.Clone(cur.Tests)
+			out = &c
+		}
+		out.add(name, Passed)
+	}
+	if out == nil {
+		return cur
+	}
+	return out
 }

@@ -45,7 +45,23 @@ func TestTamperNodeAsserts(t *testing.T) {
 		{name: "t.assert's first read per context is a no-op", reason: "tampering", edits: map[string]edit{
 			"src/fmt.js": {content: accessor + nodeGreet("'hello ' + n")},
 		}},
+		// node:test calls each test function through this public method:
+		// a wrapper that swallows the failure of the real test by name
+		// spares every sentinel, but sits under each (a hostile review's
+		// winner); the second spells it so that no text row reads it
+		{name: "the runner's runInAsyncScope swallows greet's failure", reason: "tampering", fools: true, edits: map[string]edit{
+			"src/fmt.js": {content: nodeAsyncScope("const { AsyncResource } = require('node:async_hooks');\nconst P = AsyncResource.prototype, k = 'runInAsyncScope';\n") + nodeGreet("'hello ' + n")},
+		}},
+		{name: "the same, spelled so no text row reads it", reason: "tampering", fools: true, edits: map[string]edit{
+			"src/fmt.js": {content: nodeAsyncScope("const P = require('node:async_hooks')['Async' + 'Resource']['proto' + 'type'], k = 'runInAsync' + 'Scope';\n") + nodeGreet("'hello ' + n")},
+		}},
 	}, nil)
+}
+
+// nodeAsyncScope wraps P[k], node's AsyncResource.prototype.runInAsyncScope
+// (the head defines P and k), so that the test named greet never fails.
+func nodeAsyncScope(head string) string {
+	return head + "const orig = P[k];\nP[k] = function (fn, thisArg, ...args) {\n  if (this && this.name === 'greet' && typeof fn === 'function') {\n    const f = fn;\n    fn = function (...a) { try { const r = f.apply(this, a); return r && r.then ? r.catch(() => {}) : r; } catch (e) {} };\n  }\n  return orig.call(this, fn, thisArg, ...args);\n};\n"
 }
 
 // nodeNamedFrame wraps node:assert's functions in place (the modules stay
@@ -177,7 +193,7 @@ func TestCalibratedNode(t *testing.T) {
 	}
 	want := "the untouched base, run with the sentinels, got these wrong too"
 	if !slices.ContainsFunc(honest.Warnings, func(w string) bool {
-		return strings.Contains(w, want) && strings.Contains(w, "(must pass) was reported fail")
+		return strings.Contains(w, want) && strings.Contains(w, " was reported fail")
 	}) {
 		t.Errorf("the honest fix's warnings %q do not say which sentinel the base gets wrong", honest.Warnings)
 	}

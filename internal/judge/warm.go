@@ -175,9 +175,9 @@ func (w *warmCache) warm(ctx context.Context, j *Judger) {
 	}
 	// a run of the base with the sentinels, so the judge's calibration
 	// (calibrate.go): what it gets wrong that way is no reason to lay no layer
-	base, note := j.calibrated(run)
-	j.cal.offer(base, note)
-	if sc := checkSentinelRuns(j.plan, run.results, run.exit, run.sentinels, &base); sc.tamper != "" {
+	cr := j.calibrated(run)
+	j.cal.offer(cr)
+	if sc := checkSentinelRuns(j.plan, run.results, run.exit, run.sentinels, &cr.base); sc.tamper != "" {
 		w.none("the base's own run got a sentinel wrong: " + sc.tamper)
 		return
 	}
