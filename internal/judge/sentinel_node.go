@@ -109,23 +109,46 @@ const jsFrames = `
   };
 `
 
-// nodeOrigin is the body of the must-pass test that checks the assertion
-// surface: %[1]s is the file's own name as its stack frames give it (a
-// frame is node's when the file it runs is, not its function's name: a
-// wrapper can be named "strictEqual node:assert"; and not code made by
-// eval, which a //# sourceURL can name node:assert), %[2]s the checks of
-// the modules, %[3]s the probe calls ("null" for %[1]s leaves the frames
-// unread), %[4]s jsFrames. The stack is read with a formatter and a limit
-// of the sentinel's own, so neither a patched Error.prepareStackTrace nor
-// a short limit can hide a frame. It also reads its own callers: node's
-// runner calls a test function through its own code alone (a method of
-// its test objects, AsyncResource.prototype.runInAsyncScope, is public
-// and writable, and a wrapper there that swallows the failures of the
-// real tests by name spares every sentinel but sits under each: a
-// hostile review's winner); a frame of no file is V8's own.
-const nodeOrigin = `
+// node's origin checks are three must-pass tests, so that a base that
+// gets one wrong (a helper of its own wrapping strictEqual) has only that
+// one excused (calibrate.go). In each, %[1]s is the file's own name as its
+// stack frames give it ("null", for a file with a source map, leaves the
+// frames unread) and jsFrames is spliced in: the stack is read with a
+// formatter and a limit of the test's own, so neither a patched
+// Error.prepareStackTrace nor a short limit can hide a frame.
+//
+// nodeModules checks the assertion modules (%[1]s: their checks) are
+// node's builtins.
+const nodeModules = `
+  const builtin = (name, mod) => {
+    if (typeof process.getBuiltinModule === 'function' && process.getBuiltinModule(name) !== mod) throw new Error(name + ' is not the builtin module');
+  };
+%[1]s`
+
+// nodeCallers reads the test's own callers (%[2]s jsFrames): node's runner
+// calls a test function through its own code alone — a method of its test
+// objects, AsyncResource.prototype.runInAsyncScope, is public and
+// writable, and a wrapper there that swallows the failures of the real
+// tests by name spares every sentinel but sits under each (a hostile
+// review's winner); a frame of no file is V8's own.
+const nodeCallers = `
   const self = %[1]s;
-%[4]s
+%[2]s
+  const up = frames(() => { throw new Error('callers'); });
+  if (up.head === undefined) throw new Error('the callers of this test could not be read');
+  for (let n = up.head; n !== null; n = n.next) {
+    if (n.file !== self && (n.ev || !isNode(n.file) && n.file !== 'undefined')) throw new Error('this test was called through code outside node: ' + n.text);
+  }`
+
+// nodeProbes makes each function the file uses fail (%[2]s: the probe
+// calls; %[3]s jsFrames): it must throw node's AssertionError with nothing
+// but node's frames between the throw and the test — a frame is node's
+// when the file it runs is, not its function's name (a wrapper can be
+// named "strictEqual node:assert"), and not when it runs code made by
+// eval, which a //# sourceURL can name node:assert.
+const nodeProbes = `
+  const self = %[1]s;
+%[3]s
   const probe = (label, call) => {
     const got = frames(call), err = got.err;
     if (!err || err.code !== 'ERR_ASSERTION' || err.name !== 'AssertionError') throw new Error(label + ' did not fail as node:assert does');
@@ -135,17 +158,7 @@ const nodeOrigin = `
     for (; n !== null && n.file !== self; n = n.next) if (n.ev || !isNode(n.file)) throw new Error(label + ' ran code outside node: ' + n.text);
     if (n === null) throw new Error(label + ' failed outside this test');
   };
-  const builtin = (name, mod) => {
-    if (typeof process.getBuiltinModule === 'function' && process.getBuiltinModule(name) !== mod) throw new Error(name + ' is not the builtin module');
-  };
-  if (self !== null) {
-    const up = frames(() => { throw new Error('callers'); });
-    if (up.head === undefined) throw new Error('the callers of this test could not be read');
-    for (let n = up.head; n !== null; n = n.next) {
-      if (n.file !== self && (n.ev || !isNode(n.file) && n.file !== 'undefined')) throw new Error('this test was called through code outside node: ' + n.text);
-    }
-  }
-%[2]s%[3]s`
+%[2]s`
 
 // nodeValueFlag are node's options whose value is the next word.
 var nodeValueFlag = map[string]bool{
@@ -311,7 +324,11 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 		}
 		fmt.Fprintf(&probes, "  probe(%q, () => %s);\n", s.label, fmt.Sprintf(vals[0].fail, args(s.callee)...))
 	}
-	add(false, fmt.Sprintf(nodeOrigin, self, checks.String(), probes.String(), jsFrames))
+	add(false, fmt.Sprintf(nodeModules, checks.String()))
+	if self != "null" {
+		add(false, fmt.Sprintf(nodeCallers, self, jsFrames))
+	}
+	add(false, fmt.Sprintf(nodeProbes, self, probes.String(), jsFrames))
 	return src.String()
 }
 

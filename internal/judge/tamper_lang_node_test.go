@@ -165,8 +165,8 @@ var nodeTraceFiles = map[string]string{
 // is not held against a patch: the honest fix passes — it failed as
 // tampering before, as every patch did — and the verdict's warnings and
 // sentinel note name what went unchecked; a patch that makes node:assert
-// pass any two strings is still caught by the sentinels the base gets
-// right.
+// pass any two strings, and one that wraps the runner's call of each test
+// (caught by the origin check the base gets right), are still caught.
 func TestCalibratedNode(t *testing.T) {
 	t.Parallel()
 	testutil.Need(t, "node")
@@ -181,6 +181,9 @@ func TestCalibratedNode(t *testing.T) {
 	vs, err := judge.Judge(t.Context(), o, [][]byte{
 		makePatch(t, repo, map[string]edit{"src/fmt.js": {content: nodeGreet("'Hello, ' + n")}}),
 		makePatch(t, repo, map[string]edit{"src/fmt.js": {content: lenient + nodeGreet("'hello ' + n")}}),
+		// only the frames of failing assertions are excused here, not the
+		// runner's own call path (the origin checks are three tests)
+		makePatch(t, repo, map[string]edit{"src/fmt.js": {content: nodeAsyncScope("const P = require('node:async_hooks')['Async' + 'Resource']['proto' + 'type'], k = 'runInAsync' + 'Scope';\n") + nodeGreet("'hello ' + n")}}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -202,5 +205,8 @@ func TestCalibratedNode(t *testing.T) {
 	}
 	if gamed.Verdict != event.Fail || !strings.Contains(gamed.Reason, "tampering") {
 		t.Errorf("node:assert passing any two strings: %s — %s", gamed.Verdict, gamed.Reason)
+	}
+	if v := vs[2]; v.Verdict != event.Fail || !strings.Contains(v.Reason, "tampering") {
+		t.Errorf("runInAsyncScope swallowing greet's failure: %s — %s", v.Verdict, v.Reason)
 	}
 }
