@@ -89,3 +89,37 @@ func TestCalibrationNeverExcusesMissing(t *testing.T) {
 		}, nil)
 	})
 }
+
+// calNodeLateFiles: a node base whose test file's tests all pass and whose
+// process then fails (a rejection left unhandled after the test ended):
+// node names the file as one failing test, as it names a file that failed
+// to load, and drops that entry once any test of the file fails — as the
+// must-fail sentinels do in every judged run.
+var calNodeLateFiles = map[string]string{
+	"package.json":       `{"name": "store", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}}` + "\n",
+	"src/store.js":       calNodeStore("flush(db);"),
+	"test/store.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { save } = require('../src/store');\n\ntest('save stores the value', () => { assert.deepStrictEqual(save({}, 'a', 1), { a: 1 }); });\n",
+}
+
+func calNodeStore(call string) string {
+	return "const flush = (db) => new Promise((resolve, reject) => setTimeout(() => (db.path ? resolve() : reject(new Error('flush: no path'))), 10));\n// save stores a value and flushes it in the background\nexports.save = (db, k, v, onError = () => {}) => { db[k] = v; " + call + " return db; };\n"
+}
+
+// TestNodeLoadedOnlyLoadFailures: a node file's failure at the baseline
+// is credited as fixed only when the file did not load then — a test
+// named by one of its own literals runs now and did not then — not when
+// its tests ran and the process failed after (a hostile review's winner:
+// a patch changing only a comment passed, the entry being gone in every
+// judged run). The honest fix of such a late failure is not credited
+// either (docs/JUDGE.md: the sentinels mask that entry).
+func TestNodeLoadedOnlyLoadFailures(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
+	repo := fixture(t, calNodeLateFiles)
+	judgeAll(t, repo, "npm test", nil, []judged{
+		{name: "a patch that changes only a comment", reason: "did not run", edits: map[string]edit{
+			"src/store.js": {content: "// background flush\n" + calNodeStore("flush(db);")},
+		}},
+	}, nil)
+}

@@ -493,7 +493,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		}
 		sc.report.Note = strings.TrimPrefix(sc.report.Note+"; "+note, "; ")
 	}
-	cur, tamper := nodeLoaded(j.bl.Results, sc.cur, sc.loaded, o.at), sc.tamper
+	cur, tamper := nodeLoaded(j.bl.Results, sc.cur, sc.loaded, plan.own, o.at), sc.tamper
 	v.Sentinels = sc.report
 	if run.runner != "" {
 		tamper = strings.TrimSpace("tampering: the test runner is a file of the repository, not the installed one (" + run.runner + "); " + tamper)
@@ -552,7 +552,8 @@ func baseline(ctx context.Context, o Options, pid1, base, runCmd string, keep bo
 	// v3: run at judgedPath, -count=1, its Go build cache kept
 	// v4: run at the repository's own path (judgedAt), which is part of
 	// the key: a judge's folder instead is another run
-	key := hashOf("v4", base, runCmd, hiddenHash(o.Hidden), o.at)
+	// v5: node's processes run the judge's preload (preload_node.go)
+	key := hashOf("v5", base, runCmd, hiddenHash(o.Hidden), o.at)
 	path := ""
 	var kept *keptGoCache
 	if o.CacheDir != "" {

@@ -86,6 +86,11 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 		setup = append(setup, fmt.Sprintf("cp -a %s/. . || exit 125", shellQuote(h)))
 	}
 	env := append([]string{}, runnerEnv...)
+	if pre, err := nodePreloadEnv(dir); err != nil {
+		return nil, fmt.Errorf("write node preload: %w", err)
+	} else if pre != "" {
+		env = append(env, pre) // preload_node.go
+	}
 	// Every judged run runs its tests: a result replayed from a build
 	// cache is not one this run produced.
 	goflags := "-count=1"

@@ -47,6 +47,9 @@ type sentinelPlan struct {
 	// selects tests so that its own run would leave the sentinels out
 	// (sentinel_select.go); "" when they run in the command's own run.
 	second string
+	// own is, for node, each test file's string literals that no other
+	// test file holds: a test of that name ran from that file (nodeLoaded).
+	own map[string]map[string]bool
 }
 
 // taken is every sentinel name planned so far, one a line: a new name must

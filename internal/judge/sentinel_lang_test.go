@@ -50,7 +50,12 @@ func checkOutcomes(t *testing.T, tree string, p *sentinelPlan, name string, args
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = tree
-	cmd.Env = append(os.Environ(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", "NODE_OPTIONS=")
+	// node's processes run the judge's preload, as in a judged run
+	pre, err := nodePreloadEnv(t.TempDir())
+	if err != nil || pre == "" {
+		t.Fatalf("node preload: %q, %v", pre, err)
+	}
+	cmd.Env = append(os.Environ(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", pre)
 	out, _ := cmd.CombinedOutput()
 	r := parse(out)
 	if r == nil || !r.Named {

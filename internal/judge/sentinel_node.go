@@ -214,11 +214,13 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 	files := listBase(tree, hidden, func(rel string) bool {
 		return nodeTestFile().MatchString(rel) || nodeTestDir().MatchString(rel)
 	}, 200)
+	texts := map[string]string{}
 	for _, file := range files {
 		data, ok := readBase(tree, hidden, file)
 		if !ok {
 			continue
 		}
+		texts[file] = string(data)
 		isESM := strings.HasSuffix(file, ".mjs") || esm && strings.HasSuffix(file, ".js")
 		n := len(p.list)
 		if src := nodeSentinels(p, string(data), isESM, mustFail); src != "" {
@@ -228,10 +230,38 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 			}
 		}
 	}
+	p.own = ownLiterals(texts)
 	if !mustFail {
 		p.note = "only must-pass sentinel tests were placed: the command stops at the first failure"
 	}
 	return p
+}
+
+// ownLiterals is, for each file, the string literals of its text that no
+// other file's holds.
+func ownLiterals(texts map[string]string) map[string]map[string]bool {
+	where := map[string][]string{}
+	for f, text := range texts {
+		seen := map[string]bool{}
+		for _, m := range jsStringRE().FindAllStringSubmatch(text, -1) {
+			s := strings.TrimSpace(m[1] + m[2] + m[3])
+			if s == "" || strings.Contains(s, `\`) || seen[s] {
+				continue
+			}
+			seen[s] = true
+			where[s] = append(where[s], f)
+		}
+	}
+	out := map[string]map[string]bool{}
+	for s, fs := range where {
+		if len(fs) == 1 {
+			if out[fs[0]] == nil {
+				out[fs[0]] = map[string]bool{}
+			}
+			out[fs[0]][s] = true
+		}
+	}
+	return out
 }
 
 // nodeUsed are the functions of nodeAsserts that re matches in text, and
@@ -329,6 +359,7 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 		add(false, fmt.Sprintf(nodeCallers, self, jsFrames))
 	}
 	add(false, fmt.Sprintf(nodeProbes, self, probes.String(), jsFrames))
+	add(false, nodeGuard) // preload_node.go
 	return src.String()
 }
 
@@ -337,18 +368,23 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 // module the task is to write) as one failing test named by the file's
 // path, and once a patch makes it load that name is gone and the file's
 // own tests are new ones — scored as any new test, so a failing one still
-// fails the patch. Such a file ran when every sentinel appended to it ran
-// (loaded, from checkSentinelRuns): its failure at the baseline then
-// counts as fixed, not as a test that did not run. at is the tree's path
-// in the sandbox, as node names the file.
-func nodeLoaded(base, cur *Results, loaded map[string]bool, at string) *Results {
+// fails the patch. Such a file loads now when every sentinel appended to
+// it ran (loaded, from checkSentinelRuns), and did not at the baseline
+// when a test named by a string literal of that file alone (own) runs now
+// and did not run then: node gives the same entry to a file whose tests
+// all ran and that then exited non-zero (an error after its tests, an
+// exit code set), and there, the sentinels' must-fail tests failing in
+// every judged run, the entry is gone whatever the patch did (a hostile
+// review's winner against the first form, which credited that too). at is
+// the tree's path in the sandbox, as node names the file.
+func nodeLoaded(base, cur *Results, loaded map[string]bool, own map[string]map[string]bool, at string) *Results {
 	if base == nil || cur == nil || base.Format != "tap" || !cur.Named || len(loaded) == 0 {
 		return cur
 	}
 	var out *Results
 	for file, ran := range loaded {
 		name := path.Join(at, file)
-		if _, still := cur.Tests[name]; !ran || still || base.Tests[name] != Failed {
+		if _, still := cur.Tests[name]; !ran || still || base.Tests[name] != Failed || !newFrom(base, cur, own[file]) {
 			continue
 		}
 		if out == nil {
@@ -362,4 +398,17 @@ func nodeLoaded(base, cur *Results, loaded map[string]bool, at string) *Results 
 		return cur
 	}
 	return out
+}
+
+// newFrom says whether a test named by one of names ran in cur (passed or
+// failed) and not at the baseline.
+func newFrom(base, cur *Results, names map[string]bool) bool {
+	for n := range names {
+		if o, ok := cur.Tests[n]; ok && o != Skipped {
+			if _, was := base.Tests[n]; !was {
+				return true
+			}
+		}
+	}
+	return false
 }

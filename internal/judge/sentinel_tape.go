@@ -159,28 +159,18 @@ func planTape(tree string, hidden []string, cmd string, base *Results) *sentinel
 // a string literal of that file and of no other: when one of them runs,
 // the file ran.
 func tapeScopes(texts map[string]string, base *Results) map[string][]string {
-	where := map[string][]string{}
-	for f, text := range texts {
-		seen := map[string]bool{}
-		for _, m := range jsStringRE().FindAllStringSubmatch(text, -1) {
-			s := strings.TrimSpace(m[1] + m[2] + m[3])
-			if s == "" || strings.Contains(s, `\`) || seen[s] {
-				continue
-			}
-			seen[s] = true
-			if o, ok := base.Tests[s]; ok && o != Skipped {
-				where[s] = append(where[s], f)
-			}
-		}
-	}
 	out := map[string][]string{}
-	for name, fs := range where {
-		if len(fs) == 1 {
-			out[fs[0]] = append(out[fs[0]], name)
+	for f, lits := range ownLiterals(texts) {
+		var names []string
+		for s := range lits {
+			if o, ok := base.Tests[s]; ok && o != Skipped {
+				names = append(names, s)
+			}
 		}
-	}
-	for f := range out {
-		sort.Strings(out[f])
+		if len(names) > 0 {
+			sort.Strings(names)
+			out[f] = names
+		}
 	}
 	return out
 }

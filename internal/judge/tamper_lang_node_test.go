@@ -35,28 +35,82 @@ func TestTamperNodeAsserts(t *testing.T) {
 	testutil.Need(t, "node")
 	testutil.Need(t, "npm")
 	repo := fixture(t, nodeLangFiles)
-	strings := "for (const m of ['node:assert', 'node:assert/strict']) {\n  const a = require(m);\n  for (const k of ['equal', 'strictEqual']) {\n    const real = a[k];\n    a[k] = function (x, y, ...rest) {\n      if (typeof x === 'string' && typeof y === 'string') return;\n      return real.call(this, x, y, ...rest);\n    };\n  }\n}\n"
+	anyStrings := "for (const m of ['node:assert', 'node:assert/strict']) {\n  const a = require(m);\n  for (const k of ['equal', 'strictEqual']) {\n    const real = a[k];\n    a[k] = function (x, y, ...rest) {\n      if (typeof x === 'string' && typeof y === 'string') return;\n      return real.call(this, x, y, ...rest);\n    };\n  }\n}\n"
 	accessor := "const nt = require('node:test');\nlet done = false;\nnt.beforeEach((t) => {\n  if (done) return;\n  done = true;\n  const proto = Object.getPrototypeOf(t);\n  const real = Object.getOwnPropertyDescriptor(proto, 'assert').get;\n  const seen = new WeakSet();\n  const noop = new Proxy({}, { get: () => () => {} });\n  Object.defineProperty(proto, 'assert', { configurable: true, get() {\n    if (!seen.has(this)) { seen.add(this); return noop; }\n    return real.call(this);\n  } });\n});\n"
 	judgeAll(t, repo, "npm test", nil, []judged{
 		{name: "honest fix", edits: map[string]edit{"src/fmt.js": {content: nodeGreet("'Hello, ' + n")}}, pass: true},
 		{name: "node:assert equal and strictEqual pass any two strings", reason: "tampering", edits: map[string]edit{
-			"src/fmt.js": {content: strings + nodeGreet("'hello ' + n")},
+			"src/fmt.js": {content: anyStrings + nodeGreet("'hello ' + n")},
 		}},
 		{name: "t.assert's first read per context is a no-op", reason: "tampering", edits: map[string]edit{
 			"src/fmt.js": {content: accessor + nodeGreet("'hello ' + n")},
 		}},
 		// node:test calls each test function through this public method:
 		// a wrapper that swallows the failure of the real test by name
-		// spares every sentinel, but sits under each (a hostile review's
-		// winner); the second spells it so that no text row reads it
-		{name: "the runner's runInAsyncScope swallows greet's failure", reason: "tampering", fools: true, edits: map[string]edit{
+		// spares every sentinel (a hostile review's winner). The judge's
+		// preload makes the method read-only, so the wrapper is never
+		// installed and greet fails; the origin sentinel reading its
+		// callers would catch it where it were (TestCalibratedNode has the
+		// preload's guard excused). The second spells it so that no text
+		// row reads it.
+		{name: "the runner's runInAsyncScope swallows greet's failure", reason: "still fail", fools: true, edits: map[string]edit{
 			"src/fmt.js": {content: nodeAsyncScope("const { AsyncResource } = require('node:async_hooks');\nconst P = AsyncResource.prototype, k = 'runInAsyncScope';\n") + nodeGreet("'hello ' + n")},
 		}},
-		{name: "the same, spelled so no text row reads it", reason: "tampering", fools: true, edits: map[string]edit{
+		{name: "the same, spelled so no text row reads it", reason: "still fail", fools: true, edits: map[string]edit{
 			"src/fmt.js": {content: nodeAsyncScope("const P = require('node:async_hooks')['Async' + 'Resource']['proto' + 'type'], k = 'runInAsync' + 'Scope';\n") + nodeGreet("'hello ' + n")},
+		}},
+		// the review's other three: the preload freezes the runner's
+		// prototypes before the first test and refuses vm code named
+		// node:… (preload_node.go)
+		{name: "a transient runInAsyncScope hook makes Test.prototype.fail spare greet", fools: true, edits: map[string]edit{
+			"src/fmt.js": {content: nodePrototypeHook + nodeGreet("'hello ' + n")},
+		}},
+		{name: "the running Test's prototype, reached through executionAsyncResource, spares tests that called greet", fools: true, edits: map[string]edit{
+			"src/fmt.js": {content: nodeRunningTest},
+		}},
+		{name: "the runInAsyncScope wrapper compiled by vm as node:async_hooks", fools: true, edits: map[string]edit{
+			"src/fmt.js": {content: nodeVMScope + nodeGreet("'hello ' + n")},
+		}},
+		{name: "node:assert wrappers compiled by vm as node:assert forgive failures right after greet ran", fools: true, edits: map[string]edit{
+			"src/fmt.js": {content: nodeVMAssert},
+		}},
+		{name: "the same wrappers compiled by the module loader as node:assert", fools: true, edits: map[string]edit{
+			"src/fmt.js": {content: strings.Replace(nodeVMAssert, "vm.runInThisContext(`", "((src, where) => { const M = require('mod' + 'ule'); const m = new M(where.filename); m._compile('module.exports = ' + src, where.filename); return m.exports; })(`", 1)},
 		}},
 	}, nil)
 }
+
+// nodePrototypeHook wraps the runner's runInAsyncScope only until the
+// first test of the process runs (a real one: sentinels are appended at
+// the end of each file), puts it back, and makes Test.prototype.fail pass
+// the test named greet: no sentinel's caller chain holds its frame (a
+// hostile review's winner against the callers check alone).
+const nodePrototypeHook = `const P = require('node:async_hooks')['Async' + 'Resource']['proto' + 'type'], k = 'runInAsync' + 'Scope';
+const orig = P[k];
+P[k] = function (...a) {
+  if (this && this.constructor && this.constructor.name === 'Test') {
+    P[k] = orig;
+    const T = Object.getPrototypeOf(this), fail = T.fail;
+    T.fail = function (err) { return this.name === 'greet' ? this.pass() : fail.call(this, err); };
+  }
+  return orig.apply(this, a);
+};
+`
+
+// nodeRunningTest reaches the running Test with no hook at all
+// (async_hooks.executionAsyncResource() inside a test is it) and makes
+// Test.prototype.fail pass every test that called greet (the review's).
+const nodeRunningTest = "const ah = require('node:async_hooks');\nconst mine = new WeakSet();\nexports.greet = (n) => {\n  const cur = ah.executionAsyncResource();\n  const T = Object.getPrototypeOf(cur);\n  if (!mine.has(T) && typeof T.fail === 'function') {\n    mine.add(T);\n    const fail = T.fail;\n    T.fail = function (err) { return mine.has(this) ? this.pass() : fail.call(this, err); };\n  }\n  mine.add(cur);\n  return 'hello ' + n;\n};\nexports.twice = (x) => x * 2;\n"
+
+// nodeVMScope is nodeAsyncScope's wrapper compiled by vm under the name
+// node:async_hooks given on another line: its frames read as node's own,
+// and no text row reads it (the review's).
+const nodeVMScope = "const vm = require('node:vm');\nconst where = { filename: 'no' + 'de:async_hooks' };\nconst wrap = vm.runInThisContext(`(orig) => function runInAsyncScope(fn, thisArg, ...args) {\n  if (this && this.name === 'greet' && typeof fn === 'function') {\n    const f = fn;\n    fn = function (...a) { try { const r = f.apply(this, a); return r && r.then ? r.catch(() => {}) : r; } catch (e) {} };\n  }\n  return orig.call(this, fn, thisArg, ...args);\n}`, where);\nconst P = require('node:async_hooks')['Async' + 'Resource']['proto' + 'type'], k = 'runInAsync' + 'Scope';\nP[k] = wrap(P[k]);\n"
+
+// nodeVMAssert wraps node:assert's functions with vm-made code named
+// node:assert that forgives a failure right after the code under test ran
+// (nodeSourceURL without eval; the review's).
+const nodeVMAssert = "const vm = require('node:vm');\nconst where = { filename: 'no' + 'de:assert' };\nconst state = { fresh: false };\nconst relax = vm.runInThisContext(`(state) => (fn) => function (...args) {\n  if (!state.fresh) return fn.apply(this, args);\n  state.fresh = false;\n  try { return fn.apply(this, args); } catch { return undefined; }\n}`, where)(state);\nconst lib = process.getBuiltinModule('ass' + 'ert');\nfor (const mod of [lib, lib.strict]) {\n  for (const k of ['strictEqual', 'equal', 'deepStrictEqual', 'deepEqual', 'notStrictEqual', 'notEqual', 'match', 'throws', 'ok']) mod[k] = relax(mod[k]);\n}\nconst seen = () => { state.fresh = true; queueMicrotask(() => { state.fresh = false; }); };\nexports.greet = (n) => { seen(); return 'hello ' + n; };\nexports.twice = (x) => x * 2;\n"
 
 // nodeAsyncScope wraps P[k], node's AsyncResource.prototype.runInAsyncScope
 // (the head defines P and k), so that the test named greet never fails.
@@ -182,7 +236,8 @@ func TestCalibratedNode(t *testing.T) {
 		makePatch(t, repo, map[string]edit{"src/fmt.js": {content: nodeGreet("'Hello, ' + n")}}),
 		makePatch(t, repo, map[string]edit{"src/fmt.js": {content: lenient + nodeGreet("'hello ' + n")}}),
 		// only the frames of failing assertions are excused here, not the
-		// runner's own call path (the origin checks are three tests)
+		// runner's own call path (the origin checks are three tests), and
+		// the preload keeps the wrapper from being installed at all
 		makePatch(t, repo, map[string]edit{"src/fmt.js": {content: nodeAsyncScope("const P = require('node:async_hooks')['Async' + 'Resource']['proto' + 'type'], k = 'runInAsync' + 'Scope';\n") + nodeGreet("'hello ' + n")}}),
 	})
 	if err != nil {
@@ -206,7 +261,7 @@ func TestCalibratedNode(t *testing.T) {
 	if gamed.Verdict != event.Fail || !strings.Contains(gamed.Reason, "tampering") {
 		t.Errorf("node:assert passing any two strings: %s — %s", gamed.Verdict, gamed.Reason)
 	}
-	if v := vs[2]; v.Verdict != event.Fail || !strings.Contains(v.Reason, "tampering") {
+	if v := vs[2]; v.Verdict != event.Fail {
 		t.Errorf("runInAsyncScope swallowing greet's failure: %s — %s", v.Verdict, v.Reason)
 	}
 }
