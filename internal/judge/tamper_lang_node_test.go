@@ -59,13 +59,14 @@ func TestTamperNodeAsserts(t *testing.T) {
 		{name: "the same, spelled so no text row reads it", reason: "still fail", fools: true, edits: map[string]edit{
 			"src/fmt.js": {content: nodeAsyncScope("const P = require('node:async_hooks')['Async' + 'Resource']['proto' + 'type'], k = 'runInAsync' + 'Scope';\n") + nodeGreet("'hello ' + n")},
 		}},
-		// the review's other three: the preload freezes the runner's
-		// prototypes before the first test and refuses vm code named
-		// node:… (preload_node.go)
+		// the review's other three: the preload keeps runInAsyncScope
+		// read-only, notes the running test handed to the code (the guard
+		// sentinel then fails) and refuses vm code named node:…
+		// (preload_node.go)
 		{name: "a transient runInAsyncScope hook makes Test.prototype.fail spare greet", fools: true, edits: map[string]edit{
 			"src/fmt.js": {content: nodePrototypeHook + nodeGreet("'hello ' + n")},
 		}},
-		{name: "the running Test's prototype, reached through executionAsyncResource, spares tests that called greet", fools: true, edits: map[string]edit{
+		{name: "the running Test's prototype, reached through executionAsyncResource, spares tests that called greet", reason: "tampering", fools: true, edits: map[string]edit{
 			"src/fmt.js": {content: nodeRunningTest},
 		}},
 		{name: "the runInAsyncScope wrapper compiled by vm as node:async_hooks", fools: true, edits: map[string]edit{
