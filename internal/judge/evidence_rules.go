@@ -390,12 +390,13 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "process.argv read for the runner",
 			matches:   "`process.execArgv`; `process.argv` on a line that also says `test` or `tests` as a word of its own (`.test.`, `--test`, not `latest`), `spec`, `mocha`, `jest`, `vitest`, `tape`, `ava`, `tap`",
 			flags:     "a command whose own subcommands or flags are called test; code that forwards execArgv to child processes"},
-		{id: "js-runner-state", lang: langJS, where: inCode, hints: []string{"process.", "process["},
+		{id: "js-runner-state", lang: langJS, where: inCode, hints: []string{"process.", "process[", "executionAsyncResource"},
 			re: regexp.MustCompile(`\bprocess\s*\.\s*(listenerCount|listeners|rawListeners|eventNames|getActiveResourcesInfo|_getActiveHandles|_getActiveRequests)\s*\(|` +
-				`\bprocess\.title\s*(===?|!==?|\.\s*\w)|(===?|!==?)\s*process\.title\b|\bprocess\.(stdout|stderr|stdin)\.constructor\b`),
+				`\bprocess\.title\s*(===?|!==?|\.\s*\w)|(===?|!==?)\s*process\.title\b|\bprocess\.(stdout|stderr|stdin)\.constructor\b|` +
+				`\bexecutionAsyncResource\b`),
 			construct: "the test runner's marks on the process read",
-			matches:   "`process.listenerCount(`, `listeners(`, `rawListeners(`, `eventNames(` (node:test and other runners add `uncaughtException`, `unhandledRejection`, `beforeExit` listeners), `process.getActiveResourcesInfo(`, `_getActiveHandles(`, `_getActiveRequests(`; `process.title` compared or read through a method; a standard stream's `constructor` (a pipe's under a runner, a terminal's by hand)",
-			flags:     "a library that exits only when no one else handles an uncaught exception; CLIs that name their process"},
+			matches:   "`process.listenerCount(`, `listeners(`, `rawListeners(`, `eventNames(` (node:test and other runners add `uncaughtException`, `unhandledRejection`, `beforeExit` listeners), `process.getActiveResourcesInfo(`, `_getActiveHandles(`, `_getActiveRequests(`; `process.title` compared or read through a method; a standard stream's `constructor` (a pipe's under a runner, a terminal's by hand); `executionAsyncResource` (inside a node:test test, the runner's running test object)",
+			flags:     "a library that exits only when no one else handles an uncaught exception; CLIs that name their process; async context libraries (APM agents)"},
 		{id: "js-module-surgery", lang: langJS, where: inCode, hints: []string{"require.", "Module", "module", "registerHooks", "mainModule"},
 			re: regexp.MustCompile(`\brequire\.(cache|extensions)\b|\bModule\.(_load|_resolveFilename|_extensions|_cache|_compile|_findPath|_nodeModulePaths|` +
 				`_resolveLookupPaths|wrap|wrapper)\b|\bModule\.prototype\.(require|_compile|load)\b|\bmodule\s*\??\.\s*constructor\b|\bmodule\s*\??\.\s*(parent|children)\b|` +

@@ -250,6 +250,7 @@ func TestInspectPatch(t *testing.T) {
 			"expect.extend({ toEqual: () => ({ pass: true }) });"), []string{"js-always-equal", "js-always-equal"}},
 		{"js more assertions patched", newFile("lib/x.js", "for (const k of keys) assert[k] = relax(assert[k]);", "proto['_assert'] = f;",
 			"EventEmitter.prototype.emit = function (kind, res) {"), []string{"js-assert-patch", "js-assert-patch", "js-assert-patch"}},
+		{"js the running test reached", newFile("lib/x.js", "const cur = require('node:async_hooks').executionAsyncResource();"), []string{"js-runner-state"}},
 		{"js the test runner's async scope wrapped", newFile("lib/x.js", "const orig = AsyncResource.prototype.runInAsyncScope;",
 			"Test.runInAsyncScope = hook;", "proto['runInAsyncScope'] = hook;", "resource.runInAsyncScope(fn, null, arg);"),
 			[]string{"js-assert-patch", "js-assert-patch", "js-assert-patch"}},
