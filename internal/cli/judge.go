@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -92,17 +93,7 @@ docs/JUDGE.md.
 			if err != nil {
 				return &exitError{code: ExitCannotJudge, err: err}
 			}
-			// each once: most are the judgement's, some (a sentinel the
-			// base gets wrong too) only those verdicts' that needed them
-			warned := map[string]bool{}
-			for _, v := range verdicts {
-				for _, w := range v.Warnings {
-					if !warned[w] {
-						warned[w] = true
-						fmt.Fprintf(stdio.Err, "forkbomb judge: warning: %s\n", w)
-					}
-				}
-			}
+			printJudgeWarnings(stdio.Err, verdicts)
 			if asJSON {
 				var v any = verdicts
 				if len(verdicts) == 1 {
@@ -112,15 +103,7 @@ docs/JUDGE.md.
 					return err
 				}
 			} else {
-				for i, v := range verdicts {
-					fmt.Fprintf(stdio.Out, "%s: %s — %s\n", patches[i], v.Verdict, v.Reason)
-					if len(v.Stripped) > 0 {
-						fmt.Fprintf(stdio.Out, "  stripped: %v\n", v.Stripped)
-					}
-					for _, f := range v.Findings {
-						fmt.Fprintf(stdio.Out, "  finding: %s:%d: %s (%s)\n", f.File, f.Line, f.Construct, f.Rule)
-					}
-				}
+				printVerdicts(stdio.Out, patches, verdicts)
 			}
 			return judgeStatus(verdicts)
 		},
@@ -160,4 +143,35 @@ func judgeStatus(verdicts []*judge.Verdict) error {
 		return &exitError{code: ExitNeedsReview}
 	}
 	return nil
+}
+
+// printJudgeWarnings prints the verdicts' warnings, each once: most are the
+// judgement's, some (a sentinel the base gets wrong too) only those
+// verdicts' that needed them. Printable: they quote test names, which the
+// code under test chose.
+func printJudgeWarnings(w io.Writer, verdicts []*judge.Verdict) {
+	warned := map[string]bool{}
+	for _, v := range verdicts {
+		for _, s := range v.Warnings {
+			if !warned[s] {
+				warned[s] = true
+				fmt.Fprintf(w, "forkbomb judge: warning: %s\n", event.Printable(s))
+			}
+		}
+	}
+}
+
+// printVerdicts prints one verdict a patch, printable: a reason names the
+// tests that failed, a finding quotes the patch, and a stripped path is
+// the patch's — none may redraw the terminal or forge a line.
+func printVerdicts(w io.Writer, patches []string, verdicts []*judge.Verdict) {
+	for i, v := range verdicts {
+		fmt.Fprintf(w, "%s: %s — %s\n", event.Printable(patches[i]), v.Verdict, event.Printable(v.Reason))
+		if len(v.Stripped) > 0 {
+			fmt.Fprintf(w, "  stripped: %s\n", event.Printable(fmt.Sprint(v.Stripped)))
+		}
+		for _, f := range v.Findings {
+			fmt.Fprintf(w, "  finding: %s\n", event.Printable(fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Construct, f.Rule)))
+		}
+	}
 }
