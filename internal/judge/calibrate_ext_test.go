@@ -44,7 +44,7 @@ func Greet(id string) string {
 // load (it requires the module the task is to write): node's scope for
 // sentinels is the whole run, and that file's never run on the base.
 var calNodeCrashFiles = map[string]string{
-	"package.json":       `{"name": "fmt", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}}` + "\n",
+	"package.json":       nodeLangFiles["package.json"],
 	"src/fmt.js":         "exports.twice = (x) => x * 2;\n",
 	"test/greet.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { greet } = require('../src/greet');\n\ntest('greet', () => { assert.strictEqual(greet('bob'), 'Hello, bob'); });\n",
 	"test/fmt.test.js":   "const test = require('node:test');\nconst assert = require('node:assert');\nconst { twice } = require('../src/fmt');\n\ntest('twice', () => { assert.strictEqual(twice(2), 4); });\n",

@@ -82,7 +82,7 @@ func TestNodePreload(t *testing.T) {
 	t.Run("esm", func(t *testing.T) {
 		t.Parallel()
 		repo := fixture(t, map[string]string{
-			"package.json":      `{"name": "fmt", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}}` + "\n",
+			"package.json":      nodeLangFiles["package.json"],
 			"src/fmt.mjs":       nodeESMGreet("'hello ' + n"),
 			"test/fmt.test.mjs": "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { greet, twice } from '../src/fmt.mjs';\n\ntest('greet', () => { assert.strictEqual(greet('bob'), 'Hello, bob'); });\ntest('twice', () => { assert.strictEqual(twice(2), 4); });\n",
 		})
