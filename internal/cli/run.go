@@ -264,6 +264,9 @@ func newShowCmd(stdio IO) *cobra.Command {
 				for _, line := range f.Findings {
 					fmt.Fprintf(stdio.Out, "  finding: %s\n", event.Printable(line))
 				}
+				for _, line := range f.Warnings {
+					fmt.Fprintf(stdio.Out, "  judge's warning: %s\n", event.Printable(line))
+				}
 				printStrength(stdio.Out, "  ", f, "its patch")
 			}
 			printCompared(stdio.Out, "", r)

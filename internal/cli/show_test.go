@@ -23,8 +23,9 @@ func TestShowPrintable(t *testing.T) {
 	runs := t.TempDir()
 	const reason = "test TestX\x1b[2J\rforkbomb: fork 1 won\xff failed"
 	const finding = "lib.go:3: adds testing.Testing()\x1b]0;owned\x07"
+	const warning = "the untouched base fails Sentinel\x1b[1A\rforkbomb: all good"
 	rec, err := record.Create(runs, record.Run{ID: "20261202-120000-abcdef", Task: "t", Status: event.RunNoWinner,
-		Fork: []record.Fork{{N: 0, State: event.ForkExited, Verdict: event.Fail, Reason: reason, Findings: []string{finding}}}}, nil)
+		Fork: []record.Fork{{N: 0, State: event.ForkExited, Verdict: event.Fail, Reason: reason, Findings: []string{finding}, Warnings: []string{warning}}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,8 @@ func TestShowPrintable(t *testing.T) {
 		t.Fatalf("show: exit %d\n%s", code, errb.String())
 	}
 	got := out.String()
-	if strings.ContainsAny(got, "\x1b\r\x07") || !strings.Contains(got, `\x1b[2J\rforkbomb: fork 1 won`) || !strings.Contains(got, `\x1b]0;owned\a`) {
+	if strings.ContainsAny(got, "\x1b\r\x07") || !strings.Contains(got, `\x1b[2J\rforkbomb: fork 1 won`) || !strings.Contains(got, `\x1b]0;owned\a`) ||
+		!strings.Contains(got, `judge's warning: the untouched base fails Sentinel\x1b[1A\rforkbomb: all good`) {
 		t.Errorf("show printed what the fork wrote unescaped, or lost it:\n%q", got)
 	}
 }

@@ -77,6 +77,9 @@ type Fork struct {
 	// run ("FILE:LINE: CONSTRUCT (RULE)"); a passing patch with findings
 	// has the verdict "review".
 	Findings []string `json:"findings,omitempty"`
+	// Warnings: the judge's, about the judgement rather than the patch
+	// (event.VerdictData.Warnings), when it gave any.
+	Warnings []string `json:"warnings,omitempty"`
 	// Strength: the verifier's word on a passing fork's tests (--verify),
 	// when it gave one.
 	Strength     *event.VerifiedData `json:"strength,omitempty"`

@@ -82,6 +82,12 @@ func TestRecordRedaction(t *testing.T) {
 				r.Fork = []Fork{{N: 0, Reason: "saw " + s}}
 			})
 		}},
+		{"run.json, a fork's finding", func(rec *Recorder, s string) error {
+			return rec.Update(func(r *Run) { r.Fork = []Fork{{N: 0, Findings: []string{"lib.go:3: " + s}}} })
+		}},
+		{"run.json, a fork's judge warning", func(rec *Recorder, s string) error {
+			return rec.Update(func(r *Run) { r.Fork = []Fork{{N: 0, Warnings: []string{"the base fails " + s}}} })
+		}},
 		{"agent.log with the raw tool-call JSON", func(rec *Recorder, s string) error {
 			raw := `{"command":"echo ` + uEscape(s, func(int) bool { return true }) + `"}`
 			return rec.ForkFile(0, "agent.log", []byte("> shell "+raw+"\n"+s+"\n"))

@@ -245,6 +245,9 @@ func (rd *redactor) run(r Run) Run {
 			if f.Findings != nil {
 				f.Findings = rd.value(f.Findings).([]string)
 			}
+			if f.Warnings != nil {
+				f.Warnings = rd.value(f.Warnings).([]string)
+			}
 			forks[i] = f
 		}
 		r.Fork = forks

@@ -278,7 +278,8 @@ func (j *memJudge) Judge(ctx context.Context, patches [][]byte) ([]*judge.Verdic
 			v = &judge.Verdict{Verdict: event.Pass, Reason: "1 test fixed", Score: judge.Score{Value: 1}}
 			if j.review != "" && strings.Contains(string(p), j.review) {
 				v = &judge.Verdict{Verdict: event.Review, Reason: "needs review: the tests pass, but ...", Score: judge.Score{Value: 1},
-					Findings: []judge.Finding{{File: "lib.sh", Line: 1, Rule: "sh-test-mode", Construct: "a test-mode check"}}}
+					Findings: []judge.Finding{{File: "lib.sh", Line: 1, Rule: "sh-test-mode", Construct: "a test-mode check"}},
+					Warnings: []string{"sentinel S is excused"}}
 			}
 		}
 		out = append(out, v)

@@ -206,7 +206,7 @@ func (r *race) fork(ctx context.Context, n int, name string) {
 	stripped := append([]string{}, v.Stripped...) // a list in the record, never null
 	r.emit(n, event.VerdictData{Verdict: v.Verdict, Reason: v.Reason, Score: v.Score.Value, Stripped: stripped, Findings: findings, Warnings: v.Warnings})
 	r.setFork(n, func(f *record.Fork) {
-		f.Verdict, f.Score, f.Findings = v.Verdict, v.Score.Value, findings
+		f.Verdict, f.Score, f.Findings, f.Warnings = v.Verdict, v.Score.Value, findings, v.Warnings
 		if f.Reason = v.Reason; limit != "" {
 			f.Reason = limit + "; its patch: " + v.Reason
 		}

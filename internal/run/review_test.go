@@ -77,6 +77,9 @@ func TestRaceReview(t *testing.T) {
 					if len(f.Findings) != 1 || f.Findings[0] != "lib.sh:1: a test-mode check (sh-test-mode)" {
 						t.Errorf("fork %d's findings in run.json: %q", f.N, f.Findings)
 					}
+					if !slices.Equal(f.Warnings, []string{"sentinel S is excused"}) {
+						t.Errorf("fork %d's judge warnings in run.json: %q", f.N, f.Warnings)
+					}
 				}
 			}
 			if !slices.Equal(review, tc.review) {

@@ -65,7 +65,11 @@ type Attempt struct {
 	Task    string        `json:"task,omitempty"`
 	Fixed   bool          `json:"fixed"`
 	Verdict event.Verdict `json:"verdict,omitempty"`
-	Run     string        `json:"run"` // the run's id
+	// Warnings: the judge's about its verdict (record.Fork.Warnings) —
+	// sentinels the faulty base gets wrong too and that were not checked,
+	// hidden tests that add none — when it gave any.
+	Warnings []string `json:"warnings,omitempty"`
+	Run      string   `json:"run"` // the run's id
 	// Seconds is the race's wall time, the verifier's excluded.
 	Seconds float64 `json:"seconds"`
 	Turns   int     `json:"turns"`
@@ -146,11 +150,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Attempts = append(res.Attempts, a)
 			if o.Progress != nil {
 				fmt.Fprintf(o.Progress, "%s %s: fixed=%v (%s) in %.1fs, %d turns\n", f.ID, e.Name, a.Fixed, a.Verdict, a.Seconds, a.Turns)
+				printWarnings(o.Progress, a.Warnings)
 			}
 		}
 	}
 	res.Table = table(o.Engines, res.Attempts, len(res.Faults))
 	return res, nil
+}
+
+// printWarnings prints an attempt's judge warnings under its progress
+// line, escaped: they name tests, which the code under test chose.
+func printWarnings(w io.Writer, warnings []string) {
+	for _, s := range warnings {
+		fmt.Fprintf(w, "  judge's warning: %s\n", event.Printable(s))
+	}
 }
 
 // prompt is what every engine is told: the symptom, never the mutant.
@@ -169,7 +182,7 @@ func attempt(ctx context.Context, o Options, e Entry, f Fault, repo string) (Att
 	a := Attempt{Engine: e.Name, Fault: f.ID, Run: r.ID, Fixed: r.Winner != nil, Seconds: r.Seconds,
 		Tokens: r.TokensIn + r.TokensOut, CostUSD: float64(r.CostMicroUSD) / 1e6, Turns: turns(dir)}
 	if len(r.Fork) > 0 {
-		a.Verdict = r.Fork[0].Verdict
+		a.Verdict, a.Warnings = r.Fork[0].Verdict, r.Fork[0].Warnings
 	}
 	return a, nil
 }

@@ -110,7 +110,7 @@ func RunTasks(ctx context.Context, o TasksOptions) ([]Attempt, error) {
 			a := Attempt{Engine: e.Name, Task: t.ID, Run: r.ID, Fixed: r.Winner != nil, Seconds: r.Seconds,
 				Tokens: r.TokensIn + r.TokensOut, CostUSD: float64(r.CostMicroUSD) / 1e6, At: time.Now().UTC()}
 			if len(r.Fork) > 0 {
-				a.Verdict, a.Strength = r.Fork[0].Verdict, r.Fork[0].Strength
+				a.Verdict, a.Strength, a.Warnings = r.Fork[0].Verdict, r.Fork[0].Strength, r.Fork[0].Warnings
 			}
 			if a.Strength != nil {
 				// the verifier works after the verdict, on the trusted
@@ -127,6 +127,7 @@ func RunTasks(ctx context.Context, o TasksOptions) ([]Attempt, error) {
 					verifier = ", verifier: " + a.Strength.Summary("")
 				}
 				fmt.Fprintf(o.Progress, "%s %s: solved=%v (%s) in %.1fs, %d tokens, $%.4f%s\n", t.ID, e.Name, a.Fixed, a.Verdict, a.Seconds, a.Tokens, a.CostUSD, verifier)
+				printWarnings(o.Progress, a.Warnings)
 			}
 		}
 	}

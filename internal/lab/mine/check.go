@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,6 +51,13 @@ func (m *miner) check(ctx context.Context, c *Commit, hidden string) (string, er
 		return "", err
 	}
 	golds, empties := vs[:Runs], vs[Runs:]
+	for _, v := range golds {
+		for _, w := range v.Warnings {
+			if !slices.Contains(c.Warnings, w) {
+				c.Warnings = append(c.Warnings, w)
+			}
+		}
+	}
 	if b := golds[0].Baseline; b != nil && b.TimedOut {
 		return fmt.Sprintf("the tests time out on the parent (--timeout %s)", m.o.Timeout), nil
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/judge"
 	"github.com/forkbomb/forkbomb/internal/lab"
 	"github.com/forkbomb/forkbomb/internal/workspace"
@@ -61,6 +62,10 @@ type Commit struct {
 	Hidden     []string `json:"hidden,omitempty"` // the test files hidden from agents
 	FailToPass []string `json:"fail_to_pass,omitempty"`
 	PassToPass int      `json:"pass_to_pass,omitempty"`
+	// Warnings: the judge's about its verdicts on the commit's own code
+	// (judge.Verdict.Warnings), each once — sentinels the parent gets
+	// wrong too and that were not checked, hidden tests that add none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Result is a finished mining.
@@ -125,6 +130,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		} else {
 			res.Skipped = append(res.Skipped, got)
 			m.progress("      skipped: %s\n", got.Reason)
+		}
+		for _, w := range got.Warnings {
+			m.progress("      judge's warning: %s\n", event.Printable(w))
 		}
 	}
 	slices.Reverse(res.Kept)
