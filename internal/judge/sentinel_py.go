@@ -90,19 +90,26 @@ const pyRoots = `    roots = []
         roots.append(root)
 `
 
-// pyOrigin is the must-pass test body that checks where the test harness
-// came from — the runner's modules, unittest's assertions, and the class
-// of the loader this very file names as its own (an import hook of the
-// tree's could rewrite a test's asserts as it loads it; frozen, builtin
-// and relative code names are not paths of the tree); %[1]d is how many folders up the file's
-// own path the tree's root is. The file's path is read from its compiled
-// code and from __file__, either of which a patch would have to fake.
-const pyOrigin = `    import os, sys, sysconfig
-    import unittest, unittest.case
-` + pyRoots + `    def inside(f, dirs):
+// pyInside is the origin checks' test of a path under one of dirs.
+const pyInside = `    def inside(f, dirs):
         f = os.path.realpath(f)
         return any(f == d or f.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
-    for name in ('unittest', 'unittest.case', 'pytest', '_pytest', 'pluggy'):
+`
+
+// pyOrigin are the must-pass test bodies that check where the test
+// harness came from, one check each (a base that gets one wrong has only
+// that one excused, calibrate.go): the runner's modules, unittest's
+// assertions, and the class of the loader this very file names as its own
+// (an import hook of the tree's could rewrite a test's asserts as it loads
+// it; frozen, builtin and relative code names are not paths of the tree).
+// %[1]d is how many folders up the file's own path the tree's root is. The
+// file's path is read from its compiled code and from __file__, either of
+// which a patch would have to fake.
+var pyOrigin = []string{
+	// the runner's modules, and unittest the standard library's
+	`    import os, sys, sysconfig
+    import unittest, unittest.case
+` + pyRoots + pyInside + `    for name in ('unittest', 'unittest.case', 'pytest', '_pytest', 'pluggy'):
         mod = sys.modules.get(name)
         if mod is None:
             continue
@@ -114,6 +121,13 @@ const pyOrigin = `    import os, sys, sysconfig
     stdlib = {os.path.realpath(paths[k]) for k in ('stdlib', 'platstdlib') if paths.get(k)}
     assert inside(case, stdlib), 'unittest is not the standard library: %%s' %% case
     assert sys.modules['unittest'] is unittest and unittest.TestCase is unittest.case.TestCase, 'unittest.TestCase is not unittest.case.TestCase'
+`,
+	// TestCase's assertions are unittest.case's own (it needs no root:
+	// the comment takes the root's depth all three are given)
+	`    # the tree's root: %[1]d folders up
+    import os, sys
+    import unittest, unittest.case
+` + pyInside + `    case = os.path.realpath(unittest.case.__file__)
     for k, v in list(vars(unittest.case.TestCase).items()):
         code = getattr(getattr(v, '__func__', v), '__code__', None)
         if code is None or not k.startswith(('assert', 'fail', '_')):
@@ -122,19 +136,23 @@ const pyOrigin = `    import os, sys, sysconfig
         # pytest injects its class and method set-up fixtures into every
         # TestCase class it collects (TestCase itself, when a test module
         # imports it by name): those come from pytest's own files, which
-        # were checked above to lie outside the tree.
+        # the first check finds outside the tree.
         if '__pytest_' in k and '_pytest' in sys.modules:
             if inside(where, [os.path.dirname(os.path.realpath(sys.modules['_pytest'].__file__))]):
                 continue
         assert where == case, 'TestCase.%%s comes from %%s' %% (k, code.co_filename)
-    loader = globals().get('__loader__')
+`,
+	// the loader of this file is not made in the tree
+	`    import os
+` + pyRoots + pyInside + `    loader = globals().get('__loader__')
     for k in dir(type(loader)):
         v = getattr(type(loader), k, None)
         code = getattr(getattr(v, '__func__', v), '__code__', None)
         if code is None or not os.path.isabs(code.co_filename):
             continue
         assert not inside(code.co_filename, roots), 'this test file was loaded by %%s, made in the tree: %%s' %% (type(loader).__name__, code.co_filename)
-`
+`,
+}
 
 // pyHooks is the must-pass test body (its function takes pytest's
 // request) that checks where the hooks pytest calls came from: a hook
@@ -268,8 +286,10 @@ func pySentinels(p *sentinelPlan, f, text string, mustFail bool, hooks string) s
 			fmt.Fprintf(&src, "\n\ndef %s():\n%s", name, body)
 		}
 	}
-	if n := fresh(fn); n != "" {
-		add(n, "", false, fmt.Sprintf(pyOrigin, strings.Count(f, "/")+1))
+	for _, body := range pyOrigin {
+		if n := fresh(fn); n != "" {
+			add(n, "", false, fmt.Sprintf(body, strings.Count(f, "/")+1))
+		}
 	}
 	if n := fresh(fn); n != "" {
 		add(n, "", false, fmt.Sprintf(pyHooks, strings.Count(f, "/")+1, hooks))
