@@ -339,6 +339,8 @@ func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 	if j.bl, j.o.goLayer, err = baseline(ctx, j.o, j.pid1, base, j.runCmd, true); err != nil {
 		return nil, err
 	}
+	// a file the baseline ran tests from is a test file, whatever its name
+	j.o.Strip.Named = append(j.o.Strip.Named, baselineTestFiles(j.tree, j.bl)...)
 	j.plan = planSentinels(j.tree, j.o.Hidden, j.o.Test, j.bl)
 	if len(j.o.Hidden) > 0 {
 		plain := j.o
@@ -553,7 +555,8 @@ func baseline(ctx context.Context, o Options, pid1, base, runCmd string, keep bo
 	// v4: run at the repository's own path (judgedAt), which is part of
 	// the key: a judge's folder instead is another run
 	// v5: node's processes run the judge's preload (preload_node.go)
-	key := hashOf("v5", base, runCmd, hiddenHash(o.Hidden), o.at)
+	// v6: pytest runs the tests that collect past a collection error
+	key := hashOf("v6", base, runCmd, hiddenHash(o.Hidden), o.at)
 	path := ""
 	var kept *keptGoCache
 	if o.CacheDir != "" {
@@ -643,6 +646,49 @@ func structured(cmd string) string {
 
 // namedFiles are the files of the tree the test command names: a patch
 // may not edit the script that runs the tests.
+// baselineTestFiles are the files of the tree the baseline's results name
+// as holding tests: for pytest, the file of each test id ("path::name") —
+// a test file of a name no strip pattern knows (python_files =
+// *_tests.py), a doctest text file (test*.txt, a --doctest-glob's *.rst) —
+// but not a module whose docstrings are its only tests there
+// (--doctest-modules: the code under test itself).
+func baselineTestFiles(tree string, bl *Baseline) []string {
+	if bl == nil || bl.Results == nil || bl.Results.Format != "pytest" {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for id := range bl.Results.Tests {
+		f, doctest := pytestFile(id)
+		if f == "" || seen[f] || doctest && strings.HasSuffix(f, ".py") {
+			continue
+		}
+		seen[f] = true
+		if strings.Contains(f, "..") || filepath.IsAbs(f) {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(tree, filepath.FromSlash(f))); err == nil && fi.Mode().IsRegular() {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pytestFile is the file a pytest test id names ("" for none), and whether
+// the id is a doctest's: its item is a dotted name (a module's
+// "calc.ops.mul", a text file's "test_usage.txt"), which a test function's
+// or class's never is (a parametrization's brackets aside).
+func pytestFile(id string) (file string, doctest bool) {
+	f, item, ok := strings.Cut(id, "::")
+	if !ok {
+		return "", false
+	}
+	item, _, _ = strings.Cut(item, "::")
+	item, _, _ = strings.Cut(item, "[")
+	return f, strings.Contains(item, ".")
+}
+
 func namedFiles(cmd, tree string) []string {
 	var out []string
 	for _, tok := range strings.Fields(cmd) {

@@ -228,7 +228,9 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 	mustFail := !failsFast(cmd)
 	files := map[string]bool{}
 	for name := range base.Tests {
-		if f, _, ok := strings.Cut(name, "::"); ok && strings.HasSuffix(f, ".py") {
+		// not a module whose only tests there are its doctests
+		// (--doctest-modules): pytest collects no function of it
+		if f, doctest := pytestFile(name); strings.HasSuffix(f, ".py") && !doctest {
 			files[f] = true
 		}
 	}
