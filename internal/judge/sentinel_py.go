@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -308,6 +309,16 @@ func pySentinels(p *sentinelPlan, f, text string, mustFail bool, hooks string) s
 			add(n, "", true, "    assert "+pyf(v.fail, args)+"\n")
 		}
 	}
+	for _, h := range pyEqualHelpers(text) {
+		for _, v := range pyHelperVals {
+			if n := fresh(fn); n != "" {
+				add(n, "", false, "    "+h+"("+pyf(v.pass, args)+")\n")
+			}
+			if n := fresh(fn); n != "" && mustFail {
+				add(n, "", true, "    "+h+"("+pyf(v.fail, args)+")\n")
+			}
+		}
+	}
 	if !strings.Contains(text, "TestCase") {
 		return src.String()
 	}
@@ -332,6 +343,68 @@ func pySentinels(p *sentinelPlan, f, text string, mustFail bool, hooks string) s
 		}
 	}
 	return src.String()
+}
+
+// pyHelperVals are the argument pairs (actual, expected) a sentinel gives
+// an equality helper, by kind: a must-pass and a must-fail pair (fmt
+// arguments as pyPlain's). One sentinel each, so a helper that does not
+// take a kind (a numbers-only one raising on a dict) fails that must-pass
+// one on the base too, and has it excused (calibrate.go), not the rest.
+var pyHelperVals = []pyVal{
+	{"%[1]d * 2, %[1]d + %[1]d", "%[1]d * 2, %[2]d"},
+	{"%[3]q + str(%[1]d), '%[3]s%[1]d'", "%[3]q + str(%[1]d), '%[3]s%[2]d'"},
+	{"sorted([%[2]d, %[1]d]), [%[1]d, %[2]d]", "sorted([%[2]d, %[1]d]), [%[2]d, %[1]d]"},
+	{"dict([(%[3]q, %[1]d)]), {%[3]q: %[1]d}", "dict([(%[3]q, %[1]d)]), {%[3]q: %[2]d}"},
+	{"%[1]d / 8, %[1]d * 0.125", "%[1]d / 8, %[1]d * 0.25"},
+}
+
+// pyHelperImportRE: a one-line from-import (its names in parentheses or
+// not); pyEqualHelperRE: the name of an equality helper (assert_equal,
+// assertEquals, assert_array_equal, assert_almost_equal …).
+var (
+	pyHelperImportRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^from\s+([\w.]+)\s+import\s+\(?([\w\s,]+?)\)?\s*(#.*)?$`)
+	})
+	pyEqualHelperRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^assert_?(almost_?|array_?|array_almost_?)?(equal|equals|eq)$`)
+	})
+)
+
+// pyEqualHelpers are the names under which a test file calls an equality
+// helper it imports by name from a module other than unittest's or
+// pytest's (whose assertions the other sentinels test): the project's own
+// (a public testing module a patch may edit and the test-only analysis
+// keeps: numpy.testing's kind), or a library's. Two at most.
+func pyEqualHelpers(text string) []string {
+	var out []string
+	for _, m := range pyHelperImportRE().FindAllStringSubmatch(text, -1) {
+		mod := m[1]
+		if mod == "unittest" || strings.HasPrefix(mod, "unittest.") || mod == "pytest" || strings.HasPrefix(mod, "_pytest") {
+			continue
+		}
+		for _, part := range strings.Split(m[2], ",") {
+			f := strings.Fields(part)
+			name, as := "", ""
+			switch {
+			case len(f) == 1:
+				name, as = f[0], f[0]
+			case len(f) == 3 && f[1] == "as":
+				name, as = f[0], f[2]
+			default:
+				continue
+			}
+			if !pyEqualHelperRE().MatchString(name) || slices.Contains(out, as) {
+				continue
+			}
+			if !regexp.MustCompile(`(^|[^\w.])` + regexp.QuoteMeta(as) + `\(`).MatchString(text) {
+				continue // imported, never called
+			}
+			if out = append(out, as); len(out) == 2 {
+				return out
+			}
+		}
+	}
+	return out
 }
 
 // unittestMethods are the TestCase assertion methods a file calls that a
