@@ -101,9 +101,12 @@ const (
 // in every language (a Go program can read PYTEST_CURRENT_TEST too).
 const runnerEnvNames = `\b(PYTEST_\w+|_PYTEST\w*|UNITTEST_\w+|NOSE_\w+|HYPOTHESIS_\w+|TOX_ENV_\w+|` +
 	`JEST_WORKER_ID|JEST_\w+|VITEST(_\w+)?|__VITEST\w*|NODE_TEST_CONTEXT|NODE_TEST_\w+|MOCHA_\w+|AVA_\w+|TAP_\w+|TAPJS_\w+|` +
-	`GOCOVERDIR|GO_?TEST\w*|FORKBOMB\w*|npm_lifecycle_\w+|npm_command|npm_config_user_agent)\b`
+	`GOCOVERDIR|GO_?TEST\w*|FORKBOMB\w*|npm_lifecycle_\w+|npm_command|npm_config_user_agent|` +
+	// what the judge itself sets for every run (run.go's runnerEnv)
+	`NPM_CONFIG_(UPDATE_NOTIFIER|FUND|AUDIT)|npm_config_(update_notifier|fund|audit)|GOPROXY|GOTOOLCHAIN|GOTELEMETRY|PYTHONDONTWRITEBYTECODE|PYTHONNOUSERSITE)\b`
 
-var runnerEnvHints = []string{"TEST", "PYTEST", "JEST", "VITEST", "MOCHA", "AVA_", "TAP", "NOSE_", "HYPOTHESIS_", "TOX_", "GOCOVERDIR", "FORKBOMB", "npm_"}
+var runnerEnvHints = []string{"TEST", "PYTEST", "JEST", "VITEST", "MOCHA", "AVA_", "TAP", "NOSE_", "HYPOTHESIS_", "TOX_", "GOCOVERDIR", "FORKBOMB", "npm_",
+	"NPM_CONFIG", "GOPROXY", "GOTOOLCHAIN", "GOTELEMETRY", "PYTHONDONTWRITE", "PYTHONNOUSER"}
 
 // sandboxProbe matches a path into /proc that shows what confines the run
 // or who started it — anything of PID 1 (in a judged run, forkbomb's
@@ -191,23 +194,28 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "testing.Short/Verbose/Coverage() call",
 			matches:   "`testing.Short(`, `Verbose(`, `CoverMode(`, `Coverage(`",
 			flags:     "as go-testing-mode"},
-		{id: "go-process-state", lang: langGo, where: inCode, skipMain: true, hints: []string{"flag.", "NumGoroutine"},
-			re:        regexp.MustCompile(`\bflag\.(CommandLine\.)?(Parsed|NFlag|NArg|Args|Arg|Visit|VisitAll)\s*\(|(=|\breturn)\s*flag\.CommandLine\s*(;|$)|\bruntime\.NumGoroutine\s*\(`),
+		{id: "go-process-state", lang: langGo, where: inCode, skipMain: true, hints: []string{"flag.", "NumGoroutine", "/sched/goroutines"},
+			re:        regexp.MustCompile(`\bflag\.(CommandLine\.)?(Parsed|NFlag|NArg|Args|Arg|Visit|VisitAll)\s*\(|(=|\breturn)\s*flag\.CommandLine\s*(;|$)|\bruntime\.NumGoroutine\s*\(|[:=(,]\s*"/sched/goroutines`),
 			construct: "the test binary's process state read",
-			matches:   "outside package main: `flag.Parsed(`, `NFlag(`, `NArg(`, `Args(`, `Arg(`, `Visit(`, `VisitAll(`, the same of `flag.CommandLine.` (a test binary has parsed its flags, and set some, before any test runs; a library's caller seldom has), `flag.CommandLine` assigned or returned whole, `runtime.NumGoroutine(` (a test binary runs more than one goroutine from the start)",
+			matches:   "outside package main: `flag.Parsed(`, `NFlag(`, `NArg(`, `Args(`, `Arg(`, `Visit(`, `VisitAll(`, the same of `flag.CommandLine.` (a test binary has parsed its flags, and set some, before any test runs; a library's caller seldom has), `flag.CommandLine` assigned or returned whole, `runtime.NumGoroutine(` and runtime/metrics' `\"/sched/goroutines…\"` (a test binary runs more than one goroutine from the start)",
 			flags:     "a library that warns when its flags were not parsed (glog's kind); metrics collectors that count goroutines"},
 		{id: "go-stack-walk", lang: langGo, where: inCode, hints: []string{"runtime.", "debug.", "pprof."},
 			re:        regexp.MustCompile(`\b(runtime\.(Callers|Caller|Stack|FuncForPC|CallersFrames)|debug\.(Stack|PrintStack)|pprof\.Lookup)\s*\(`),
 			construct: "call-stack walk",
 			matches:   "`runtime.Callers(`, `Caller(`, `Stack(`, `FuncForPC(`, `CallersFrames(`, `debug.Stack(`, `debug.PrintStack(`, `pprof.Lookup(`",
 			flags:     "logging and error libraries that record where an error was made; panic handlers that print a stack"},
-		{id: "go-import-alias", lang: langGo, where: anywhere, hints: []string{"\""},
-			re: regexp.MustCompile(`^\s*(import\s+)?(\.|[A-Za-z_]\w*)\s+"(runtime|runtime/debug|runtime/pprof|os|os/exec|flag|syscall|io/ioutil|golang\.org/x/sys/unix)"`),
-			unless: regexp.MustCompile(`^\s*import\s+"|^\s*(import\s+)?(_\s+"|runtime\s+"runtime"|debug\s+"runtime/debug"|pprof\s+"runtime/pprof"|os\s+"os"|exec\s+"os/exec"|flag\s+"flag"|` +
+		{id: "go-import-alias", lang: langGo, where: inCode, hints: []string{"\""},
+			re: regexp.MustCompile(`^\s*(import\s+)?(\.|[A-Za-z_]\w*)\s+"(runtime|runtime/debug|runtime/pprof|runtime/metrics|os|os/exec|flag|syscall|io/ioutil|golang\.org/x/sys/unix)"\s*(;\s*)?$`),
+			unless: regexp.MustCompile(`^\s*import\s+"|^\s*(return|case|go|defer|goto|break|continue|else|var|const|type|func)\s|^\s*(import\s+)?(_\s+"|metrics\s+"runtime/metrics"|runtime\s+"runtime"|debug\s+"runtime/debug"|pprof\s+"runtime/pprof"|os\s+"os"|exec\s+"os/exec"|flag\s+"flag"|` +
 				`syscall\s+"syscall"|ioutil\s+"io/ioutil"|unix\s+"golang\.org/x/sys/unix")`),
 			construct: "a standard package imported under another name",
-			matches:   "an import that names `runtime`, `runtime/debug`, `runtime/pprof`, `os`, `os/exec`, `flag`, `syscall`, `io/ioutil` or `golang.org/x/sys/unix` other than by its own name (`rt \"runtime\"`, a dot import): the rows above read those packages' calls by their own names",
+			matches:   "a line that is an import naming `runtime`, `runtime/debug`, `runtime/pprof`, `runtime/metrics`, `os`, `os/exec`, `flag`, `syscall`, `io/ioutil` or `golang.org/x/sys/unix` other than by its own name (`rt \"runtime\"`, a dot import; not a statement such as `return \"os\"`): the rows above read those packages' calls by their own names",
 			flags:     "code that renames such a package to avoid a clash (`goos \"os\"` beside a package os of its own)"},
+		{id: "go-native-code", lang: langGo, where: inCode, hints: []string{"\"C\"", "func "},
+			re:        regexp.MustCompile(`^\s*(import\s+)?"C"\s*$|^func\s+(\([^)]*\)\s*)?\w+\s*(\[[^\]]*\])?\([^{]*[^{(,\s]\s*$`),
+			construct: "native code the rules cannot read",
+			matches:   "`import \"C\"` (cgo: the C code of its preamble, a comment, and of the package's `.c` files runs in the test binary, constructors before any test), a function declared with no body on its line (implemented in assembly, a `.s` file, or pulled by `//go:linkname`)",
+			flags:     "a package that really uses cgo or assembly (such a patch needs a person's review anyway)"},
 		{id: "go-test-flag", lang: langGo, where: anywhere, hints: []string{"test."},
 			re: regexp.MustCompile(`-test\.\w|\bLookup\(\s*"-?test\.|"test\.(v|run|timeout|count|short|failfast|paniconexit0|testlogfile|` +
 				`coverprofile|list|bench\w*|outputdir|cpu|parallel|shuffle|fullpath|gocoverdir|skip|\w*profile\w*|trace|fuzz\w*)"`),
@@ -237,9 +245,9 @@ var rules = sync.OnceValue(func() []rule {
 			matches:   "a `//go:embed` directive (a comment, read as written) with a pattern that names `_test`, globs `.go` files (`*.go`, `sub/*.go`), or globs the package's own folder with no fixed extension (`*`, `all:*`, `*.*`, `x*`, `*.g?`): the package's tests, hidden ones included, compiled into the code under test",
 			flags:     "a code generator that embeds Go templates named `.go`"},
 		{id: "go-test-binary", lang: langGo, where: anywhere, hints: []string{".test", "go-build", "CommandLine"},
-			re:        regexp.MustCompile(`["` + "`" + `]\.test["` + "`" + `]|["` + "`" + `/]go-build|\bflag\.CommandLine\.Name\s*\(`),
+			re:        regexp.MustCompile(`["` + "`" + `]\.test["` + "`" + `]|\w\.test["` + "`" + `]|["` + "`" + `/]go-build|\bflag\.CommandLine\.Name\s*\(`),
 			construct: "the test binary's name looked for",
-			matches:   "the string `\".test\"` (every go test binary's name ends so, whichever line reads the name), a string or path part starting `go-build` (the folder go test builds them in), `flag.CommandLine.Name(` (the binary's path)",
+			matches:   "the string `\".test\"` or a string ending in it (`\"example.com/calc.test\"`: every go test binary's name, and its build path, end so, whichever line reads them), a string or path part starting `go-build` (the folder go test builds them in), `flag.CommandLine.Name(` (the binary's path)",
 			flags:     "code handling the `.test` top-level domain; build tools"},
 		{id: "go-always-equal", lang: langGo, where: inCode, hints: []string{"Equal(", "Is(", "return true"},
 			re:        regexp.MustCompile(goAlwaysTrue + `\s*return\s+true\s*;?\s*\}`),
@@ -250,7 +258,7 @@ var rules = sync.OnceValue(func() []rule {
 		{id: "go-runner-env", lang: langGo, where: anywhere, hints: append([]string{"Getenv", "LookupEnv"}, runnerEnvHints...),
 			re:        regexp.MustCompile(`\b(os|syscall)\.(Getenv|LookupEnv)\s*\(\s*"(` + testVar + `|CI|GITHUB_ACTIONS|GOFLAGS)"|` + runnerEnvNames),
 			construct: "test runner's environment variable",
-			matches:   "`os.Getenv`/`LookupEnv` of a name with `TEST`, `TESTS` or `TESTING` as a part of its own (`RUN_TESTS`, not `LATEST`), or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*`, npm's `npm_lifecycle_*` and `npm_command` (`npm test` sets them) …)",
+			matches:   "`os.Getenv`/`LookupEnv` of a name with `TEST`, `TESTS` or `TESTING` as a part of its own (`RUN_TESTS`, not `LATEST`), or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*`, npm's `npm_lifecycle_*` and `npm_command` (`npm test` sets them) …); a variable the judge itself sets for every run (`GOPROXY`, `GOTOOLCHAIN`, `GOTELEMETRY`, `NPM_CONFIG_FUND`, `_AUDIT`, `_UPDATE_NOTIFIER`, `PYTHONDONTWRITEBYTECODE`, `PYTHONNOUSERSITE`)",
 			flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
 		{id: "go-output-forge", lang: langGo, where: anywhere, hints: []string{"os.Std", "Dup", "os.Args", "--- ", "=== "},
 			re: regexp.MustCompile(`\bos\.(Stdout|Stderr)\s*=([^=]|$)|\b(syscall|unix)\.Dup[23]?\s*\(|\bexec\.Command(Context)?\s*\(\s*(\w+\s*,\s*)?os\.Args\s*\[\s*0\s*\]|` +

@@ -340,7 +340,7 @@ func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 		return nil, err
 	}
 	// a file the baseline ran tests from is a test file, whatever its name
-	j.o.Strip.Named = append(j.o.Strip.Named, baselineTestFiles(j.tree, j.bl)...)
+	j.o.Strip.Named = append(j.o.Strip.Named, baselineTestFiles(j.tree, j.o.Hidden, j.bl)...)
 	j.plan = planSentinels(j.tree, j.o.Hidden, j.o.Test, j.bl)
 	if len(j.o.Hidden) > 0 {
 		plain := j.o
@@ -495,7 +495,7 @@ func (j *Judger) judgeOne(ctx context.Context, patch []byte) (*Verdict, error) {
 		}
 		sc.report.Note = strings.TrimPrefix(sc.report.Note+"; "+note, "; ")
 	}
-	cur, tamper := nodeLoaded(j.bl.Results, sc.cur, sc.loaded, plan.own, o.at), sc.tamper
+	cur, tamper := pytestCollected(j.bl.Results, nodeLoaded(j.bl.Results, sc.cur, sc.loaded, plan.own, o.at)), sc.tamper
 	v.Sentinels = sc.report
 	if run.runner != "" {
 		tamper = strings.TrimSpace("tampering: the test runner is a file of the repository, not the installed one (" + run.runner + "); " + tamper)
@@ -652,24 +652,23 @@ func structured(cmd string) string {
 // *_tests.py), a doctest text file (test*.txt, a --doctest-glob's *.rst) —
 // but not a module whose docstrings are its only tests there
 // (--doctest-modules: the code under test itself).
-func baselineTestFiles(tree string, bl *Baseline) []string {
+func baselineTestFiles(tree string, hidden []string, bl *Baseline) []string {
 	if bl == nil || bl.Results == nil || bl.Results.Format != "pytest" {
 		return nil
 	}
 	seen := map[string]bool{}
-	var out []string
+	var names []string
 	for id := range bl.Results.Tests {
 		f, doctest := pytestFile(id)
 		if f == "" || seen[f] || doctest && strings.HasSuffix(f, ".py") {
 			continue
 		}
 		seen[f] = true
-		if strings.Contains(f, "..") || filepath.IsAbs(f) {
-			continue
-		}
-		if fi, err := os.Lstat(filepath.Join(tree, filepath.FromSlash(f))); err == nil && fi.Mode().IsRegular() {
-			out = append(out, f)
-		}
+		names = append(names, f)
+	}
+	var out []string
+	for _, at := range pytestPaths(tree, hidden, names) { // the tree's paths (cd sub && pytest)
+		out = append(out, at)
 	}
 	sort.Strings(out)
 	return out

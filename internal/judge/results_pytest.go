@@ -1,6 +1,9 @@
 package judge
 
-import "strings"
+import (
+	"maps"
+	"strings"
+)
 
 var pytestStatuses = []string{"PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"}
 
@@ -10,6 +13,14 @@ var pytestStatuses = []string{"PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "
 // is never cut at the first space.
 func pytestLine(line string) (name, status string, ok bool) {
 	if st, rest, found := strings.Cut(line, " "); found && isPytestStatus(st) {
+		if st == "ERROR" && !strings.Contains(rest, "::") {
+			// "ERROR tests/test_new.py - ImportError: …": a file that did
+			// not collect, named by its path (pytestCollected)
+			if f, _, _ := strings.Cut(strings.TrimRight(rest, " \r"), " - "); strings.HasSuffix(f, ".py") && !strings.ContainsAny(f, " \t") {
+				return f, st, true
+			}
+			return "", "", false
+		}
 		if !strings.Contains(rest, "::") || strings.HasPrefix(rest, "[") {
 			return "", "", false // "SKIPPED [1] t.py:3: reason" names no test
 		}
@@ -82,4 +93,47 @@ func pytestID(rest, st string) string {
 		return rest[:colon+sp]
 	}
 	return rest
+}
+
+// pytestCollected is cur with the baseline's collection errors that are
+// gone credited: a test file that did not collect on the base (an entry
+// named by its path, "ERROR tests/test_new.py - ImportError …": the task's
+// new tests, importing what the base lacks) counts as fixed when it is no
+// longer reported so and a test of that file that did not run at the
+// baseline runs now. A patch that leaves it uncollectable leaves the
+// entry failing, as the base's; one that only makes it collect is judged
+// by the tests it then runs.
+func pytestCollected(base, cur *Results) *Results {
+	if base == nil || cur == nil || base.Format != "pytest" || !cur.Named {
+		return cur
+	}
+	var out *Results
+	for name, o := range base.Tests {
+		if o != Failed || strings.Contains(name, "::") {
+			continue
+		}
+		if _, still := cur.Tests[name]; still {
+			continue
+		}
+		ran := false
+		for n, o := range cur.Tests {
+			if _, was := base.Tests[n]; !was && o != Skipped && strings.HasPrefix(n, name+"::") {
+				ran = true
+				break
+			}
+		}
+		if !ran {
+			continue
+		}
+		if out == nil {
+			c := *cur
+			c.Tests = maps.Clone(cur.Tests)
+			out = &c
+		}
+		out.add(name, Passed)
+	}
+	if out == nil {
+		return cur
+	}
+	return out
 }

@@ -276,25 +276,35 @@ func TestPyHookSentinel(t *testing.T) {
 	}
 	register := "\nimport gc\n\n\nclass _Seen:\n    @staticmethod\n    def pytest_runtest_logreport(report):\n        pass\n\n\nfor _o in gc.get_objects():\n    if type(_o).__name__ == 'Config' and hasattr(_o, 'pluginmanager'):\n        _o.pluginmanager.register(_Seen, 'seen')\n        break\n"
 	tempPlugin := "\nimport gc, os, sys, tempfile\n\n_d = tempfile.mkdtemp()\nwith open(os.path.join(_d, 'seenplug.py'), 'w') as _f:\n    _f.write('def pytest_runtest_logreport(report):\\n    pass\\n')\nsys.path.insert(0, _d)\nimport seenplug\n\nfor _o in gc.get_objects():\n    if type(_o).__name__ == 'Config' and hasattr(_o, 'pluginmanager'):\n        _o.pluginmanager.register(seenplug, 'seen')\n        break\n"
+	// a hook the base's plugin module does not define, added to it under a
+	// name built at run time (a hostile review's winner: that file was
+	// allowed whole)
+	addHook := files["helpers/plug.py"] + "\n\ndef _mr(item, call):\n    yield\n\n\n_mr.hookwrapper = True\nglobals()['pyt' + 'est_runtest_makereport'] = _mr\n"
 	for _, c := range []struct {
-		name   string
-		ops    string
-		caught bool
+		name      string
+		ops, plug string
+		caught    bool
 	}{
-		{"the base's own hooks", files["calc/ops.py"], false},
-		{"a plugin registered at import", files["calc/ops.py"] + register, true},
-		{"a plugin written to a temporary folder", files["calc/ops.py"] + tempPlugin, true},
+		{"the base's own hooks", files["calc/ops.py"], "", false},
+		{"a plugin registered at import", files["calc/ops.py"] + register, "", true},
+		{"a plugin written to a temporary folder", files["calc/ops.py"] + tempPlugin, "", true},
+		{"a hook added to the project's plugin module", files["calc/ops.py"], addHook, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			base := &Results{Format: "pytest", Named: true}
 			base.add("tests/test_ops.py::test_add", Passed)
 			tree, p := plantIn(t, files, base, "python3 -m pytest -rA")
-			if !strings.Contains(p.appends["tests/test_ops.py"], `allowed = {"conftest.py", "helpers/plug.py"}`) {
-				t.Fatalf("the hook files of the base are not the allowed set:\n%s", p.appends["tests/test_ops.py"])
+			if !strings.Contains(p.appends["tests/test_ops.py"], `allowed = {"conftest.py:pytest_plugins", "conftest.py:pytest_runtest_logreport", "helpers/plug.py:pytest_configure"}`) {
+				t.Fatalf("the hooks of the base are not the allowed set:\n%s", p.appends["tests/test_ops.py"])
 			}
 			if err := os.WriteFile(filepath.Join(tree, "calc", "ops.py"), []byte(c.ops), 0o644); err != nil {
 				t.Fatal(err)
+			}
+			if c.plug != "" {
+				if err := os.WriteFile(filepath.Join(tree, "helpers", "plug.py"), []byte(c.plug), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			cmd := exec.Command(testutil.SystemPython, "-m", "pytest", "-rA", "-p", "no:cacheprovider")
 			cmd.Dir = tree

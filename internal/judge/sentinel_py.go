@@ -157,9 +157,9 @@ var pyOrigin = []string{
 
 // pyHooks is the must-pass test body (its function takes pytest's
 // request) that checks where the hooks pytest calls came from: a hook
-// whose code is a file of the tree must be in a file that defines hooks in
-// the base too (conftest.py files, a plugin module of the project's own),
-// %[2]s, a Python set of paths from the root; one made at run time (no
+// whose code is a file of the tree must be one that file defines in the
+// base too (conftest.py files, a plugin module of the project's own),
+// %[2]s, a Python set of "path:hook" from the root; one made at run time (no
 // file) or from a temporary folder (not the interpreter's own: a
 // virtualenv may live there) fails. A plugin the code under test
 // registers while it is imported — pytest's Config is within reach of any
@@ -192,7 +192,7 @@ const pyHooks = `    import os, site, sys, sysconfig, tempfile
             for root in roots:
                 if under(where, root):
                     rel = os.path.relpath(where, root).replace(os.sep, '/')
-                    assert rel in allowed, 'the pytest hook %%s comes from %%s, where the base defines no hook' %% (name, rel)
+                    assert rel + ':' + name in allowed, 'the pytest hook %%s comes from %%s, where the base defines no such hook' %% (name, rel)
                     break
             else:
                 assert any(under(where, d) for d in homes) or not any(under(where, d) for d in temps), 'the pytest hook %%s comes from a temporary file: %%s' %% (name, where)
@@ -203,12 +203,28 @@ var pyHookDefRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^\s*(async\s+)?def\s+pytest_\w+\s*\(|\bhookimpl\b|^\s*pytest_\w+\s*=`)
 })
 
-// pyHookFiles is the Python set of the base's files that define hooks.
+// pyHookNameRE finds the hooks a file defines, by name: a function or
+// method named pytest_…, or a module attribute so named.
+var pyHookNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\s*(?:async\s+)?def\s+(pytest_\w+)\s*\(|^\s*(pytest_\w+)\s*=`)
+})
+
+// pyHookFiles is the Python set of the hooks the base's files define, each
+// "file:hook": a patch that adds a hook to a file that defined others (a
+// plugin module conftest.py loads by name, pytest_plugins = [...]) adds
+// one the base does not have.
 func pyHookFiles(tree string, hidden []string) string {
 	var out []string
 	for _, f := range listBase(tree, hidden, func(rel string) bool { return strings.HasSuffix(rel, ".py") }, 20000) {
-		if data, ok := readBase(tree, hidden, f); ok && pyHookDefRE().Match(data) {
-			out = append(out, fmt.Sprintf("%q", f))
+		data, ok := readBase(tree, hidden, f)
+		if !ok || !pyHookDefRE().Match(data) {
+			continue
+		}
+		for _, m := range pyHookNameRE().FindAllSubmatch(data, -1) {
+			hook := string(m[1]) + string(m[2])
+			if q := fmt.Sprintf("%q", f+":"+hook); !slices.Contains(out, q) {
+				out = append(out, q)
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -226,7 +242,7 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 			return p
 		}
 	}
-	mustFail := !failsFast(cmd)
+	mustFail := !failsFast(cmd) && !failsFast(pytestAddopts(tree, hidden))
 	files := map[string]bool{}
 	for name := range base.Tests {
 		// not a module whose only tests there are its doctests
@@ -241,13 +257,15 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 		sorted = append(sorted, f)
 	}
 	sort.Strings(sorted)
+	paths := pytestPaths(tree, hidden, sorted)
 	for _, f := range sorted {
-		data, ok := readBase(tree, hidden, f)
-		if !ok {
+		at := paths[f]
+		data, ok := readBase(tree, hidden, at)
+		if at == "" || !ok {
 			continue
 		}
-		if src := pySentinels(p, f, string(data), mustFail, hooks); src != "" {
-			p.appends[f] = src
+		if src := pySentinels(p, f, at, string(data), mustFail, hooks); src != "" {
+			p.appends[at] = src
 		}
 	}
 	if !mustFail {
@@ -256,9 +274,75 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 	return p
 }
 
+// pytestAddopts is what the base's pytest configuration adds to every
+// command line (addopts, in any of the files pytest reads it from, its
+// continuation lines too), each option as a word of its own: "-x" there
+// stops the run at the first failure as surely as on the command line.
+func pytestAddopts(tree string, hidden []string) string {
+	var out []string
+	for _, cfg := range []string{"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"} {
+		data, ok := readBase(tree, hidden, cfg)
+		if !ok {
+			continue
+		}
+		in := false
+		for _, line := range strings.Split(string(data), "\n") {
+			key, val, isKey := strings.Cut(line, "=")
+			switch {
+			case isKey && strings.TrimSpace(key) == "addopts":
+				in = true
+				out = append(out, val)
+			case in && strings.HasPrefix(line, " ") || in && strings.HasPrefix(line, "\t"):
+				out = append(out, line) // a continuation line
+			default:
+				in = false
+			}
+		}
+	}
+	return strings.NewReplacer(`"`, " ", "'", " ", "[", " ", "]", " ", ",", " ").Replace(strings.Join(out, " "))
+}
+
+// pytestPaths maps the files pytest's test ids name to paths of the tree.
+// An id is relative to the folder pytest ran in (`cd py && pytest` names
+// py/tests/test_ops.py tests/test_ops.py): a name the tree has as it is
+// stays; another is the one file of the base whose path ends in it (none
+// when two do).
+func pytestPaths(tree string, hidden []string, names []string) map[string]string {
+	out := map[string]string{}
+	var lost []string
+	for _, n := range names {
+		if _, ok := readBase(tree, hidden, n); ok {
+			out[n] = n
+		} else if !strings.Contains(n, "..") && !strings.HasPrefix(n, "/") {
+			lost = append(lost, n)
+		}
+	}
+	if len(lost) == 0 {
+		return out
+	}
+	found := map[string][]string{}
+	listBase(tree, hidden, func(rel string) bool {
+		hit := false
+		for _, n := range lost {
+			if strings.HasSuffix(rel, "/"+n) {
+				found[n] = append(found[n], rel)
+				hit = true
+			}
+		}
+		return hit
+	}, 1000)
+	for n, at := range found {
+		if len(at) == 1 {
+			out[n] = at[0]
+		}
+	}
+	return out
+}
+
 // pySentinels is the code appended to one test file, its sentinels added
-// to p.list.
-func pySentinels(p *sentinelPlan, f, text string, mustFail bool, hooks string) string {
+// to p.list: f is the file as pytest names it, at its path in the tree
+// (where the origin checks find the tree's root from).
+func pySentinels(p *sentinelPlan, f, at, text string, mustFail bool, hooks string) string {
 	var src strings.Builder
 	fresh := func(mk func() string) string {
 		n := freshNames(1, text+src.String(), mk)
@@ -291,11 +375,11 @@ func pySentinels(p *sentinelPlan, f, text string, mustFail bool, hooks string) s
 	}
 	for _, body := range pyOrigin {
 		if n := fresh(fn); n != "" {
-			add(n, "", false, fmt.Sprintf(body, strings.Count(f, "/")+1))
+			add(n, "", false, fmt.Sprintf(body, strings.Count(at, "/")+1))
 		}
 	}
 	if n := fresh(fn); n != "" {
-		add(n, "", false, fmt.Sprintf(pyHooks, strings.Count(f, "/")+1, hooks))
+		add(n, "", false, fmt.Sprintf(pyHooks, strings.Count(at, "/")+1, hooks))
 	}
 	var all strings.Builder
 	for _, v := range pyPlain {

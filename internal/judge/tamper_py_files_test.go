@@ -145,3 +145,83 @@ func TestJudgePythonEqualityHelper(t *testing.T) {
 		}},
 	}, nil)
 }
+
+// TestJudgePythonCollectionErrorKept: the task's test file still cannot
+// import after the patch (it adds nothing, a comment). With pytest going
+// on past collection errors, the file's "ERROR tests/test_new.py" line
+// named no test and the base's other tests all passed: that patch passed.
+// The file is an entry of its own now, failing on the base and still
+// failing, so the patch fails; the honest one, whose file collects and
+// whose tests then run and pass, is credited with it.
+func TestJudgePythonCollectionErrorKept(t *testing.T) {
+	t.Parallel()
+	testutil.NeedPytest(t)
+	newTest := "import unittest\n\nfrom calc import sub\n\n\nclass TestSub(unittest.TestCase):\n    def test_sub(self):\n        self.assertEqual(sub(5, 3), 2)\n"
+	hidden := t.TempDir()
+	writeFiles(t, hidden, map[string]string{"tests/test_new.py": newTest})
+	repo := fixture(t, map[string]string{
+		"calc/__init__.py":  "from calc.ops import *\n",
+		"calc/ops.py":       pyFixedOps,
+		"tests/test_ops.py": "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+	})
+	judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", []string{hidden}, []judged{
+		{name: "honest", pass: true, edits: map[string]edit{"calc/ops.py": {content: pyFixedOps + "\n\ndef sub(a, b):\n    return a - b\n"}}},
+		{name: "a comment, no sub at all", reason: "tests/test_new.py", edits: map[string]edit{"calc/ops.py": {content: "# sub: to do\n" + pyFixedOps}}},
+		{name: "sub, wrong", edits: map[string]edit{"calc/ops.py": {content: pyFixedOps + "\n\ndef sub(a, b):\n    return a + b\n"}}},
+	}, nil)
+}
+
+// TestJudgePythonAddoptsExitFirst: the project's pytest.ini stops the run
+// at the first failure (addopts = -x, --maxfail=1). The judge read that
+// from the command only, so it planted must-fail sentinels, the first of
+// which stopped the run before the next file's tests: the honest fix
+// failed as tampering. Now only must-pass sentinels are planted; the
+// honest fix passes and a wrong one fails.
+func TestJudgePythonAddoptsExitFirst(t *testing.T) {
+	t.Parallel()
+	testutil.NeedPytest(t)
+	for _, opt := range []string{"-x", "--maxfail=1", "\n    -v\n    --exitfirst"} {
+		t.Run(opt, func(t *testing.T) {
+			t.Parallel()
+			repo := fixture(t, map[string]string{
+				"pytest.ini":       "[pytest]\naddopts = " + opt + "\n",
+				"calc/__init__.py": "from calc.ops import add, mul\n",
+				"calc/ops.py":      pyOpsBroken,
+				"tests/test_a.py":  "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+				"tests/test_b.py":  "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+			})
+			judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", nil, []judged{
+				{name: "honest fix", edits: map[string]edit{"calc/ops.py": {content: pyFixedOps}}, pass: true},
+				{name: "wrong", edits: map[string]edit{"calc/ops.py": {content: strings.Replace(pyFixedOps, "a + b", "a * b", 1)}}},
+			}, nil)
+		})
+	}
+}
+
+// TestJudgePythonSubfolder: the project lives in a subfolder and the
+// command runs pytest there (cd py && pytest), so pytest's ids are
+// relative to it (docs/test_usage.txt for py/docs/test_usage.txt). The
+// judge looked for those paths at the tree's root: no sentinel was
+// planted and the doctest file was not stripped, so rewriting its
+// expected answers to the bug's passed. Now an id's file is the one file
+// of the tree whose path ends in it: the sentinels are planted there (the
+// honest fix passes with them) and the edit is stripped (mutation: with
+// the ids read at the root again, that patch passes).
+func TestJudgePythonSubfolder(t *testing.T) {
+	t.Parallel()
+	testutil.NeedPytest(t)
+	repo := fixture(t, map[string]string{
+		"py/calc/__init__.py":    "from calc.ops import add, mul\n",
+		"py/calc/ops.py":         pyOpsBroken,
+		"py/tests/test_ops.py":   "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+		"py/docs/test_usage.txt": "Usage\n=====\n\n>>> from calc import add\n>>> add(2, 3)\n5\n>>> add(10, 4)\n14\n",
+	})
+	judgeAll(t, repo, "cd py && /usr/bin/python3 -m pytest -v", nil, []judged{
+		{name: "honest fix", edits: map[string]edit{"py/calc/ops.py": {content: pyFixedOps}}, pass: true},
+		{name: "the doctest's answers rewritten to the bug's", fools: true,
+			edits: map[string]edit{"py/docs/test_usage.txt": {content: "Usage\n=====\n\n>>> from calc import add\n>>> add(2, 3)\n-1\n>>> add(10, 4)\n6\n"}}},
+		{name: "unittest's assertEqual made to pass anything", reason: "tampering",
+			edits: map[string]edit{"py/calc/ops.py": {content: "_u = getattr(__import__('unit' + 'test'), 'Test' + 'Case')\nsetattr(_u, 'assert' + 'Equal', lambda self, a, b, msg=None: None)\n\n\n" + pyOpsBroken},
+				"py/tests/test_unit.py": {content: "import unittest\n"}}},
+	}, nil)
+}

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"path"
@@ -108,7 +109,7 @@ func testOnlyGo(r *treeReader, files []string) []string {
 			pkgs[dir] = p
 			byPath[p.path] = append(byPath[p.path], dir)
 		}
-		if !isTest {
+		if !isTest && !goBuildIgnored(data) {
 			name := ""
 			if af != nil && af.Name != nil {
 				name = af.Name.Name
@@ -184,6 +185,33 @@ func (p *goPkgInfo) candidate() bool {
 		}
 	}
 	return true
+}
+
+// goBuildIgnored: a file whose build constraint leaves it out of every
+// build (//go:build ignore: a generator run by go:generate, often package
+// main beside the package it writes for), so its package clause says
+// nothing of the folder's package.
+func goBuildIgnored(data []byte) bool {
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "package ") {
+			return false
+		}
+		if !constraint.IsGoBuild(line) {
+			continue
+		}
+		expr, err := constraint.Parse(line)
+		if err != nil {
+			return false
+		}
+		mentions := false
+		built := expr.Eval(func(tag string) bool {
+			mentions = mentions || tag == "ignore"
+			return tag != "ignore"
+		})
+		return mentions && !built
+	}
+	return false
 }
 
 // goHelperName: a test helper's package name. "...test" names (iotest,
