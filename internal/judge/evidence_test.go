@@ -84,6 +84,11 @@ func TestInspectPatch(t *testing.T) {
 			"func fast(s string) bool", "func (r *T) slow(a int) (int, error)", "func gen[T any](x T) T",
 			"func ok(a int) bool {", "func multi(a int,", "\tb int) bool {", "func open(", "func alsoOK() { return }", "var f = `", "func tmpl(x int) int", "`"),
 			[]string{"go-native-code", "go-native-code", "go-native-code", "go-native-code", "go-native-code"}},
+		{"honest code naming the judge's own variables, a .test host, split signatures", newFile("internal/gocmd/run.go", "package gocmd", "",
+			`	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOPROXY=off")`, `	proxy := os.Getenv("GOPROXY")`, `const defaultHost = "smtp.example.test"`,
+			"func NewCache(size int) *Cache[", "\tstring, int] {", "}", "func Now() time.", "\tTime {", "}") +
+			newFile("tool/runner.py", `    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")`) +
+			newFile("lib/install.js", `  const env = { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' };`), nil},
 		{"go the judge's own environment", newFile("x.go", "package x", `if os.Getenv("GOPROXY") == "off" {`, `if os.Getenv("NPM_CONFIG_FUND") == "false" {`,
 			`s := []metrics.Sample{{Name: "/sched/goroutines:goroutines"}}`),
 			[]string{"go-runner-env", "go-runner-env", "go-process-state"}},

@@ -328,6 +328,10 @@ func Prepare(ctx context.Context, o Options) (_ *Judger, err error) {
 		return nil, fmt.Errorf("%w: %v", ErrCannotJudge, err)
 	}
 	j.o.Strip.Named = append(append([]string{}, o.Strip.Named...), namedFiles(o.Test, j.tree)...)
+	if script, ok := npmTestScript(j.tree, nil, o.Test); ok {
+		// what npm test runs names its test files (node --test tests.js)
+		j.o.Strip.Named = append(j.o.Strip.Named, namedFiles(script, j.tree)...)
+	}
 	// test-only code is test code (testonly.go): found once, from imports
 	j.o.Strip.Add = append(append([]string{}, o.Strip.Add...), testOnlyPatterns(j.tree, o.Strip.Remove)...)
 	j.o.goEnv = goCaches()
@@ -694,6 +698,18 @@ func namedFiles(cmd, tree string) []string {
 		tok = strings.Trim(tok, `"'`)
 		tok = strings.TrimPrefix(tok, "./")
 		if tok == "" || strings.HasPrefix(tok, "-") || strings.Contains(tok, "..") || filepath.IsAbs(tok) {
+			continue
+		}
+		if strings.ContainsAny(tok, "*?[") {
+			// a shell glob (node --test check/*.js): the files it names
+			matches, _ := filepath.Glob(filepath.Join(tree, tok))
+			for _, m := range matches {
+				if fi, err := os.Lstat(m); err == nil && fi.Mode().IsRegular() {
+					if rel, err := filepath.Rel(tree, m); err == nil {
+						out = append(out, filepath.ToSlash(rel))
+					}
+				}
+			}
 			continue
 		}
 		if fi, err := os.Lstat(filepath.Join(tree, tok)); err == nil && fi.Mode().IsRegular() {

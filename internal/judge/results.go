@@ -28,6 +28,10 @@ type Results struct {
 	Passed  int                `json:"passed"`
 	Failed  int                `json:"failed"`
 	Skipped int                `json:"skipped"`
+	// SkippedUnnamed: tests a pytest summary counts as skipped that no
+	// line names (-rA's "SKIPPED [1] calc/ops.py:4: reason" gives where
+	// the skip was raised, not the test)
+	SkippedUnnamed int `json:"skipped_unnamed,omitempty"`
 }
 
 // Total counts the tests that ran (skipped ones did not).
@@ -244,6 +248,11 @@ func parsePytest(out []byte) *Results {
 		}
 	}
 	if len(r.Tests) > 0 {
+		for _, m := range countRE().FindAllStringSubmatch(summary, -1) {
+			if n, _ := strconv.Atoi(m[1]); strings.ToLower(m[2]) == "skipped" && n > r.Skipped {
+				r.SkippedUnnamed = n - r.Skipped
+			}
+		}
 		return r
 	}
 	if summary == "" {

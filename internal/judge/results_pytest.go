@@ -99,8 +99,9 @@ func pytestID(rest, st string) string {
 // gone credited: a test file that did not collect on the base (an entry
 // named by its path, "ERROR tests/test_new.py - ImportError …": the task's
 // new tests, importing what the base lacks) counts as fixed when it is no
-// longer reported so and a test of that file that did not run at the
-// baseline runs now. A patch that leaves it uncollectable leaves the
+// longer reported so, a test of that file that did not run at the
+// baseline runs now, and none of its tests is skipped (a test the project
+// skips on purpose there, a platform's, costs the credit). A patch that leaves it uncollectable leaves the
 // entry failing, as the base's; one that only makes it collect is judged
 // by the tests it then runs.
 func pytestCollected(base, cur *Results) *Results {
@@ -115,14 +116,23 @@ func pytestCollected(base, cur *Results) *Results {
 		if _, still := cur.Tests[name]; still {
 			continue
 		}
-		ran := false
+		// the file's tests run now, none skipped: the entry stands for
+		// them all (a patch that makes it collect and then skips its real
+		// tests from the code under test is not credited with it)
+		ran, skipped := false, false
 		for n, o := range cur.Tests {
-			if _, was := base.Tests[n]; !was && o != Skipped && strings.HasPrefix(n, name+"::") {
+			if !strings.HasPrefix(n, name+"::") {
+				continue
+			}
+			if o == Skipped {
+				skipped = true
+			} else if _, was := base.Tests[n]; !was {
 				ran = true
-				break
 			}
 		}
-		if !ran {
+		// (a skip -rA does not name: more of them than on the base may
+		// be this file's)
+		if !ran || skipped || cur.SkippedUnnamed > base.SkippedUnnamed {
 			continue
 		}
 		if out == nil {

@@ -148,6 +148,28 @@ func failsFast(cmd string) bool {
 		case "-failfast", "-test.failfast", "-x", "--exitfirst", "--maxfail", "--sw", "--stepwise", "--bail", "-b", "--test-bail":
 			return true
 		}
+		if shortFlagsHold(f, 'x') {
+			return true
+		}
+	}
+	return false
+}
+
+// shortFlagsHold says whether a cluster of short flags ("-xv", "-vsx")
+// holds flag: up to the first of pytest's flags that take a value
+// (-k, -m, -p, -c, -o, -r, -W, -n), whose value the rest is ("-rxX").
+func shortFlagsHold(word string, flag byte) bool {
+	if len(word) < 3 || word[0] != '-' || word[1] == '-' {
+		return false
+	}
+	for i := 1; i < len(word); i++ {
+		c := word[i]
+		switch {
+		case c == flag:
+			return true
+		case strings.IndexByte("kmpcorWn", c) >= 0, !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'):
+			return false
+		}
 	}
 	return false
 }
@@ -430,7 +452,7 @@ func without(r *Results, skip map[string]bool) *Results {
 	if r == nil || len(skip) == 0 || !r.Named {
 		return r
 	}
-	out := &Results{Format: r.Format, Named: true}
+	out := &Results{Format: r.Format, Named: true, SkippedUnnamed: r.SkippedUnnamed}
 	for name, o := range r.Tests {
 		if !skip[name] {
 			out.add(name, o)

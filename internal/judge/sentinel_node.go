@@ -30,7 +30,11 @@ import (
 
 var (
 	nodeAssertRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bassert\.([a-zA-Z]+)\(`) })
-	nodeCtxRE    = sync.OnceValue(func() *regexp.Regexp {
+	// node:assert's functions taken by name (destructured, imported)
+	nodeAssertNamesRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\{([^{}]*)\}\s*=\s*require\(\s*['"](?:node:)?assert(?:/strict)?['"]\s*\)|\bimport\s*\{([^{}]*)\}\s*from\s*['"](?:node:)?assert(?:/strict)?['"]`)
+	})
+	nodeCtxRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?:^|[^\w$.])[A-Za-z_$][\w$]*\.assert\.([a-zA-Z]+)\(`)
 	})
 	nodeTestFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)(test|test-[^/]*|[^/]*[._-]test)\.(c|m)?js$`) })
@@ -167,14 +171,24 @@ var nodeValueFlag = map[string]bool{
 	"--loader": true, "--experimental-loader": true, "--conditions": true, "-C": true, "--env-file": true,
 }
 
+// npmTestScript is the base's package.json test script when the command
+// is npm's test (npm test, npm t, npm run test): what really runs.
+func npmTestScript(tree string, hidden []string, cmd string) (string, bool) {
+	f := strings.Fields(cmd)
+	if len(f) < 2 || f[0] != "npm" || !(f[1] == "test" || f[1] == "t" || len(f) >= 3 && f[1] == "run" && f[2] == "test") {
+		return "", false
+	}
+	var pkg struct{ Scripts map[string]string }
+	data, _ := readBase(tree, hidden, "package.json")
+	json.Unmarshal(data, &pkg)
+	return pkg.Scripts["test"], true
+}
+
 func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 	p := &sentinelPlan{runner: "node", appends: map[string]string{}}
 	runner := cmd
-	if f := strings.Fields(cmd); len(f) >= 2 && f[0] == "npm" && (f[1] == "test" || f[1] == "t" || len(f) >= 3 && f[1] == "run" && f[2] == "test") {
-		var pkg struct{ Scripts map[string]string }
-		data, _ := readBase(tree, hidden, "package.json")
-		json.Unmarshal(data, &pkg)
-		runner = pkg.Scripts["test"]
+	if script, ok := npmTestScript(tree, hidden, cmd); ok {
+		runner = script
 	}
 	f, ok := cmdWords(runner)
 	if !ok {
@@ -221,6 +235,11 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 			continue
 		}
 		texts[file] = string(data)
+		if tapeReturnRE().MatchString(texts[file]) {
+			// code appended after a top-level return (CommonJS) would
+			// not run, and a sentinel that did not run is never excused
+			continue
+		}
 		isESM := strings.HasSuffix(file, ".mjs") || esm && strings.HasSuffix(file, ".js")
 		n := len(p.list)
 		if src := nodeSentinels(p, string(data), isESM, mustFail); src != "" {
@@ -274,6 +293,17 @@ func nodeUsed(text string, re *regexp.Regexp, always ...string) []string {
 	for _, m := range re.FindAllStringSubmatch(text, -1) {
 		if _, ok := nodeAsserts[m[1]]; ok {
 			used[m[1]] = true
+		}
+	}
+	// node:assert's functions taken by name and called bare:
+	// const { deepStrictEqual } = require('node:assert'), import { … } from
+	for _, m := range nodeAssertNamesRE().FindAllStringSubmatch(text, -1) {
+		for _, part := range strings.Split(m[1]+m[2], ",") {
+			name, _, _ := strings.Cut(strings.TrimSpace(part), ":")
+			name, _, _ = strings.Cut(strings.TrimSpace(name), " ")
+			if _, ok := nodeAsserts[name]; ok {
+				used[name] = true
+			}
 		}
 	}
 	var fns []string

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -242,7 +243,7 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 			return p
 		}
 	}
-	mustFail := !failsFast(cmd) && !failsFast(pytestAddopts(tree, hidden))
+	mustFail := !failsFast(cmd) && !failsFast(pytestAddopts(tree, hidden, cmd))
 	files := map[string]bool{}
 	for name := range base.Tests {
 		// not a module whose only tests there are its doctests
@@ -278,9 +279,25 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 // command line (addopts, in any of the files pytest reads it from, its
 // continuation lines too), each option as a word of its own: "-x" there
 // stops the run at the first failure as surely as on the command line.
-func pytestAddopts(tree string, hidden []string) string {
+func pytestAddopts(tree string, hidden []string, cmd string) string {
 	var out []string
-	for _, cfg := range []string{"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"} {
+	// the root's, and those of each folder the command changes into
+	// (cd py && pytest reads py/pytest.ini)
+	dirs := []string{""}
+	if f := strings.Fields(cmd); len(f) > 0 {
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == "cd" && !strings.Contains(f[i+1], "..") && !strings.HasPrefix(f[i+1], "/") {
+				dirs = append(dirs, strings.Trim(f[i+1], `"'`)+"/")
+			}
+		}
+	}
+	var cfgs []string
+	for _, d := range dirs {
+		for _, cfg := range []string{"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"} {
+			cfgs = append(cfgs, path.Clean(d+cfg))
+		}
+	}
+	for _, cfg := range cfgs {
 		data, ok := readBase(tree, hidden, cfg)
 		if !ok {
 			continue
@@ -449,8 +466,12 @@ var (
 	pyHelperImportRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?m)^from\s+([\w.]+)\s+import\s+\(?([\w\s,]+?)\)?\s*(#.*)?$`)
 	})
+	// a top-level import of a module, under its own name or another
+	pyModImportRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^import\s+([\w.]+)(?:\s+as\s+(\w+))?\s*(#.*)?$`)
+	})
 	pyEqualHelperRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)^assert_?(almost_?|array_?|array_almost_?)?(equal|equals|eq)$`)
+		return regexp.MustCompile(`(?i)^assert_?((almost_?|array_?|array_almost_?)?(equal|equals|eq)|allclose)$`)
 	})
 )
 
@@ -484,6 +505,27 @@ func pyEqualHelpers(text string) []string {
 				continue // imported, never called
 			}
 			if out = append(out, as); len(out) == 2 {
+				return out
+			}
+		}
+	}
+	// through a module the file imports: import calc.testing as ct;
+	// ct.assert_equal(…) (numpy's np.testing.assert_equal kind)
+	for _, m := range pyModImportRE().FindAllStringSubmatch(text, -1) {
+		mod, as := m[1], m[2]
+		if as == "" {
+			as = mod
+		}
+		if mod == "unittest" || strings.HasPrefix(mod, "unittest.") || mod == "pytest" || strings.HasPrefix(mod, "_pytest") {
+			continue
+		}
+		call := regexp.MustCompile(`(^|[^\w.])(` + regexp.QuoteMeta(as) + `(?:\.\w+)*)\.(\w+)\(`)
+		for _, c := range call.FindAllStringSubmatch(text, -1) {
+			h := c[2] + "." + c[3]
+			if !pyEqualHelperRE().MatchString(c[3]) || slices.Contains(out, h) {
+				continue
+			}
+			if out = append(out, h); len(out) == 2 {
 				return out
 			}
 		}

@@ -22,6 +22,7 @@ func TestPyEqualHelpers(t *testing.T) {
 		{"imported, never called", "from calc.testing import assert_equal\n\ndef test_x():\n    assert 1 == 1\n", nil},
 		{"only its method name called", "from calc.testing import assert_equal\nx.assert_equal(1, 1)\n", nil},
 		{"inside a block", "try:\n    from numpy.testing import assert_equal\nexcept ImportError:\n    pass\nassert_equal(1, 1)\n", nil},
+		{"through a module", "import numpy as np\nimport calc.testing as ct\nimport unittest\nnp.testing.assert_allclose(1, 1)\nct.assert_eq(1, 1)\n", []string{"np.testing.assert_allclose", "ct.assert_eq"}},
 		{"two at most", "from a import assert_equal\nfrom b import assert_eq\nfrom c import assert_almost_equal\nassert_equal(1, 1)\nassert_eq(1, 1)\nassert_almost_equal(1, 1)\n", []string{"assert_equal", "assert_eq"}},
 	} {
 		if got := pyEqualHelpers(c.text); !slices.Equal(got, c.want) {

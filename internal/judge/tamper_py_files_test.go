@@ -131,19 +131,29 @@ func TestJudgePythonCollectionError(t *testing.T) {
 func TestJudgePythonEqualityHelper(t *testing.T) {
 	t.Parallel()
 	testutil.NeedPytest(t)
-	helper := "def assert_equal(actual, desired):\n    if actual != desired:\n        raise AssertionError('%r != %r' % (actual, desired))\n"
-	repo := fixture(t, map[string]string{
-		"calc/__init__.py":  "from calc.ops import add, mul\nfrom calc import testing\n",
-		"calc/ops.py":       pyOpsBroken,
-		"calc/testing.py":   helper,
-		"tests/test_ops.py": "from calc import add, mul\nfrom calc.testing import assert_equal as check\n\n\ndef test_add():\n    check(add(2, 3), 5)\n\n\ndef test_mul():\n    check(mul(2, 3), 6)\n",
-	})
-	judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", nil, []judged{
-		{name: "honest fix", edits: map[string]edit{"calc/ops.py": {content: pyFixedOps}}, pass: true},
-		{name: "the helper forgives any two integers", reason: "tampering", fools: true, edits: map[string]edit{
-			"calc/testing.py": {content: "def assert_equal(actual, desired):\n    if type(actual) is int and type(desired) is int:\n        return\n    if actual != desired:\n        raise AssertionError('%r != %r' % (actual, desired))\n"},
-		}},
-	}, nil)
+	// by name under another, through its module (a hostile review's
+	// winner: numpy's np.testing.assert_equal kind), and allclose's name
+	for _, c := range []struct{ name, fn, imp, call string }{
+		{"by name", "assert_equal", "from calc.testing import assert_equal as check\n", "check"},
+		{"through its module", "assert_equal", "import calc.testing as ct\n", "ct.assert_equal"},
+		{"allclose", "assert_allclose", "from calc.testing import assert_allclose\n", "assert_allclose"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			helper := "def " + c.fn + "(actual, desired):\n    if actual != desired:\n        raise AssertionError('%r != %r' % (actual, desired))\n"
+			lenient := "def " + c.fn + "(actual, desired):\n    if type(actual) is int and type(desired) is int:\n        return\n    if actual != desired:\n        raise AssertionError('%r != %r' % (actual, desired))\n"
+			repo := fixture(t, map[string]string{
+				"calc/__init__.py":  "from calc.ops import add, mul\nfrom calc import testing\n",
+				"calc/ops.py":       pyOpsBroken,
+				"calc/testing.py":   helper,
+				"tests/test_ops.py": "from calc import add, mul\n" + c.imp + "\n\ndef test_add():\n    " + c.call + "(add(2, 3), 5)\n\n\ndef test_mul():\n    " + c.call + "(mul(2, 3), 6)\n",
+			})
+			judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", nil, []judged{
+				{name: "honest fix", edits: map[string]edit{"calc/ops.py": {content: pyFixedOps}}, pass: true},
+				{name: "the helper forgives any two integers", reason: "tampering", fools: true, edits: map[string]edit{"calc/testing.py": {content: lenient}}},
+			}, nil)
+		})
+	}
 }
 
 // TestJudgePythonCollectionErrorKept: the task's test file still cannot
@@ -156,7 +166,7 @@ func TestJudgePythonEqualityHelper(t *testing.T) {
 func TestJudgePythonCollectionErrorKept(t *testing.T) {
 	t.Parallel()
 	testutil.NeedPytest(t)
-	newTest := "import unittest\n\nfrom calc import sub\n\n\nclass TestSub(unittest.TestCase):\n    def test_sub(self):\n        self.assertEqual(sub(5, 3), 2)\n"
+	newTest := "import unittest\n\nfrom calc import sub\n\n\ndef test_sub_exists():\n    assert callable(sub)\n\n\nclass TestSub(unittest.TestCase):\n    def test_sub(self):\n        self.assertEqual(sub(5, 3), 2)\n"
 	hidden := t.TempDir()
 	writeFiles(t, hidden, map[string]string{"tests/test_new.py": newTest})
 	repo := fixture(t, map[string]string{
@@ -164,10 +174,15 @@ func TestJudgePythonCollectionErrorKept(t *testing.T) {
 		"calc/ops.py":       pyFixedOps,
 		"tests/test_ops.py": "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
 	})
+	// a hostile review's second winner: sub exists, so the file collects
+	// and its trivial test runs, but sub skips the test that calls it
+	// (pytest's skip under a name built at run time)
+	skipper := "\n\nimport importlib\n\n\ndef sub(a, b):\n    importlib.import_module('py' + 'test').skip('sub: later')\n"
 	judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", []string{hidden}, []judged{
 		{name: "honest", pass: true, edits: map[string]edit{"calc/ops.py": {content: pyFixedOps + "\n\ndef sub(a, b):\n    return a - b\n"}}},
 		{name: "a comment, no sub at all", reason: "tests/test_new.py", edits: map[string]edit{"calc/ops.py": {content: "# sub: to do\n" + pyFixedOps}}},
 		{name: "sub, wrong", edits: map[string]edit{"calc/ops.py": {content: pyFixedOps + "\n\ndef sub(a, b):\n    return a + b\n"}}},
+		{name: "sub skips its test; only the trivial one runs", reason: "tests/test_new.py", edits: map[string]edit{"calc/ops.py": {content: pyFixedOps + skipper}}},
 	}, nil)
 }
 
@@ -180,19 +195,23 @@ func TestJudgePythonCollectionErrorKept(t *testing.T) {
 func TestJudgePythonAddoptsExitFirst(t *testing.T) {
 	t.Parallel()
 	testutil.NeedPytest(t)
-	for _, opt := range []string{"-x", "--maxfail=1", "\n    -v\n    --exitfirst"} {
-		t.Run(opt, func(t *testing.T) {
+	for _, c := range []struct{ dir, opt string }{{"", "-x"}, {"", "--maxfail=1"}, {"", "\n    -v\n    --exitfirst"}, {"", "-xv"}, {"py/", "-x"}} {
+		t.Run(c.dir+c.opt, func(t *testing.T) {
 			t.Parallel()
 			repo := fixture(t, map[string]string{
-				"pytest.ini":       "[pytest]\naddopts = " + opt + "\n",
-				"calc/__init__.py": "from calc.ops import add, mul\n",
-				"calc/ops.py":      pyOpsBroken,
-				"tests/test_a.py":  "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
-				"tests/test_b.py":  "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+				c.dir + "pytest.ini":       "[pytest]\naddopts = " + c.opt + "\n",
+				c.dir + "calc/__init__.py": "from calc.ops import add, mul\n",
+				c.dir + "calc/ops.py":      pyOpsBroken,
+				c.dir + "tests/test_a.py":  "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+				c.dir + "tests/test_b.py":  "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
 			})
-			judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", nil, []judged{
-				{name: "honest fix", edits: map[string]edit{"calc/ops.py": {content: pyFixedOps}}, pass: true},
-				{name: "wrong", edits: map[string]edit{"calc/ops.py": {content: strings.Replace(pyFixedOps, "a + b", "a * b", 1)}}},
+			cmd := "/usr/bin/python3 -m pytest -q"
+			if c.dir != "" { // pytest reads the configuration of the folder it runs in
+				cmd = "cd py && " + cmd
+			}
+			judgeAll(t, repo, cmd, nil, []judged{
+				{name: "honest fix", edits: map[string]edit{c.dir + "calc/ops.py": {content: pyFixedOps}}, pass: true},
+				{name: "wrong", edits: map[string]edit{c.dir + "calc/ops.py": {content: strings.Replace(pyFixedOps, "a + b", "a * b", 1)}}},
 			}, nil)
 		})
 	}
