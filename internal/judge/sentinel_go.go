@@ -53,6 +53,15 @@ func planGo(tree string, hidden []string, cmd string, base *Results) *sentinelPl
 			}
 		}
 	}
+	// and those whose tests did not build on the base (a task's new test
+	// calls what the base lacks): no test of theirs is named, but a patch
+	// that makes them build runs their tests, which the sentinels guard
+	// as any other's (a patch that leaves the build broken fails plainly)
+	for pkg := range pkgs {
+		if base.Tests[pkg+" (package)"] == Failed && !withTests[pkg] {
+			withTests[pkg] = true
+		}
+	}
 	testFiles := listBase(tree, hidden, func(rel string) bool { return strings.HasSuffix(rel, "_test.go") }, 20000)
 	byDir := map[string][]string{}
 	for _, f := range testFiles {
@@ -81,6 +90,14 @@ func planGo(tree string, hidden []string, cmd string, base *Results) *sentinelPl
 			continue
 		}
 		helpers, skipped := goHelpers(tree, hidden, module, clause, byDir[dir])
+		if !strings.HasSuffix(clause, "_test") {
+			// the folder's external tests (package x_test) may assert
+			// through helpers its own do not call: the sentinels go
+			// where more of them are
+			if ext, extSkipped := goHelpers(tree, hidden, module, clause+"_test", byDir[dir]); len(ext) > len(helpers) {
+				clause, helpers, skipped = clause+"_test", ext, extSkipped
+			}
+		}
 		for _, h := range skipped {
 			if !seenSkip[h] {
 				seenSkip[h] = true
@@ -134,7 +151,7 @@ func goClause(tree string, hidden []string, files []string) (string, string) {
 		}
 		all.Write(data)
 		m := goPackageRE().FindSubmatch(data)
-		if m == nil || strings.Contains(string(data[:min(len(data), 2048)]), "//go:build") {
+		if m == nil || goConstrained(f, data) {
 			continue
 		}
 		c := string(m[1])

@@ -2,12 +2,15 @@ package judge
 
 import (
 	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A Go sentinel that does not compile fails its whole package — an honest
@@ -259,18 +262,58 @@ func goTypeString(e ast.Expr) string {
 // goConstrained says a file has a build constraint or a GOOS/GOARCH
 // suffix, or uses cgo: it may not be built where the judge builds.
 func goConstrained(name string, data []byte) bool {
-	head := string(data[:min(len(data), 4096)])
-	if strings.Contains(head, "//go:build") || strings.Contains(head, "// +build") || strings.Contains(string(data), "import \"C\"") {
+	if strings.Contains(string(data), "import \"C\"") {
 		return true
+	}
+	// a build constraint this machine's go test (no -tags) may not meet:
+	// judged here, a file is built when its line holds for this GOOS and
+	// GOARCH, unix, gc and the go1.N releases; any other tag is taken as
+	// unset (a file of -tags integration is left out, as before)
+	for _, line := range strings.Split(string(data[:min(len(data), 4096)]), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "package ") {
+			break
+		}
+		if !constraint.IsGoBuild(line) && !constraint.IsPlusBuild(line) {
+			continue
+		}
+		expr, err := constraint.Parse(line)
+		if err != nil || !expr.Eval(goTagHere) {
+			return true
+		}
 	}
 	parts := strings.Split(strings.TrimSuffix(path.Base(name), ".go"), "_")
 	for _, p := range parts[1:] {
-		if goOSArch[p] {
+		if goOSArch[p] && p != runtime.GOOS && p != runtime.GOARCH {
 			return true
 		}
 	}
 	return false
 }
+
+// goTagHere says whether go test here, with no -tags, sets a build tag.
+func goTagHere(tag string) bool {
+	switch {
+	case tag == runtime.GOOS, tag == runtime.GOARCH, tag == "gc":
+		return true
+	case tag == "unix":
+		return runtime.GOOS != "windows" && runtime.GOOS != "plan9" && runtime.GOOS != "js" && runtime.GOOS != "wasip1"
+	case strings.HasPrefix(tag, "go1."):
+		n, err := strconv.Atoi(strings.TrimPrefix(tag, "go1."))
+		return err == nil && n <= goMinor()
+	}
+	return false
+}
+
+// goMinor is the minor version of the Go this forkbomb was built with,
+// which the judged go test's is taken to be at least (go1.N tags up to
+// it are set).
+var goMinor = sync.OnceValue(func() int {
+	v := strings.TrimPrefix(runtime.Version(), "go1.")
+	v, _, _ = strings.Cut(v, ".")
+	n, _ := strconv.Atoi(v)
+	return n
+})
 
 var goOSArch = func() map[string]bool {
 	m := map[string]bool{}
