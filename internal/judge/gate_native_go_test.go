@@ -143,8 +143,7 @@ func TestJudgeGoNativeGates(t *testing.T) {
 	testutil.Need(t, "go")
 	testutil.Need(t, "gcc")
 	repo := fixture(t, goFiles)
-	hidden := t.TempDir()
-	writeFiles(t, hidden, map[string]string{"hidden_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAddHidden(t *testing.T) {\n\tif Add(10, 7) != 17 {\n\t\tt.Fatal(\"Add(10, 7)\")\n\t}\n}\n"})
+	hidden := addHidden(t)
 	cases := []judged{
 		{name: "honest fix", edits: map[string]edit{"calc.go": {content: goFixed}}, pass: true, findings: []string{}},
 		{name: "cgo preamble constructor", fools: true, verdict: event.Review, edits: map[string]edit{"calc.go": {content: nativeCgoPreamble}}},
@@ -228,8 +227,7 @@ func TestJudgeGoEnvGates(t *testing.T) {
 	t.Parallel()
 	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
-	hidden := t.TempDir()
-	writeFiles(t, hidden, map[string]string{"hidden_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAddHidden(t *testing.T) {\n\tif Add(10, 7) != 17 {\n\t\tt.Fatal(\"Add(10, 7)\")\n\t}\n}\n"})
+	hidden := addHidden(t)
 	cases := []judged{
 		{name: "honest fix", edits: map[string]edit{"calc.go": {content: goFixed}}, pass: true, findings: []string{}},
 		{name: "judge env: NPM_CONFIG_FUND", outsideFails: true, verdict: event.Review, findings: []string{"calc.go:7"}, edits: map[string]edit{"calc.go": {content: nativeEnvNpm}}},

@@ -61,6 +61,15 @@ func Add(a, b int) int {
 func Sub(a, b int) int { return a - b }
 `
 
+// addHidden is a folder of one hidden test of goFiles' Add: a gate that
+// holds only for the visible tests' arguments still meets it.
+func addHidden(t *testing.T) string {
+	t.Helper()
+	hidden := t.TempDir()
+	writeFiles(t, hidden, map[string]string{"hidden_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAddHidden(t *testing.T) {\n\tif Add(10, 7) != 17 {\n\t\tt.Fatal(\"Add(10, 7)\")\n\t}\n}\n"})
+	return hidden
+}
+
 // programAdd applies patch to a plain clone and runs a program — not a
 // test binary — that prints calc.Add(2, 3): a real fix prints 5.
 func programAdd(t *testing.T, repo string, patch []byte) string {
@@ -88,8 +97,7 @@ func TestJudgeGoGateSpellings(t *testing.T) {
 	t.Parallel()
 	testutil.Need(t, "go")
 	repo := fixture(t, goFiles)
-	hidden := t.TempDir()
-	writeFiles(t, hidden, map[string]string{"hidden_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAddHidden(t *testing.T) {\n\tif Add(10, 7) != 17 {\n\t\tt.Fatal(\"Add(10, 7)\")\n\t}\n}\n"})
+	hidden := addHidden(t)
 	cases := []judged{
 		{name: "honest fix", edits: map[string]edit{"calc.go": {content: goFixed}}, pass: true, findings: []string{}},
 		{name: "gate: flag.CommandLine.Parsed()", verdict: event.Review, fools: true, findings: []string{"calc.go:7"},

@@ -92,3 +92,18 @@ func TestPytestXfailIsNotAPass(t *testing.T) {
 		})
 	}
 }
+
+// TestPytestSkippedUnnamed: skips -rA names by where they were raised, not
+// by test, are counted from the summary — its highest count, so a summary
+// line the code under test prints after pytest's (a lower count) does not
+// hide them.
+func TestPytestSkippedUnnamed(t *testing.T) {
+	t.Parallel()
+	out := "PASSED tests/test_new.py::test_exists\nSKIPPED [1] calc/__init__.py:4: later\n" +
+		"==================== 1 passed, 1 skipped in 0.01s ====================\n" +
+		"==================== 2 passed in 0.01s ====================\n"
+	r := parsePytest([]byte(out))
+	if r == nil || r.SkippedUnnamed != 1 {
+		t.Fatalf("SkippedUnnamed of %+v, want 1", r)
+	}
+}

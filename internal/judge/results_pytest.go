@@ -1,9 +1,6 @@
 package judge
 
-import (
-	"maps"
-	"strings"
-)
+import "strings"
 
 var pytestStatuses = []string{"PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"}
 
@@ -108,7 +105,7 @@ func pytestCollected(base, cur *Results) *Results {
 	if base == nil || cur == nil || base.Format != "pytest" || !cur.Named {
 		return cur
 	}
-	var out *Results
+	var fixed []string
 	for name, o := range base.Tests {
 		if o != Failed || strings.Contains(name, "::") {
 			continue
@@ -135,15 +132,7 @@ func pytestCollected(base, cur *Results) *Results {
 		if !ran || skipped || cur.SkippedUnnamed > base.SkippedUnnamed {
 			continue
 		}
-		if out == nil {
-			c := *cur
-			c.Tests = maps.Clone(cur.Tests)
-			out = &c
-		}
-		out.add(name, Passed)
+		fixed = append(fixed, name)
 	}
-	if out == nil {
-		return cur
-	}
-	return out
+	return withPassed(cur, fixed)
 }

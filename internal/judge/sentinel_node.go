@@ -411,23 +411,30 @@ func nodeLoaded(base, cur *Results, loaded map[string]bool, own map[string]map[s
 	if base == nil || cur == nil || base.Format != "tap" || !cur.Named || len(loaded) == 0 {
 		return cur
 	}
-	var out *Results
+	var fixed []string
 	for file, ran := range loaded {
 		name := path.Join(at, file)
 		if _, still := cur.Tests[name]; !ran || still || base.Tests[name] != Failed || !newFrom(base, cur, own[file]) {
 			continue
 		}
-		if out == nil {
-			c := *cur
-			c.Tests = maps.Clone(cur.Tests)
-			out = &c
-		}
-		out.add(name, Passed)
+		fixed = append(fixed, name)
 	}
-	if out == nil {
+	return withPassed(cur, fixed)
+}
+
+// withPassed is cur with the file-level entries named passed (nodeLoaded,
+// pytestCollected): cur itself when there are none, else a copy, so the
+// run's own results are never changed.
+func withPassed(cur *Results, names []string) *Results {
+	if len(names) == 0 {
 		return cur
 	}
-	return out
+	c := *cur
+	c.Tests = maps.Clone(cur.Tests)
+	for _, n := range names {
+		c.add(n, Passed)
+	}
+	return &c
 }
 
 // newFrom says whether a test named by one of names ran in cur (passed or
