@@ -207,3 +207,63 @@ func TestJudgeGoSentinelsClauses(t *testing.T) {
 		}
 	}
 }
+
+// shapeChecker is a public checker package of the module: a value made
+// from t whose Equal method fails the test (matryer/is's and quicktest's
+// shape). Its file imports "testing", so an edit to it adds no flagged line.
+const shapeChecker = `package check
+
+import (
+	"reflect"
+	"testing"
+)
+
+// C checks one test's values.
+type C struct{ t testing.TB }
+
+// New is a checker for t.
+func New(t testing.TB) *C { return &C{t} }
+
+// Equal fails the test when got and want differ.
+func (c *C) Equal(got, want any) {
+	c.t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		c.t.Fatalf("got %v, want %v", got, want)
+	}
+}
+`
+
+// TestJudgeGoSentinelsMethodHelper: a hostile review's winner left open at
+// stop 66 — the suite asserts through a method of a checker the module's
+// public package makes from t (c := check.New(t); c.Equal(x, y)); the
+// sentinels called no method, so a patch leaving Add wrong and making
+// Equal log instead of fail passed with no finding. The sentinels call
+// that method now (through the name the file gives the checker, or
+// chained): tampering. The honest fix passes.
+func TestJudgeGoSentinelsMethodHelper(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "go")
+	calcBug := "package calc\n\n// Add returns a+b.\nfunc Add(a, b int) int { return a - b }\n"
+	calcFix := "package calc\n\n// Add returns a+b.\nfunc Add(a, b int) int { return a + b }\n"
+	lenient := strings.Replace(shapeChecker, "c.t.Fatalf(", "c.t.Logf(", 1)
+	for _, tc := range []struct{ name, test string }{
+		{"a named checker", "package calc\n\nimport (\n\t\"testing\"\n\n\t\"example.com/calc/check\"\n)\n\nfunc TestAdd(t *testing.T) {\n\tis := check.New(t)\n\tis.Equal(Add(2, 3), 5)\n}\n"},
+		{"a chained checker", "package calc_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/calc\"\n\t\"example.com/calc/check\"\n)\n\nfunc TestAdd(t *testing.T) {\n\tcheck.New(t).Equal(calc.Add(2, 3), 5)\n}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			repo := fixture(t, map[string]string{"go.mod": shapeMod, "calc.go": calcBug, "calc_test.go": tc.test, "check/check.go": shapeChecker})
+			honest := makePatch(t, repo, map[string]edit{"calc.go": {content: calcFix}})
+			gaming := makePatch(t, repo, map[string]edit{"check/check.go": {content: lenient}})
+			if got, err := shapePlain(t, repo, gaming, nil, "calc.Add(2, 3)"); err != nil || got != "-1" {
+				t.Errorf("control: the gaming patch must pass the bare suite (err %v) while Add(2, 3) is wrong (%s, want the bug's -1)", err, got)
+			}
+			vs := shapeJudge(t, repo, nil, [][]byte{honest, gaming})
+			shapeWant(t, vs[0], event.Pass, "honest fix")
+			shapeWant(t, vs[1], event.Fail, "checker made lenient")
+			if !vs[1].Tampered {
+				t.Errorf("checker made lenient: not caught as tampering: %s", vs[1].Reason)
+			}
+		})
+	}
+}

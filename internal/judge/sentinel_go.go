@@ -285,6 +285,10 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 	}
 	for i, h := range helpers {
 		call := func(x, y string) string {
+			if h.kind == "method" {
+				c := alias()
+				return fmt.Sprintf("{\n\t\t%s := %s.%s(t)\n\t\t%s.%s(%s, %s)\n\t}", c, hAlias[i], h.ctor, c, h.fn, x, y)
+			}
 			if h.kind == "diff" {
 				return fmt.Sprintf("if d := %s.%s(%s, %s); d != \"\" {\n\t\tt.Errorf(\"differ: %%s\", d)\n\t}", hAlias[i], h.fn, x, y)
 			}

@@ -20,13 +20,18 @@ import (
 // module whose declaration reads (t, x, y) with x and y both interface{}
 // or both one type parameter, called by a test file of the same package
 // clause (so importing it makes no cycle) with the test's own *testing.T
-// and two more arguments.
+// and two more arguments — or a method of a value such a package's
+// constructor makes from the test's *testing.T (c := check.New(t);
+// c.Equal(x, y)), where the constructor reads New(t T0) R or *R and the
+// method (r R or *R) Equal(x, y X) with X interface{} or any, and returns
+// nothing.
 
 // goHelper is an equality helper a sentinel can call.
 type goHelper struct {
-	path, fn string // import path and function
+	path, fn string // import path and function (for "method", the method)
+	ctor     string // for "method": the package's function making the value from t
 	label    string // as the note names it
-	kind     string // "t-eq": fn(t, x, y) reports; "diff": fn(x, y) is "" when equal
+	kind     string // "t-eq": fn(t, x, y) reports; "diff": fn(x, y) is "" when equal; "method": ctor(t).fn(x, y) reports
 	anyKind  bool   // takes slices and maps too: a project's helper may compare with ==, which panics on them
 }
 
@@ -74,6 +79,58 @@ func goHelpers(tree string, hidden []string, module, clause string, files []stri
 			continue
 		}
 		tParams := goTParams(file, testingName)
+		// made reads ctor(t, …), a call of a module package's function with
+		// one of the file's *testing.T first: its import path and the
+		// function (goMethodShape decides whether ctor(t) alone compiles).
+		made := func(e ast.Expr) (string, string, bool) {
+			call, ok := e.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return "", "", false
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return "", "", false
+			}
+			x, ok := sel.X.(*ast.Ident)
+			arg, isIdent := call.Args[0].(*ast.Ident)
+			if !ok || !isIdent || !tParams[arg.Name] || !strings.HasPrefix(imports[x.Name], module+"/") {
+				return "", "", false
+			}
+			return imports[x.Name], sel.Sel.Name, true
+		}
+		// checkers are the names the file gives such values (c :=
+		// check.New(t)), by name: a name given two makers is no one's.
+		checkers := map[string][2]string{}
+		ast.Inspect(file, func(n ast.Node) bool {
+			var lhs, rhs []ast.Expr
+			switch a := n.(type) {
+			case *ast.AssignStmt:
+				lhs, rhs = a.Lhs, a.Rhs
+			case *ast.ValueSpec:
+				for _, id := range a.Names {
+					lhs = append(lhs, id)
+				}
+				rhs = a.Values
+			default:
+				return true
+			}
+			if len(lhs) != len(rhs) {
+				return true
+			}
+			for i, l := range lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				p, ctor, ok := made(rhs[i])
+				if prev, seen := checkers[id.Name]; seen && (!ok || prev != [2]string{p, ctor}) {
+					checkers[id.Name] = [2]string{}
+				} else if ok && !seen {
+					checkers[id.Name] = [2]string{p, ctor}
+				}
+			}
+			return true
+		})
 		ast.Inspect(file, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
@@ -82,6 +139,28 @@ func goHelpers(tree string, hidden []string, module, clause string, files []stri
 			sel, ok := call.Fun.(*ast.SelectorExpr)
 			if !ok {
 				return true
+			}
+			// a method of a value made by the module's constructor
+			if len(call.Args) == 2 && !call.Ellipsis.IsValid() && goEqualName(sel.Sel.Name) {
+				var p, ctor, name string
+				if id, ok := sel.X.(*ast.Ident); ok && checkers[id.Name][1] != "" {
+					p, ctor, name = checkers[id.Name][0], checkers[id.Name][1], id.Name
+				} else if mp, mc, ok := made(sel.X); ok {
+					p, ctor, name = mp, mc, "…"
+				}
+				if ctor != "" {
+					key := p + "." + ctor + "()." + sel.Sel.Name
+					if !seen[key] {
+						seen[key] = true
+						label := name + "." + sel.Sel.Name + " (" + path.Base(p) + "." + ctor + ")"
+						if goMethodShape(tree, hidden, strings.TrimPrefix(p, module+"/"), ctor, sel.Sel.Name) {
+							found[key] = goHelper{path: p, fn: sel.Sel.Name, ctor: ctor, label: label, kind: "method"}
+						} else {
+							skipped = append(skipped, label+" (its declarations do not read New(t) R and (R) Equal(x, y any))")
+						}
+					}
+					return true
+				}
 			}
 			x, ok := sel.X.(*ast.Ident)
 			if !ok || imports[x.Name] == "" {
@@ -185,31 +264,10 @@ func goIsTestingT(e ast.Expr, testingName string) bool {
 // suite's own calls show *testing.T satisfies. The sentinels pass it only
 // comparable values.
 func goHelperShape(tree string, hidden []string, dir, fn string) bool {
-	var decls []*ast.FuncDecl
-	for _, f := range listBase(tree, hidden, func(rel string) bool {
-		return path.Dir(rel) == dir && strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go")
-	}, 200) {
-		data, ok := readBase(tree, hidden, f)
-		if !ok {
-			continue
-		}
-		file, err := parser.ParseFile(token.NewFileSet(), f, data, parser.SkipObjectResolution)
-		if err != nil {
-			return false
-		}
-		for _, d := range file.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == fn {
-				if goConstrained(f, data) {
-					return false // built on some platforms only
-				}
-				decls = append(decls, fd)
-			}
-		}
-	}
-	if len(decls) != 1 {
+	fd := goDecl(tree, hidden, dir, func(fd *ast.FuncDecl) bool { return fd.Recv == nil && fd.Name.Name == fn })
+	if fd == nil {
 		return false
 	}
-	fd := decls[0]
 	typeParams := map[string]string{} // name → constraint
 	if fd.Type.TypeParams != nil {
 		for _, f := range fd.Type.TypeParams.List {
@@ -218,13 +276,7 @@ func goHelperShape(tree string, hidden []string, dir, fn string) bool {
 			}
 		}
 	}
-	var params []ast.Expr
-	for _, f := range fd.Type.Params.List {
-		n := max(len(f.Names), 1)
-		for range n {
-			params = append(params, f.Type)
-		}
-	}
+	params := goParamTypes(fd.Type)
 	if len(params) < 3 || len(params) > 4 {
 		return false
 	}
@@ -244,6 +296,101 @@ func goHelperShape(tree string, hidden []string, dir, fn string) bool {
 		return false
 	}
 	return true
+}
+
+// goDecl is the one function declaration of the package folder dir that
+// is (nil if none, or several, or one in a file not built everywhere, or a
+// file that does not parse).
+func goDecl(tree string, hidden []string, dir string, is func(*ast.FuncDecl) bool) *ast.FuncDecl {
+	var decls []*ast.FuncDecl
+	for _, f := range listBase(tree, hidden, func(rel string) bool {
+		return path.Dir(rel) == dir && strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go")
+	}, 200) {
+		data, ok := readBase(tree, hidden, f)
+		if !ok {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), f, data, parser.SkipObjectResolution)
+		if err != nil {
+			return nil
+		}
+		for _, d := range file.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && is(fd) {
+				if goConstrained(f, data) {
+					return nil // built on some platforms only
+				}
+				decls = append(decls, fd)
+			}
+		}
+	}
+	if len(decls) != 1 {
+		return nil
+	}
+	return decls[0]
+}
+
+// goMethodShape reads, in the package folder dir, the declarations of ctor
+// and of the method fn of what it returns: func ctor(t T0) R or *R (one
+// parameter, or a second that is variadic; no type parameters), R a type
+// name, and func (r R or *R) fn(x, y X, rest ...R2) with X interface{} or
+// any and no results. The suite's own calls show *testing.T is a T0; the
+// sentinels call it as c := ctor(t); c.fn(x, y), with comparable values.
+// A method R gets from a field it embeds is not found, so not called.
+func goMethodShape(tree string, hidden []string, dir, ctor, fn string) bool {
+	c := goDecl(tree, hidden, dir, func(fd *ast.FuncDecl) bool { return fd.Recv == nil && fd.Name.Name == ctor })
+	if c == nil || c.Type.TypeParams != nil || c.Type.Results == nil || len(c.Type.Results.List) != 1 || len(c.Type.Results.List[0].Names) > 1 {
+		return false
+	}
+	params := goParamTypes(c.Type)
+	if len(params) < 1 || len(params) > 2 {
+		return false
+	}
+	if len(params) == 2 {
+		if _, ok := params[1].(*ast.Ellipsis); !ok {
+			return false
+		}
+	}
+	recvName := func(e ast.Expr) string {
+		if st, ok := e.(*ast.StarExpr); ok {
+			e = st.X
+		}
+		if id, ok := e.(*ast.Ident); ok {
+			return id.Name
+		}
+		return "" // a generic type, another package's: not read
+	}
+	r := recvName(c.Type.Results.List[0].Type)
+	if r == "" {
+		return false
+	}
+	m := goDecl(tree, hidden, dir, func(fd *ast.FuncDecl) bool {
+		return fd.Recv != nil && len(fd.Recv.List) == 1 && fd.Name.Name == fn && recvName(fd.Recv.List[0].Type) == r
+	})
+	if m == nil || (m.Type.Results != nil && len(m.Type.Results.List) > 0) {
+		return false
+	}
+	params = goParamTypes(m.Type)
+	if len(params) < 2 || len(params) > 3 {
+		return false
+	}
+	if len(params) == 3 {
+		if _, ok := params[2].(*ast.Ellipsis); !ok {
+			return false
+		}
+	}
+	x, y := goTypeString(params[0]), goTypeString(params[1])
+	return x == y && (x == "interface{}" || x == "any")
+}
+
+// goParamTypes lists a function's parameter types, one per parameter.
+func goParamTypes(ft *ast.FuncType) []ast.Expr {
+	var params []ast.Expr
+	for _, f := range ft.Params.List {
+		for range max(len(f.Names), 1) {
+			params = append(params, f.Type)
+		}
+	}
+	return params
 }
 
 // goTypeString is a type expression's text, for the few forms compared.

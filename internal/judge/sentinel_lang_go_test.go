@@ -179,3 +179,82 @@ func TestGoOriginSentinel(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanGoMethodHelper: a package's tests that assert through a method of
+// a value the module's constructor makes from t (c := check.New(t);
+// c.Equal(x, y), matryer/is's and quicktest's shape) get sentinels calling
+// that method, chained or through the name the file gives it — a hostile
+// review's winner was such a public helper made to log instead of fail —
+// and a method whose declaration does not make the call certain (it
+// returns a value, or the constructor takes more than t) is left out and
+// named in the note. The generated files pass go vet and every sentinel
+// has the outcome it must.
+func TestPlanGoMethodHelper(t *testing.T) {
+	t.Parallel()
+	check := "package check\n\nimport (\n\t\"reflect\"\n\t\"testing\"\n)\n\n// C checks one test's values.\ntype C struct{ t testing.TB }\n\n// New is a checker for t.\nfunc New(t testing.TB, opts ...string) *C { return &C{t} }\n\n// Equal fails the test when got and want differ.\nfunc (c *C) Equal(got, want any, msg ...string) {\n\tc.t.Helper()\n\tif !reflect.DeepEqual(got, want) {\n\t\tc.t.Fatalf(\"got %v, want %v\", got, want)\n\t}\n}\n\n// EqualBool says whether got and want are equal.\nfunc (c C) EqualBool(got, want any) bool { return reflect.DeepEqual(got, want) }\n\n// V is a value checker.\ntype V struct{ t *testing.T }\n\n// Val is a checker by value.\nfunc Val(t *testing.T) V { return V{t} }\n\n// Equal fails the test when got != want.\nfunc (v V) Equal(got, want interface{}) {\n\tv.t.Helper()\n\tif got != want {\n\t\tv.t.Errorf(\"got %v, want %v\", got, want)\n\t}\n}\n\n// Two needs more than t.\nfunc Two(t *testing.T, name string) *C { return &C{t} }\n"
+	files := map[string]string{
+		"go.mod":            "module example.com/m\n\ngo 1.21\n",
+		"check/check.go":    check,
+		"calc/calc.go":      "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+		"calc/calc_test.go": "package calc\n\nimport (\n\t\"testing\"\n\n\tck \"example.com/m/check\"\n)\n\nfunc TestAdd(t *testing.T) {\n\tc := ck.New(t)\n\tc.Equal(Add(2, 3), 5)\n\t_ = c.EqualBool(Add(1, 1), 2)\n\tck.Two(t, \"x\").Equal(Add(0, 0), 0)\n}\n",
+		"val/val.go":        "package val\n\nfunc Name() string { return \"val\" }\n",
+		"val/val_test.go":   "package val\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/check\"\n)\n\nfunc TestName(t *testing.T) {\n\tcheck.Val(t).Equal(Name(), \"val\")\n}\n",
+	}
+	base := &Results{Format: "go-test-json", Named: true}
+	for _, n := range []string{"calc.TestAdd", "val.TestName"} {
+		pkg, _, _ := strings.Cut(n, ".")
+		base.add("example.com/m/"+n, Passed)
+		base.add("example.com/m/"+pkg+" (package)", Passed)
+	}
+	tree, p := plantIn(t, files, base, "go test ./...")
+	src := func(dir string) string {
+		for f, s := range p.files {
+			if strings.HasPrefix(f, dir+"/") && !strings.Contains(f[len(dir)+1:], "/") {
+				return s
+			}
+		}
+		t.Fatalf("no sentinel file in %s: %v", dir, p.files)
+		return ""
+	}
+	calc, val := src("calc"), src("val")
+	for _, w := range []string{"\"example.com/m/check\"", ".New(t)\n", ".Equal(\""} {
+		if !strings.Contains(calc, w) {
+			t.Errorf("calc: no %q in:\n%s", w, calc)
+		}
+	}
+	for _, w := range []string{".Val(t)\n", ".Equal(\""} {
+		if !strings.Contains(val, w) {
+			t.Errorf("val: no %q in:\n%s", w, val)
+		}
+	}
+	for _, w := range []string{"EqualBool", ".Two(", ".Equal([]"} {
+		if strings.Contains(calc, w) {
+			t.Errorf("calc: %q in:\n%s", w, calc)
+		}
+	}
+	if !strings.Contains(p.note, "c.EqualBool (check.New)") || !strings.Contains(p.note, "….Equal (check.Two)") || strings.Contains(p.note, "c.Equal (") {
+		t.Errorf("note %q does not name (only) the methods left out", p.note)
+	}
+	testutil.Need(t, "go")
+	env := append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=local", "GOWORK=off")
+	vet := exec.Command("go", "vet", "./...")
+	vet.Dir, vet.Env = tree, env
+	if out, err := vet.CombinedOutput(); err != nil {
+		t.Fatalf("go vet: %v\n%s", err, out)
+	}
+	run := exec.Command("go", "test", "-json", "-count=1", "./...")
+	run.Dir, run.Env = tree, env
+	out, _ := run.CombinedOutput()
+	r := parseGoJSON(out)
+	if r == nil {
+		t.Fatalf("no results:\n%s", out)
+	}
+	for _, s := range p.list {
+		if want := map[bool]Outcome{false: Passed, true: Failed}[s.mustFail]; r.Tests[s.name] != want {
+			t.Errorf("%s: %v, want %v", s.name, r.Tests[s.name], want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s", out)
+	}
+}
