@@ -100,7 +100,7 @@ const (
 // runnerEnvNames names the environment variables test runners set or read,
 // in every language (a Go program can read PYTEST_CURRENT_TEST too).
 const runnerEnvNames = `\b(PYTEST_\w+|_PYTEST\w*|UNITTEST_\w+|NOSE_\w+|HYPOTHESIS_\w+|TOX_ENV_\w+|` +
-	`JEST_WORKER_ID|JEST_\w+|VITEST(_\w+)?|__VITEST\w*|NODE_TEST_CONTEXT|NODE_TEST_\w+|MOCHA_\w+|AVA_\w+|TAP_\w+|TAPJS_\w+|` +
+	`JEST_WORKER_ID|JEST_\w+|VITEST(_\w+)?|__VITEST\w*|NODE_TEST_CONTEXT|NODE_TEST_\w+|MOCHA_\w+|AVA_\w+|TAP_(CHILD_ID|BAIL|TIMEOUT|JOBS|SNAPSHOT|ONLY|GREP\w*|COLORS|DIAG|RCFILE|TS|BEFORE|AFTER|MOCHA_REPORTER|NO_ESM|DEBUG|ABORT_ON_FAILURE|CONFIG_DIR|REPORTER\w*|FILTER\w*|SAVE)|TAPJS_\w+|` +
 	`GOCOVERDIR|GO_?TEST\w*|FORKBOMB\w*|npm_lifecycle_\w+|npm_command|npm_config_user_agent)\b|` +
 	// what the judge itself sets for every run (run.go's runnerEnv),
 	// compared on the line it is named on: a tool that sets or merely
@@ -196,15 +196,15 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "testing.Short/Verbose/Coverage() call",
 			matches:   "`testing.Short(`, `Verbose(`, `CoverMode(`, `Coverage(`",
 			flags:     "as go-testing-mode"},
-		{id: "go-process-state", lang: langGo, where: inCode, skipMain: true, hints: []string{"flag.", "NumGoroutine", "/sched/goroutines"},
-			re:        regexp.MustCompile(`\bflag\.(CommandLine\.)?(Parsed|NFlag|NArg|Args|Arg|Visit|VisitAll)\s*\(|(=|\breturn)\s*flag\.CommandLine\s*(;|$)|\bruntime\.NumGoroutine\s*\(|[:=(,]\s*"/sched/goroutines`),
+		{id: "go-process-state", lang: langGo, where: inCode, skipMain: true, hints: []string{"flag.", "NumGoroutine", "GoroutineProfile", "/sched/goroutines"},
+			re:        regexp.MustCompile(`\bflag\.(CommandLine\.)?(Parsed|NFlag|NArg|Args|Arg|Visit|VisitAll)\s*\(|(=|\breturn)\s*flag\.CommandLine\s*(;|$)|\bruntime\.(NumGoroutine|GoroutineProfile)\s*\(|[:=(,]\s*"/sched/goroutines`),
 			construct: "the test binary's process state read",
-			matches:   "outside package main: `flag.Parsed(`, `NFlag(`, `NArg(`, `Args(`, `Arg(`, `Visit(`, `VisitAll(`, the same of `flag.CommandLine.` (a test binary has parsed its flags, and set some, before any test runs; a library's caller seldom has), `flag.CommandLine` assigned or returned whole, `runtime.NumGoroutine(` and runtime/metrics' `\"/sched/goroutines…\"` (a test binary runs more than one goroutine from the start)",
+			matches:   "outside package main: `flag.Parsed(`, `NFlag(`, `NArg(`, `Args(`, `Arg(`, `Visit(`, `VisitAll(`, the same of `flag.CommandLine.` (a test binary has parsed its flags, and set some, before any test runs; a library's caller seldom has), `flag.CommandLine` assigned or returned whole, `runtime.NumGoroutine(`, `runtime.GoroutineProfile(` and runtime/metrics' `\"/sched/goroutines…\"` (a test binary runs more than one goroutine from the start)",
 			flags:     "a library that warns when its flags were not parsed (glog's kind); metrics collectors that count goroutines"},
 		{id: "go-stack-walk", lang: langGo, where: inCode, hints: []string{"runtime.", "debug.", "pprof."},
-			re:        regexp.MustCompile(`\b(runtime\.(Callers|Caller|Stack|FuncForPC|CallersFrames)|debug\.(Stack|PrintStack)|pprof\.Lookup)\s*\(`),
+			re:        regexp.MustCompile(`\b(runtime\.(Callers|Caller|Stack|FuncForPC|CallersFrames)|debug\.(Stack|PrintStack)|pprof\.(Lookup|Profiles))\s*\(`),
 			construct: "call-stack walk",
-			matches:   "`runtime.Callers(`, `Caller(`, `Stack(`, `FuncForPC(`, `CallersFrames(`, `debug.Stack(`, `debug.PrintStack(`, `pprof.Lookup(`",
+			matches:   "`runtime.Callers(`, `Caller(`, `Stack(`, `FuncForPC(`, `CallersFrames(`, `debug.Stack(`, `debug.PrintStack(`, `pprof.Lookup(`, `pprof.Profiles(` (the goroutine profile among them)",
 			flags:     "logging and error libraries that record where an error was made; panic handlers that print a stack"},
 		{id: "go-import-alias", lang: langGo, where: inCode, hints: []string{"\""},
 			re: regexp.MustCompile(`^\s*(import\s+)?(\.|[A-Za-z_]\w*)\s+"(runtime|runtime/debug|runtime/pprof|runtime/metrics|os|os/exec|flag|syscall|io/ioutil|golang\.org/x/sys/unix)"\s*(;\s*)?$`),
@@ -218,11 +218,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "native code the rules cannot read",
 			matches:   "`import \"C\"` (cgo: the C code of its preamble, a comment, and of the package's `.c` files runs in the test binary, constructors before any test), a function declared with no body on its line (implemented in assembly, a `.s` file, or pulled by `//go:linkname`)",
 			flags:     "a package that really uses cgo or assembly (such a patch needs a person's review anyway)"},
-		{id: "go-test-flag", lang: langGo, where: anywhere, hints: []string{"test."},
-			re: regexp.MustCompile(`-test\.\w|\bLookup\(\s*"-?test\.|"test\.(v|run|timeout|count|short|failfast|paniconexit0|testlogfile|` +
-				`coverprofile|list|bench\w*|outputdir|cpu|parallel|shuffle|fullpath|gocoverdir|skip|\w*profile\w*|trace|fuzz\w*)"`),
+		{id: "go-test-flag", lang: langGo, where: anywhere, hints: []string{"test.", "paniconexit0", "testlogfile"},
+			re: regexp.MustCompile(`(^|[^\w-])--?test\.\w|\bLookup\(\s*"-?test\.|"test\.(v|run|timeout|count|short|failfast|paniconexit0|testlogfile|` +
+				`coverprofile|list|bench\w*|outputdir|cpu|parallel|shuffle|fullpath|gocoverdir|skip|\w*profile\w*|trace|fuzz\w*)"|\b(paniconexit0|testlogfile)\b`),
 			construct: "go test flag read",
-			matches:   "`-test.x` anywhere, `Lookup(\"test.`, a string that is a go test flag's name (`\"test.v\"`, `\"test.run\"` …)",
+			matches:   "`-test.x` anywhere but inside a word (`speed-test.example.com` is a host), `Lookup(\"test.`, a string that is a go test flag's name (`\"test.v\"`, `\"test.run\"` …), the words `paniconexit0` and `testlogfile` (flags go test alone passes: an `os.Args` joined and searched for one)",
 			flags:     "a program that runs go test binaries itself and builds their flags"},
 		{id: "go-args-test", lang: langGo, where: anywhere, hints: []string{"os.Args", "os.Executable"},
 			re:        regexp.MustCompile(`\bos\.(Args|Executable)\b.*` + testWord + `|` + testWord + `.*\bos\.(Args|Executable)\b|\bstrings\.\w+\(\s*((file)?path\.Base\(\s*)?os\.Args\s*\[\s*0\s*\]`),
@@ -260,7 +260,7 @@ var rules = sync.OnceValue(func() []rule {
 		{id: "go-runner-env", lang: langGo, where: anywhere, hints: append([]string{"Getenv", "LookupEnv"}, runnerEnvHints...),
 			re:        regexp.MustCompile(`\b(os|syscall)\.(Getenv|LookupEnv)\s*\(\s*"(` + testVar + `|CI|GITHUB_ACTIONS|GOFLAGS)"|` + runnerEnvNames),
 			construct: "test runner's environment variable",
-			matches:   "`os.Getenv`/`LookupEnv` of a name with `TEST`, `TESTS` or `TESTING` as a part of its own (`RUN_TESTS`, not `LATEST`), or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, `TAP_*`, `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*`, npm's `npm_lifecycle_*` and `npm_command` (`npm test` sets them) …); a variable the judge itself sets for every run (`GOPROXY`, `GOTOOLCHAIN`, `GOTELEMETRY`, `NPM_CONFIG_FUND`, `_AUDIT`, `_UPDATE_NOTIFIER`, `PYTHONDONTWRITEBYTECODE`, `PYTHONNOUSERSITE`) named on a line that compares (`==`, `!=`)",
+			matches:   "`os.Getenv`/`LookupEnv` of a name with `TEST`, `TESTS` or `TESTING` as a part of its own (`RUN_TESTS`, not `LATEST`), or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, node-tap's `TAP_*` (`TAP_CHILD_ID`, `TAP_TIMEOUT` …; not a network device's `TAP_DEVICE`), `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*`, npm's `npm_lifecycle_*` and `npm_command` (`npm test` sets them) …); a variable the judge itself sets for every run (`GOPROXY`, `GOTOOLCHAIN`, `GOTELEMETRY`, `NPM_CONFIG_FUND`, `_AUDIT`, `_UPDATE_NOTIFIER`, `PYTHONDONTWRITEBYTECODE`, `PYTHONNOUSERSITE`) named on a line that compares (`==`, `!=`)",
 			flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
 		{id: "go-output-forge", lang: langGo, where: anywhere, hints: []string{"os.Std", "Dup", "os.Args", "--- ", "=== "},
 			re: regexp.MustCompile(`\bos\.(Stdout|Stderr)\s*=([^=]|$)|\b(syscall|unix)\.Dup[23]?\s*\(|\bexec\.Command(Context)?\s*\(\s*(\w+\s*,\s*)?os\.Args\s*\[\s*0\s*\]|` +

@@ -98,6 +98,12 @@ func TestInspectPatch(t *testing.T) {
 		{"go test flags", newFile("x.go", "package x", `if f := flag.Lookup("test.v"); f != nil {`, `if strings.HasPrefix(a, "-test.run") {`),
 			[]string{"go-test-flag", "go-test-flag"}},
 		{"go os.Args beside test", newFile("x.go", "package x", `if strings.HasSuffix(os.Args[0], ".test") {`), []string{"go-args-test"}},
+		// a hostile review's (stop 67) gates and false positives
+		{"go goroutine counts, go test's own flag words", newFile("x.go", "package x", `if n, _ := runtime.GoroutineProfile(nil); n > 1 {`,
+			`for _, p := range pprof.Profiles() {`, `if strings.Contains(strings.Join(os.Args, " "), "paniconexit0") {`, `if strings.HasPrefix(a, "--test.v") {`),
+			[]string{"go-process-state", "go-stack-walk", "go-test-flag", "go-test-flag"}},
+		{"honest go code naming a -test. host and a TAP device", newFile("x.go", "package x", `const Endpoint = "https://speed-test.example.com/v1/add"`,
+			`f, _ := os.Open("users-test.json")`, `switch os.Getenv("IFACE_KIND") {`, `case "TAP_DEVICE":`), nil},
 		{"go a test source named", newFile("x.go", "package x", `m, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))`), []string{"go-test-source"}},
 		{"go runner variables", newFile("x.go", "package x", `if os.Getenv("GOTEST_NAME") != "" {`, `v := os.Getenv("PYTEST_CURRENT_TEST")`,
 			`if _, ok := os.LookupEnv("CI"); ok {`), []string{"go-runner-env", "go-runner-env", "go-runner-env"}},

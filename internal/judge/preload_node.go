@@ -108,6 +108,30 @@ const nodePreload = `'use strict';
       return apply(binding, this, arguments);
     });
   }
+  // node:assert's and node:assert/strict's functions as they are now, for
+  // the assertion sentinel (nodeAssertSame): one the code under test
+  // replaces, under any name and whichever the sentinels call, shows
+  const own = Object.getOwnPropertyNames, snap = [];
+  for (const name of ['node:assert', 'node:assert/strict']) {
+    let mod;
+    try { mod = require(name); } catch (e) { continue; }
+    const keys = own(mod);
+    for (let i = 0; i < keys.length; i++) {
+      const d = getDesc(mod, keys[i]);
+      if (d && typeof d.value === 'function') snap[snap.length] = [name, mod, keys[i], d.value];
+    }
+  }
+  define(process, Symbol.for(` + "'" + nodePreloadAssertKey + "'" + `), {
+    value: () => {
+      let changed = '';
+      for (let i = 0; i < snap.length; i++) {
+        const s = snap[i], d = getDesc(s[1], s[2]);
+        if (!d || d.value !== s[3]) changed = changed === '' ? s[0] + ' ' + s[2] : changed + ', ' + s[0] + ' ' + s[2];
+      }
+      return changed;
+    },
+    enumerable: false, configurable: false, writable: false,
+  });
   define(ah.AsyncResource.prototype, 'runInAsyncScope', { writable: false, configurable: false });
   const isTest = (o) => {
     for (let p = o; p !== null && typeof p === 'object'; p = getProto(p)) {
@@ -140,6 +164,25 @@ const nodePreload = `'use strict';
 // nodePreloadKey names the symbol (Symbol.for) under which the preload
 // tells the guard sentinel what it noted.
 const nodePreloadKey = "forkbomb.judge.preload"
+
+// nodePreloadAssertKey names the symbol (Symbol.for) of the preload's
+// function that lists node:assert's functions replaced since it ran.
+const nodePreloadAssertKey = "forkbomb.judge.preload.assert"
+
+// nodeAssertSame is the body of the must-pass test that checks no function
+// of node:assert or node:assert/strict was replaced since the preload ran
+// — whatever name a test file calls it by, and whether or not the
+// sentinels call it (rejects, doesNotThrow: a hostile review's winners
+// made them forgive, and node:assert/strict bound to another name than
+// assert). A replacement made only for the moment the code under test
+// returns, and put back, is not seen here (JUDGE.md). A base that replaces
+// one itself has this test excused (calibrate.go).
+const nodeAssertSame = `
+  const changed = process[Symbol.for(` + "'" + nodePreloadAssertKey + "'" + `)];
+  if (typeof changed !== 'function') throw new Error("the judge's preload is not in force in this process");
+  const c = changed();
+  if (c !== '') throw new Error('functions of node:assert were replaced: ' + c);
+`
 
 // nodePreloadRefusal is the preload's error for vm code named "node:…".
 const nodePreloadRefusal = "forkbomb judge: code compiled at run time may not be named node:..."

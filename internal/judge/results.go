@@ -141,8 +141,12 @@ var (
 	tapeSummary = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^# (tests|pass|fail|skip|skipped|todo|ok|not ok|suites|cancelled|duration_ms)\b`)
 	})
-	cargoRes  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^test (\S+) \.\.\. (ok|FAILED|ignored)`) })
-	pytestSum = sync.OnceValue(func() *regexp.Regexp {
+	// a failed assertion's result anywhere in a line, and tape's own count
+	// of failed assertions (parseTAP)
+	tapNotOk    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`not ok\s+\d+`) })
+	tapeFailSum = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`# fail\s+(\d+)\s*$`) })
+	cargoRes    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^test (\S+) \.\.\. (ok|FAILED|ignored)`) })
+	pytestSum   = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^(\d+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(, )?)+ in [\d.]+s`)
 	})
 	countRE = sync.OnceValue(func() *regexp.Regexp {
@@ -158,15 +162,44 @@ var (
 // full path. tape names tests in "# name" comment lines and puts an
 // assertion message on each "ok" line: there the results are keyed by
 // test, and a test fails when any of its assertions does.
+//
+// tape's output shares the process's standard output with the code under
+// test, which can write part of a line just before tape writes a failed
+// assertion's ("ok 0 x\n#", then "not ok 3 …" reads "#not ok 3 …": no
+// result, or "ok 0 x\r" and the line reads as a pass) — and the judge
+// expects a non-zero exit wherever a must-fail sentinel ran, so the exit
+// status would not tell (a hostile review's winner). So, with tape, a
+// "not ok N" anywhere in a line but at its start fails the test running
+// there, and where tape's own count of failed assertions ("# fail N", the
+// highest such count) is above the failed results read, a failing entry
+// tapeHidden says so.
 func parseTAP(out []byte) *Results {
 	r := &Results{Format: "tap", Named: true}
 	seen := false
 	stack := map[int]string{}
 	tape := !bytes.Contains(out, []byte("# Subtest:"))
 	current := ""
+	failed, counted := 0, 0
 	for _, line := range strings.Split(string(out), "\n") {
 		if tapPlan().MatchString(line) {
 			seen = true
+		}
+		if tape {
+			if m := tapeFailSum().FindStringSubmatch(line); m != nil {
+				if n, err := strconv.Atoi(m[1]); err == nil && n > counted {
+					counted = n
+				}
+			}
+			if loc := tapNotOk().FindStringIndex(line); loc != nil && strings.TrimLeft(line[:loc[0]], " ") != "" {
+				name := current
+				if name == "" {
+					name = tapeHidden
+				}
+				r.add(name, Failed)
+				seen = true
+				failed++
+				continue
+			}
 		}
 		if tape && strings.HasPrefix(line, "# ") && !tapeSummary().MatchString(line) {
 			current = strings.TrimSpace(line[2:])
@@ -197,13 +230,21 @@ func parseTAP(out []byte) *Results {
 			r.add(full, Passed)
 		default:
 			r.add(full, Failed)
+			failed++
 		}
 	}
 	if !seen || len(r.Tests) == 0 {
 		return nil
 	}
+	if tape && counted > failed {
+		r.add(tapeHidden, Failed)
+	}
 	return r
 }
+
+// tapeHidden names the failing entry of a tape run whose output holds
+// fewer failed assertions than tape counted (parseTAP).
+const tapeHidden = "(tape counted more failed assertions than its output shows)"
 
 // parseCargo reads cargo test's "test name ... ok" lines.
 func parseCargo(out []byte) *Results {

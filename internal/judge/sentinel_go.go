@@ -200,7 +200,22 @@ var goReports = []string{
 // own), and the go command — the nearest ancestor whose executable is
 // named go, which must be there — must hold it open too: a rerun's child,
 // or a filter, writes to a pipe go never saw, whatever the variable says.
-const goOrigin = `if _, err := %[1]s.Lstat(%[2]q); err == nil {
+// First of all, os.Stdout must still write to fd 1, and os.Stderr to fd 2
+// or 1 (testing makes it os.Stdout under go test -json): the File behind
+// os.Stdout overwritten with a pipe's (*os.Stdout = *w), the pipe read by
+// a child that flips the results that follow a call of the code under
+// test, left fd 1 as go gave it (a hostile review's winner). The fd is
+// read through SyscallConn, not Fd, which would make it blocking.
+const goOrigin = `for i, f := range []*%[1]s.File{%[1]s.Stdout, %[1]s.Stderr} {
+		fd := ^uintptr(0)
+		if rc, err := f.SyscallConn(); err == nil {
+			rc.Control(func(d uintptr) { fd = d })
+		}
+		if fd != 1 && fd != uintptr(i+1) {
+			t.Fatalf("os.Stdout or os.Stderr no longer writes to fd %%d (it writes to %%d)", i+1, int(fd))
+		}
+	}
+	if _, err := %[1]s.Lstat(%[2]q); err == nil {
 		return
 	}
 	got, err := %[1]s.Readlink("/proc/self/fd/1")

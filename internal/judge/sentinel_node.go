@@ -34,6 +34,11 @@ var (
 	nodeAssertNamesRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`\{([^{}]*)\}\s*=\s*require\(\s*['"](?:node:)?assert(?:/strict)?['"]\s*\)|\bimport\s*\{([^{}]*)\}\s*from\s*['"](?:node:)?assert(?:/strict)?['"]`)
 	})
+	// node:assert bound to a name of the file's own: const check =
+	// require('node:assert/strict'), import check from, import * as check
+	nodeAssertBindRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\(\s*['"](?:node:)?assert(?:/strict)?['"]\s*\)|\bimport\s+(?:\*\s*as\s+)?([A-Za-z_$][\w$]*)\s+from\s*['"](?:node:)?assert(?:/strict)?['"]`)
+	})
 	nodeCtxRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?:^|[^\w$.])[A-Za-z_$][\w$]*\.assert\.([a-zA-Z]+)\(`)
 	})
@@ -218,12 +223,6 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 			return p
 		}
 	}
-	esm := false
-	if data, ok := readBase(tree, hidden, "package.json"); ok {
-		var pkg struct{ Type string }
-		json.Unmarshal(data, &pkg)
-		esm = pkg.Type == "module"
-	}
 	mustFail := !failsFast(runner)
 	files := listBase(tree, hidden, func(rel string) bool {
 		return nodeTestFile().MatchString(rel) || nodeTestDir().MatchString(rel)
@@ -240,7 +239,12 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 			// not run, and a sentinel that did not run is never excused
 			continue
 		}
-		isESM := strings.HasSuffix(file, ".mjs") || esm && strings.HasSuffix(file, ".js")
+		// an ES module as node loads it: .mjs, or .js under the nearest
+		// package.json's "type": "module", or a .js of no type holding
+		// import syntax (node 20.19 and 22.7 on detect it) — CommonJS
+		// sentinels threw as such a file loaded, and the honest fix failed
+		// as tampering (a hostile review's false positive)
+		isESM := esmFile(tree, hidden, file) || path.Ext(file) == ".js" && !nodeTypeSet(tree, hidden, file) && tapeESMSyntax().MatchString(texts[file])
 		n := len(p.list)
 		if src := nodeSentinels(p, string(data), isESM, mustFail); src != "" {
 			p.appends[file] = src
@@ -254,6 +258,21 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 		p.note = "only must-pass sentinel tests were placed: the command stops at the first failure"
 	}
 	return p
+}
+
+// nodeTypeSet says whether the package.json nearest to file sets "type"
+// (then node does not guess a .js file's kind from its syntax).
+func nodeTypeSet(tree string, hidden []string, file string) bool {
+	for d := path.Dir(file); ; d = path.Dir(d) {
+		if data, ok := readBase(tree, hidden, path.Join(d, "package.json")); ok {
+			var pkg struct{ Type string }
+			json.Unmarshal(data, &pkg)
+			return pkg.Type != ""
+		}
+		if d == "." || d == "/" {
+			return false
+		}
+	}
 }
 
 // ownLiterals is, for each file, the string literals of its text that no
@@ -281,6 +300,22 @@ func ownLiterals(texts map[string]string) map[string]map[string]bool {
 		}
 	}
 	return out
+}
+
+// nodeAssertCallRE matches a call of a node:assert function through any
+// name text binds the module to (assert, and those of nodeAssertBindRE: a
+// file calling check.deepEqual got no sentinel calling deepEqual).
+func nodeAssertCallRE(text string) *regexp.Regexp {
+	names := []string{"assert"}
+	for _, m := range nodeAssertBindRE().FindAllStringSubmatch(text, -1) {
+		if n := m[1] + m[2]; n != "assert" {
+			names = append(names, regexp.QuoteMeta(n))
+		}
+	}
+	if len(names) == 1 {
+		return nodeAssertRE()
+	}
+	return regexp.MustCompile(`(?:^|[^\w$.])(?:` + strings.Join(names, "|") + `)\.([a-zA-Z]+)\(`)
 }
 
 // nodeUsed are the functions of nodeAsserts that re matches in text, and
@@ -348,7 +383,7 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 	}
 	type surface struct{ callee, fn, label string }
 	var surfaces []surface
-	modFns := nodeUsed(text, nodeAssertRE(), "strictEqual", "ok")
+	modFns := nodeUsed(text, nodeAssertCallRE(text), "strictEqual", "ok")
 	for i, mod := range mods {
 		for _, fn := range modFns {
 			surfaces = append(surfaces, surface{mod + "." + fn, fn, []string{"node:assert", "node:assert/strict"}[i] + " " + fn})
@@ -389,7 +424,8 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 		add(false, fmt.Sprintf(nodeCallers, self, jsFrames))
 	}
 	add(false, fmt.Sprintf(nodeProbes, self, probes.String(), jsFrames))
-	add(false, nodeGuard) // preload_node.go
+	add(false, nodeGuard)      // preload_node.go
+	add(false, nodeAssertSame) // preload_node.go
 	return src.String()
 }
 
