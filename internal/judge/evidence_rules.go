@@ -337,10 +337,11 @@ var rules = sync.OnceValue(func() []rule {
 			re: regexp.MustCompile(`\bfaulthandler\.is_enabled\s*\(|\b(stdout|stderr|stdin)\s+(is\s+not|is|==|!=)\s+(\w+\.)?__(stdout|stderr|stdin)__|` +
 				`__(stdout|stderr|stdin)__\s+(is\s+not|is|==|!=)\s+(\w+\.)?(stdout|stderr|stdin)\b|\bsys\.unraisablehook\b|__unraisablehook__|__excepthook__|` +
 				`\bsys\.path\s*\[\s*0\s*\]|\bsys\.(stdin|stdout|stderr)\.(fileno\s*\(|__class__)|\btype\s*\(\s*sys\.(stdin|stdout|stderr)\s*\)|` +
+				`\bsys\.(stdin|stdout|stderr)\.(mode|name|newlines)\b|\bsys\.(stdin|stdout|stderr)(\.\w+)*\.__\w+__|\bsys\.(stdin|stdout|stderr)\.encoding\s*(is\s+(not\s+)?|[!=]=\s*)None\b|` +
 				`\bthreading\.excepthook\b|\bwarnings\.(filters|_\w+)\b|\batexit\._\w+`),
 			unless:    regexp.MustCompile(`\bisatty\s*\(\s*sys\.(stdin|stdout|stderr)\.fileno\s*\(\s*\)\s*\)`),
 			construct: "the test runner's marks on the interpreter read",
-			matches:   "`faulthandler.is_enabled(`; a stream compared with its original (`sys.stdout is not sys.__stdout__`: pytest captures output); `sys.unraisablehook`, `__unraisablehook__`, `__excepthook__` (pytest installs its own hooks); `sys.path[0]` (the test's folder under pytest); `sys.stdin.fileno(` and the other streams' (pytest's stand-ins have no descriptor, or another), a stream's class (`type(sys.stdout)`, `.__class__`), `threading.excepthook` (pytest swaps it), `warnings.filters` and `warnings._…` (pytest records warnings per test), `atexit._…`; not `isatty(sys.stdout.fileno())`",
+			matches:   "`faulthandler.is_enabled(`; a stream compared with its original (`sys.stdout is not sys.__stdout__`: pytest captures output); `sys.unraisablehook`, `__unraisablehook__`, `__excepthook__` (pytest installs its own hooks); `sys.path[0]` (the test's folder under pytest); `sys.stdin.fileno(` and the other streams' (pytest's stand-ins have no descriptor, or another), a stream's class (`type(sys.stdout)`, `.__class__`), its `mode`, `name`, `newlines`, any `__dunder__` reached through it (`sys.stdin.read.__globals__` is pytest's capture module's), its `encoding` compared with `None` (pytest's stand-in stdin has none), `threading.excepthook` (pytest swaps it), `warnings.filters` and `warnings._…` (pytest records warnings per test), `atexit._…`; not `isatty(sys.stdout.fileno())`",
 			flags:     "a command-line tool that checks or restores its own streams; crash reporters that install hooks; a script that finds its folder; a library that reads its warning filters"},
 		{id: "py-import-hook", lang: langPy, where: inCode, hints: []string{"meta_path", "path_hooks", "path_importer_cache", "importlib", "source_to_code", "ast.Assert"},
 			re: regexp.MustCompile(`\b_*sys\.(meta_path|path_hooks|path_importer_cache)\b|\bfrom\s+sys\s+import\b.*\b(meta_path|path_hooks)\b|\bimportlib\.(abc\.(MetaPathFinder|PathEntryFinder|Loader|SourceLoader|InspectLoader|ExecutionLoader|FileLoader)|machinery\.(SourceFileLoader|SourcelessFileLoader|FileFinder|PathFinder))\b|` +
@@ -374,6 +375,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "exit outside __main__.py",
 			matches:   "`os._exit(`, `sys.exit(`, `os.abort(`, `os.kill(os.getpid()`, `raise SystemExit`, a line starting `exit(`/`quit(`",
 			flags:     "a command-line module's main() that exits with its status outside __main__.py"},
+		{id: "py-output-forge", lang: langPy, where: anywhere, skipMain: true, hints: []string{"dup", "exec", "PASSED", "FAILED"},
+			re:        regexp.MustCompile(`\b_*os\.(dup2?|exec[lv]p?e?)\s*\(|["'](PASSED|FAILED) `),
+			construct: "the test process's output or run taken over",
+			matches:   "outside __main__.py: `os.dup(`, `os.dup2(` (a descriptor copied or moved: pytest's saved output, say), `os.execv(` and the other `os.exec…(` (the process replaced by another: its exit status is that one's), a string that starts as pytest's result lines do (`'FAILED '`, `'PASSED '`)",
+			flags:     "a daemon or a subprocess helper that moves its descriptors or replaces its process; tools that print or parse pytest's output"},
 		{id: "py-test-source", lang: langPy, where: inString, hints: []string{"test", "conftest"},
 			re:        regexp.MustCompile(`\btest_\w*|_test\.py\b|\bconftest\b|\btests?/|\.pytest_cache|\b(py\.?test|_pytest|unittest)\b`),
 			construct: "a test file or runner named",

@@ -41,6 +41,7 @@ type sentinelPlan struct {
 	files   map[string]string // new files, by path in the tree
 	appends map[string]string // text appended to existing files, by path
 	wrapper string            // go: the -exec wrapper that removes the sources
+	prelude string            // shell lines run before the test command (pytest: what fd 1 is)
 	list    []sentinel
 	note    string // why none (or only must-pass ones) were placed
 	// second is the sentinel-only run's command, when the test command

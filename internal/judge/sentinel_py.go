@@ -199,6 +199,40 @@ const pyHooks = `    import os, site, sys, sysconfig, tempfile
                 assert any(under(where, d) for d in homes) or not any(under(where, d) for d in temps), 'the pytest hook %%s comes from a temporary file: %%s' %% (name, where)
 `
 
+// pyOutput is the must-pass test body (its function takes pytest's
+// request) that checks pytest will write its report where the command's
+// shell was told to write (%[1]q: the variable that shell set to what its
+// fd 1 links to, read from the process's initial environment, which
+// os.environ cannot change): the copy of fd 1 pytest's capture saved, or
+// fd 1 itself where pytest does not capture descriptors. Code under test
+// that swapped a spool file in for pytest's saved descriptors, and at exit
+// rewrote the spooled report (a failed test that called it made PASSED)
+// before writing it out, passed every other check (a hostile review's
+// winner: TestJudgePythonOutputRelay). A command that sends pytest's
+// output elsewhere (a pipe to tee, a file) fails it on the base too, and
+// has it excused (calibrate.go).
+const pyOutput = `    import os
+    given = None
+    try:
+        with open('/proc/self/environ', 'rb') as env:
+            for kv in env.read().split(b'\0'):
+                if kv.startswith(b'%[1]s='):
+                    given = kv[len(b'%[1]s='):].decode('utf-8', 'replace')
+    except OSError:
+        return
+    if given is None or given == '?':
+        return
+    capman = request.config.pluginmanager.getplugin('capturemanager')
+    out = getattr(getattr(capman, '_global_capturing', None), 'out', None)
+    fd = getattr(out, 'targetfd_save', 1)
+    assert isinstance(fd, int), 'pytest saved no descriptor of its output'
+    try:
+        got = os.readlink('/proc/self/fd/%%d' %% fd)
+    except OSError:
+        got = None
+    assert got == given, 'pytest will write its report to %%r, not to the %%r this run was given' %% (got, given)
+`
+
 // pyHookDefRE finds a file of the base that defines pytest hooks.
 var pyHookDefRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^\s*(async\s+)?def\s+pytest_\w+\s*\(|\bhookimpl\b|^\s*pytest_\w+\s*=`)
@@ -253,6 +287,10 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 		}
 	}
 	hooks := pyHookFiles(tree, hidden)
+	// where the shell that runs the command tells the output sentinel
+	// what its fd 1 is (pyOutput)
+	fdVar := "Q" + randWord(upperAlpha, 11)
+	p.prelude = fdVar + "=$(readlink /proc/$$/fd/1 2>/dev/null) || " + fdVar + "='?'\nexport " + fdVar + "\n"
 	var sorted []string
 	for f := range files {
 		sorted = append(sorted, f)
@@ -265,7 +303,7 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 		if at == "" || !ok {
 			continue
 		}
-		if src := pySentinels(p, f, at, string(data), mustFail, hooks); src != "" {
+		if src := pySentinels(p, f, at, string(data), mustFail, hooks, fdVar); src != "" {
 			p.appends[at] = src
 		}
 	}
@@ -359,7 +397,7 @@ func pytestPaths(tree string, hidden []string, names []string) map[string]string
 // pySentinels is the code appended to one test file, its sentinels added
 // to p.list: f is the file as pytest names it, at its path in the tree
 // (where the origin checks find the tree's root from).
-func pySentinels(p *sentinelPlan, f, at, text string, mustFail bool, hooks string) string {
+func pySentinels(p *sentinelPlan, f, at, text string, mustFail bool, hooks, fdVar string) string {
 	var src strings.Builder
 	fresh := func(mk func() string) string {
 		n := freshNames(1, text+src.String(), mk)
@@ -397,6 +435,9 @@ func pySentinels(p *sentinelPlan, f, at, text string, mustFail bool, hooks strin
 	}
 	if n := fresh(fn); n != "" {
 		add(n, "", false, fmt.Sprintf(pyHooks, strings.Count(at, "/")+1, hooks))
+	}
+	if n := fresh(fn); n != "" && fdVar != "" {
+		add(n, "", false, fmt.Sprintf(pyOutput, fdVar))
 	}
 	var all strings.Builder
 	for _, v := range pyPlain {
@@ -470,6 +511,9 @@ var (
 	pyModImportRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?m)^import\s+([\w.]+)(?:\s+as\s+(\w+))?\s*(#.*)?$`)
 	})
+	// a star import, and a call of a bare name
+	pyStarImportRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^from\s+([\w.]+)\s+import\s+\*\s*(#.*)?$`) })
+	pyBareCallRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^\w.])([A-Za-z_]\w*)\(`) })
 	pyEqualHelperRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)^assert_?((almost_?|array_?|array_almost_?)?(equal|equals|eq)|allclose)$`)
 	})
@@ -498,7 +542,15 @@ func pyEqualHelpers(text string) []string {
 			default:
 				continue
 			}
-			if !pyEqualHelperRE().MatchString(name) || slices.Contains(out, as) {
+			if !pyEqualHelperRE().MatchString(name) {
+				// a module taken by a from-import (from calc import
+				// testing as ct): its helpers called through it
+				if out = pyHelpersThrough(text, as, out); len(out) == 2 {
+					return out
+				}
+				continue
+			}
+			if slices.Contains(out, as) {
 				continue
 			}
 			if !regexp.MustCompile(`(^|[^\w.])` + regexp.QuoteMeta(as) + `\(`).MatchString(text) {
@@ -519,15 +571,42 @@ func pyEqualHelpers(text string) []string {
 		if mod == "unittest" || strings.HasPrefix(mod, "unittest.") || mod == "pytest" || strings.HasPrefix(mod, "_pytest") {
 			continue
 		}
-		call := regexp.MustCompile(`(^|[^\w.])(` + regexp.QuoteMeta(as) + `(?:\.\w+)*)\.(\w+)\(`)
-		for _, c := range call.FindAllStringSubmatch(text, -1) {
-			h := c[2] + "." + c[3]
-			if !pyEqualHelperRE().MatchString(c[3]) || slices.Contains(out, h) {
+		if out = pyHelpersThrough(text, as, out); len(out) == 2 {
+			return out
+		}
+	}
+	// everything of a module taken (from calc.testing import *): the
+	// helpers called bare that the file does not define
+	for _, m := range pyStarImportRE().FindAllStringSubmatch(text, -1) {
+		mod := m[1]
+		if mod == "unittest" || strings.HasPrefix(mod, "unittest.") || mod == "pytest" || strings.HasPrefix(mod, "_pytest") {
+			continue
+		}
+		for _, c := range pyBareCallRE().FindAllStringSubmatch(text, -1) {
+			name := c[2]
+			if !pyEqualHelperRE().MatchString(name) || slices.Contains(out, name) ||
+				regexp.MustCompile(`(?m)^\s*(def|class)\s+`+regexp.QuoteMeta(name)+`\b|(^|[^\w.])`+regexp.QuoteMeta(name)+`\s*=[^=]`).MatchString(text) {
 				continue
 			}
-			if out = append(out, h); len(out) == 2 {
+			if out = append(out, name); len(out) == 2 {
 				return out
 			}
+		}
+	}
+	return out
+}
+
+// pyHelpersThrough adds to out the equality helpers text calls through the
+// module it binds to as (as.assert_equal(, as.sub.assert_equal().
+func pyHelpersThrough(text, as string, out []string) []string {
+	call := regexp.MustCompile(`(^|[^\w.])(` + regexp.QuoteMeta(as) + `(?:\.\w+)*)\.(\w+)\(`)
+	for _, c := range call.FindAllStringSubmatch(text, -1) {
+		h := c[2] + "." + c[3]
+		if !pyEqualHelperRE().MatchString(c[3]) || slices.Contains(out, h) {
+			continue
+		}
+		if out = append(out, h); len(out) == 2 {
+			return out
 		}
 	}
 	return out
