@@ -454,10 +454,10 @@ var rules = sync.OnceValue(func() []rule {
 			matches:   "`asymmetricMatch` or `asymmetricMatcher` in code or a string (Jest's and Vitest's `toEqual` take a value holding an `asymmetricMatch` function as a matcher: one returning true equals every expected value); `expect.anything`, `expect.any`, `expect.objectContaining` and the other asymmetric matchers, which the runners' global `expect` offers the code under test without an import; `expect.addEqualityTesters`, `expect.extend`, `expect.addSnapshotSerializer` (the runner's equality or matchers redefined)",
 			flags:     "a library of test matchers"},
 		{id: "js-output-patch", lang: langJS, where: inCode, hints: []string{"process.std", "console."},
-			re: regexp.MustCompile(`\bprocess\.(stdout|stderr)\.(write|_write)\s*=([^=]|$)|\bconsole\.\w+\s*=([^=]|$)|` +
+			re: regexp.MustCompile(`\bprocess\.(stdout|stderr)(\.\w+)*\.(write|_write|writev|_writev|write\w*String|writeBuffer)\s*=([^=]|$)|\bconsole\.\w+\s*=([^=]|$)|` +
 				`\b(Object|Reflect)\.(defineProperty|set)\s*\(\s*(process\.(stdout|stderr)|console)\b`),
 			construct: "process output rewritten",
-			matches:   "assignment to `process.stdout.write`/`stderr.write` (or `_write`) or to `console.x`; `defineProperty` or `Reflect.set` on `process.stdout`/`stderr`/`console`",
+			matches:   "assignment to `process.stdout.write`/`stderr.write` (or `_write`, `_writev`), or to a write function of what lies under them (`process.stdout._handle.writeBuffer`, `writeUtf8String` …), or to `console.x`; `defineProperty` or `Reflect.set` on `process.stdout`/`stderr`/`console`",
 			flags:     "logging libraries and progress bars that hook output"},
 		{id: "js-exit", lang: langJS, where: inCode, hints: []string{"process."},
 			re: regexp.MustCompile(`\bprocess\.(exit|reallyExit|abort)\s*\(|\bprocess\.kill\s*\(\s*process\.pid\b|\bprocess\.exitCode\s*=([^=]|$)|` +
