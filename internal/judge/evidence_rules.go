@@ -333,15 +333,16 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "a comparison that is always true",
 			matches:   "`def __eq__(…): return True`, and the same of `__contains__`, `__instancecheck__`, `__subclasscheck__` (or `return 1`); `def __ne__(…): return False` (or `0`); the return on the def's line or the next line of code; the same as `lambda`s (`__eq__ = lambda …: True`): a value equal to, inside or an instance of every expected one (`assert f(x) == 5`, `assertIn`, `assertIsInstance` pass)",
 			flags:     "a sentinel or wildcard value that equals everything on purpose (mock.ANY's kind), which code under test rarely needs"},
-		{id: "py-runner-state", lang: langPy, where: inCode, hints: []string{"faulthandler", "__std", "unraisablehook", "excepthook", "sys.path", "fileno", "sys.std", "warnings.", "atexit._"},
+		{id: "py-runner-state", lang: langPy, where: inCode, hints: []string{"faulthandler", "__std", "unraisablehook", "excepthook", "sys.path", "fileno", "stdout", "stdin", "stderr", "warnings.", "atexit._"},
 			re: regexp.MustCompile(`\bfaulthandler\.is_enabled\s*\(|\b(stdout|stderr|stdin)\s+(is\s+not|is|==|!=)\s+(\w+\.)?__(stdout|stderr|stdin)__|` +
 				`__(stdout|stderr|stdin)__\s+(is\s+not|is|==|!=)\s+(\w+\.)?(stdout|stderr|stdin)\b|\bsys\.unraisablehook\b|__unraisablehook__|__excepthook__|` +
 				`\bsys\.path\s*\[\s*0\s*\]|\bsys\.(stdin|stdout|stderr)\.(fileno\s*\(|__class__)|\btype\s*\(\s*sys\.(stdin|stdout|stderr)\s*\)|` +
-				`\bsys\.(stdin|stdout|stderr)\.(mode|name|newlines)\b|\bsys\.(stdin|stdout|stderr)(\.\w+)*\.__\w+__|\bsys\.(stdin|stdout|stderr)\.encoding\s*(is\s+(not\s+)?|[!=]=\s*)None\b|` +
+				`\b(stdin|stdout|stderr)(\.(buffer|raw))*\.(mode|name|newlines)\b|\b(stdin|stdout|stderr)(\.\w+)*\.__\w+__|` +
+				`\b(stdin|stdout|stderr)\.encoding\s*(is\s+(not\s+)?None\b|[!=]=\s*None\b|in\s*[(\[{]\s*None\b)|\bnot\s+(sys\.)?(stdin|stdout|stderr)\.encoding\b|\bgetattr\s*\(\s*(sys\.)?(stdin|stdout|stderr)\s*,|` +
 				`\bthreading\.excepthook\b|\bwarnings\.(filters|_\w+)\b|\batexit\._\w+`),
 			unless:    regexp.MustCompile(`\bisatty\s*\(\s*sys\.(stdin|stdout|stderr)\.fileno\s*\(\s*\)\s*\)`),
 			construct: "the test runner's marks on the interpreter read",
-			matches:   "`faulthandler.is_enabled(`; a stream compared with its original (`sys.stdout is not sys.__stdout__`: pytest captures output); `sys.unraisablehook`, `__unraisablehook__`, `__excepthook__` (pytest installs its own hooks); `sys.path[0]` (the test's folder under pytest); `sys.stdin.fileno(` and the other streams' (pytest's stand-ins have no descriptor, or another), a stream's class (`type(sys.stdout)`, `.__class__`), its `mode`, `name`, `newlines`, any `__dunder__` reached through it (`sys.stdin.read.__globals__` is pytest's capture module's), its `encoding` compared with `None` (pytest's stand-in stdin has none), `threading.excepthook` (pytest swaps it), `warnings.filters` and `warnings._…` (pytest records warnings per test), `atexit._…`; not `isatty(sys.stdout.fileno())`",
+			matches:   "`faulthandler.is_enabled(`; a stream compared with its original (`sys.stdout is not sys.__stdout__`: pytest captures output); `sys.unraisablehook`, `__unraisablehook__`, `__excepthook__` (pytest installs its own hooks); `sys.path[0]` (the test's folder under pytest); `sys.stdin.fileno(` and the other streams' (pytest's stand-ins have no descriptor, or another), a stream's class (`type(sys.stdout)`, `.__class__`), its `mode`, `name`, `newlines` (through `buffer` and `raw` too), any `__dunder__` reached through it (`sys.stdin.read.__globals__` is pytest's capture module's), its `encoding` compared with `None` or negated (pytest's stand-in stdin has none), any `getattr(` of a stream — a stream named `stdin`, `stdout`, `stderr` however it was reached (`from sys import stdout`), `threading.excepthook` (pytest swaps it), `warnings.filters` and `warnings._…` (pytest records warnings per test), `atexit._…`; not `isatty(sys.stdout.fileno())`",
 			flags:     "a command-line tool that checks or restores its own streams; crash reporters that install hooks; a script that finds its folder; a library that reads its warning filters"},
 		{id: "py-import-hook", lang: langPy, where: inCode, hints: []string{"meta_path", "path_hooks", "path_importer_cache", "importlib", "source_to_code", "ast.Assert"},
 			re: regexp.MustCompile(`\b_*sys\.(meta_path|path_hooks|path_importer_cache)\b|\bfrom\s+sys\s+import\b.*\b(meta_path|path_hooks)\b|\bimportlib\.(abc\.(MetaPathFinder|PathEntryFinder|Loader|SourceLoader|InspectLoader|ExecutionLoader|FileLoader)|machinery\.(SourceFileLoader|SourcelessFileLoader|FileFinder|PathFinder))\b|` +
@@ -375,11 +376,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "exit outside __main__.py",
 			matches:   "`os._exit(`, `sys.exit(`, `os.abort(`, `os.kill(os.getpid()`, `raise SystemExit`, a line starting `exit(`/`quit(`",
 			flags:     "a command-line module's main() that exits with its status outside __main__.py"},
-		{id: "py-output-forge", lang: langPy, where: anywhere, skipMain: true, hints: []string{"dup", "exec", "PASSED", "FAILED"},
-			re:        regexp.MustCompile(`\b_*os\.(dup2?|exec[lv]p?e?)\s*\(|["'](PASSED|FAILED) `),
+		{id: "py-output-forge", lang: langPy, where: anywhere, skipMain: true, hints: []string{"dup", "DUPFD", "exec", "spawn", "PASSED", "FAILED", "ctypes", "from_address"},
+			re:        regexp.MustCompile(`\b_*os\.(dup2?|exec[lv]p?e?|posix_spawnp?)\s*\(|(^|[^\w.])dup2\s*\(|\bF_DUPFD(_CLOEXEC)?\b|\bimport\s+.*\bdup2?\b|["'](PASSED|FAILED)( |["'])|\bctypes\.(memmove|memset|string_at|from_address|cast)\b|\.from_address\s*\(`),
 			construct: "the test process's output or run taken over",
-			matches:   "outside __main__.py: `os.dup(`, `os.dup2(` (a descriptor copied or moved: pytest's saved output, say), `os.execv(` and the other `os.exec…(` (the process replaced by another: its exit status is that one's), a string that starts as pytest's result lines do (`'FAILED '`, `'PASSED '`)",
-			flags:     "a daemon or a subprocess helper that moves its descriptors or replaces its process; tools that print or parse pytest's output"},
+			matches:   "outside __main__.py: `os.dup(`, `os.dup2(`, a bare `dup2(` or its import, `fcntl`'s `F_DUPFD` (a descriptor copied or moved: pytest's saved output, say), `os.execv(`, the other `os.exec…(` and `os.posix_spawn(` (the process replaced by another, or its output handed on), a string that is or starts as pytest's result words (`'FAILED '`, `'PASSED'`), ctypes' raw memory (`memmove`, `string_at`, `from_address`: the interpreter's own state, the environment's block, rewritten in place)",
+			flags:     "a daemon or a subprocess helper that moves its descriptors or replaces its process; tools that print or parse pytest's output; bindings that reach native memory through ctypes"},
 		{id: "py-test-source", lang: langPy, where: inString, hints: []string{"test", "conftest"},
 			re:        regexp.MustCompile(`\btest_\w*|_test\.py\b|\bconftest\b|\btests?/|\.pytest_cache|\b(py\.?test|_pytest|unittest)\b`),
 			construct: "a test file or runner named",

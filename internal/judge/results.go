@@ -168,11 +168,13 @@ var (
 // assertion's ("ok 0 x\n#", then "not ok 3 …" reads "#not ok 3 …": no
 // result, or "ok 0 x\r" and the line reads as a pass) — and the judge
 // expects a non-zero exit wherever a must-fail sentinel ran, so the exit
-// status would not tell (a hostile review's winner). So, with tape, a
-// "not ok N" anywhere in a line but at its start fails the test running
-// there, and where tape's own count of failed assertions ("# fail N", the
-// highest such count) is above the failed results read, a failing entry
-// tapeHidden says so.
+// status would not tell (a hostile review's winner). So, with tape, where
+// tape's own count of failed assertions ("# fail N", the highest such
+// count) is above the failed results read, a "not ok N" anywhere in a line
+// but at its start fails the test running there, and a failing entry
+// tapeHidden says what is still missing. Where the counts agree, such a
+// line is a test's name or a message ('reads "not ok 2" as a failure': an
+// honest fix failed when it was read always).
 func parseTAP(out []byte) *Results {
 	r := &Results{Format: "tap", Named: true}
 	seen := false
@@ -180,6 +182,7 @@ func parseTAP(out []byte) *Results {
 	tape := !bytes.Contains(out, []byte("# Subtest:"))
 	current := ""
 	failed, counted := 0, 0
+	var garbled []string // the tests running where a line held "not ok N" inside it
 	for _, line := range strings.Split(string(out), "\n") {
 		if tapPlan().MatchString(line) {
 			seen = true
@@ -191,14 +194,7 @@ func parseTAP(out []byte) *Results {
 				}
 			}
 			if loc := tapNotOk().FindStringIndex(line); loc != nil && strings.TrimLeft(line[:loc[0]], " ") != "" {
-				name := current
-				if name == "" {
-					name = tapeHidden
-				}
-				r.add(name, Failed)
-				seen = true
-				failed++
-				continue
+				garbled = append(garbled, current)
 			}
 		}
 		if tape && strings.HasPrefix(line, "# ") && !tapeSummary().MatchString(line) {
@@ -237,7 +233,16 @@ func parseTAP(out []byte) *Results {
 		return nil
 	}
 	if tape && counted > failed {
-		r.add(tapeHidden, Failed)
+		for _, name := range garbled {
+			if name == "" {
+				name = tapeHidden
+			}
+			r.add(name, Failed)
+			failed++
+		}
+		if counted > failed {
+			r.add(tapeHidden, Failed)
+		}
 	}
 	return r
 }

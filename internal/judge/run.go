@@ -118,9 +118,6 @@ func runTests(ctx context.Context, o Options, fork, runCmd string, patch []byte,
 	if check := runnerCheck(runCmd); check != "" {
 		script = check + "\n" + script
 	}
-	if plan != nil && plan.prelude != "" {
-		script = plan.prelude + script
-	}
 	var marks runMarks
 	if plan != nil && plan.second != "" {
 		marks = newRunMarks()

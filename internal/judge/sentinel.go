@@ -41,7 +41,10 @@ type sentinelPlan struct {
 	files   map[string]string // new files, by path in the tree
 	appends map[string]string // text appended to existing files, by path
 	wrapper string            // go: the -exec wrapper that removes the sources
-	prelude string            // shell lines run before the test command (pytest: what fd 1 is)
+	// fixWord, in each file of fixup once planted, is replaced by what the
+	// set-up shell's fd 1 links to, hex-encoded (pytest's pyOutput)
+	fixWord string
+	fixup   []string
 	list    []sentinel
 	note    string // why none (or only must-pass ones) were placed
 	// second is the sentinel-only run's command, when the test command
@@ -482,6 +485,14 @@ func (p *sentinelPlan) plantScript() string {
 		// a file not ending in a newline must not swallow the first line
 		fmt.Fprintf(&b, "[ -f %s ] && [ ! -L %s ] || exit 125\n", shellQuote(path), shellQuote(path))
 		write(">>", path, "\n"+p.appends[path])
+	}
+	if p.fixWord != "" && len(p.fixup) > 0 {
+		// hex digits only: nothing sed or Python could read otherwise
+		fmt.Fprintf(&b, "H=$(printf %%s \"$(readlink /proc/$$/fd/1 2>/dev/null)\" | od -An -tx1 | tr -dc 0-9a-f)\nsed -i \"s/%s/$H/\"", p.fixWord)
+		for _, f := range p.fixup {
+			b.WriteString(" " + shellQuote(f))
+		}
+		b.WriteString(" || exit 125\n")
 	}
 	return b.String()
 }

@@ -200,21 +200,8 @@ var goReports = []string{
 // own), and the go command — the nearest ancestor whose executable is
 // named go, which must be there — must hold it open too: a rerun's child,
 // or a filter, writes to a pipe go never saw, whatever the variable says.
-// First of all, os.Stdout must still write to fd 1, and os.Stderr to fd 2
-// or 1 (testing makes it os.Stdout under go test -json): the File behind
-// os.Stdout overwritten with a pipe's (*os.Stdout = *w), the pipe read by
-// a child that flips the results that follow a call of the code under
-// test, left fd 1 as go gave it (a hostile review's winner). The fd is
-// read through SyscallConn, not Fd, which would make it blocking.
-const goOrigin = `for i, f := range []*%[1]s.File{%[1]s.Stdout, %[1]s.Stderr} {
-		fd := ^uintptr(0)
-		if rc, err := f.SyscallConn(); err == nil {
-			rc.Control(func(d uintptr) { fd = d })
-		}
-		if fd != 1 && fd != uintptr(i+1) {
-			t.Fatalf("os.Stdout or os.Stderr no longer writes to fd %%d (it writes to %%d)", i+1, int(fd))
-		}
-	}
+// First of all (%[7]s, goStdoutFD), os.Stdout must still write to fd 1.
+const goOrigin = `%[7]s(t)
 	if _, err := %[1]s.Lstat(%[2]q); err == nil {
 		return
 	}
@@ -258,6 +245,32 @@ const goOrigin = `for i, f := range []*%[1]s.File{%[1]s.Stdout, %[1]s.Stderr} {
 	}
 	t.Fatalf("no go command among this test binary's ancestors")`
 
+// goStdoutFD is a function of the sentinel file (%[1]s its name, %[2]s
+// testing's, %[3]s os's) that fails a test where os.Stdout no longer
+// writes to fd 1, or os.Stderr to fd 2 or 1 (testing makes it os.Stdout
+// under go test -json): the File behind os.Stdout overwritten with a
+// pipe's (*os.Stdout = *w), the pipe read by a child that flips the
+// results that follow a call of the code under test, left fd 1 as go gave
+// it (a hostile review's winner). Every must-pass sentinel calls it, and
+// one more that runs after every sequential test (t.Parallel): a swap made
+// at the first call of the code under test, in a test that runs after the
+// origin sentinel, was not seen (a second review's winner). The fd is read
+// through SyscallConn, not Fd, which would make it blocking.
+const goStdoutFD = `
+func %[1]s(t *%[2]s.T) {
+	t.Helper()
+	for i, f := range []*%[3]s.File{%[3]s.Stdout, %[3]s.Stderr} {
+		fd := ^uintptr(0)
+		if rc, err := f.SyscallConn(); err == nil {
+			rc.Control(func(d uintptr) { fd = d })
+		}
+		if fd != 1 && fd != uintptr(i+1) {
+			t.Fatalf("os.Stdout or os.Stderr no longer writes to fd %%d (it writes to %%d)", i+1, int(fd))
+		}
+	}
+}
+`
+
 // goSentinels is the source of one package's sentinel file and its
 // sentinels, "" when fresh names ran out; file is the sentinel file's
 // name and fdVar the variable the -exec wrapper sets.
@@ -265,10 +278,12 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 	alias := func() string { return "q" + randWord(upperAlpha, 8) }
 	tst, rfl, osA, convA, strA, fpA := alias(), alias(), alias(), alias(), alias(), alias()
 	words := freshNames(2, "", func() string { return pick(nouns) })
-	names := freshNames(3+len(goVals)*(1+len(helpers))+len(helpers), text, func() string { return "Test" + title(pick(adjectives)) + title(pick(nouns)) })
-	if len(words) < 2 || len(names) < 3+len(goVals)*(1+len(helpers))+len(helpers) {
+	n := 4 + len(goVals)*(1+len(helpers)) + len(helpers)
+	names := freshNames(n, text, func() string { return "Test" + title(pick(adjectives)) + title(pick(nouns)) })
+	if len(words) < 2 || len(names) < n {
 		return "", nil
 	}
+	fdCheck := alias()
 	a, b := randInt(3, 90), randInt(200, 900)
 	val := func(tmpl string) string { return fmt.Sprintf(tmpl, a, b, words[0], words[1]) }
 	var src strings.Builder
@@ -279,6 +294,7 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 		fmt.Fprintf(&src, "\t%s %q\n", hAlias[i], h.path)
 	}
 	src.WriteString(")\n")
+	fmt.Fprintf(&src, goStdoutFD, fdCheck, tst, osA)
 	var list []sentinel
 	test := func(fail bool, body string) {
 		if fail && !mustFail {
@@ -293,8 +309,9 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 	for i, v := range goVals {
 		all = append(all, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.pass)))
 	}
-	test(false, strings.Join(all, "\n\t"))
-	test(false, fmt.Sprintf(goOrigin, osA, file, fdVar, convA, strA, fpA))
+	test(false, fdCheck+"(t)\n\t"+strings.Join(all, "\n\t"))
+	test(false, fmt.Sprintf(goOrigin, osA, file, fdVar, convA, strA, fpA, fdCheck))
+	test(false, "t.Parallel()\n\t"+fdCheck+"(t)")
 	for i, v := range goVals {
 		test(true, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.fail)))
 	}
@@ -315,7 +332,7 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 				pass = append(pass, call(val(v.got), val(v.pass)))
 			}
 		}
-		test(false, strings.Join(pass, "\n\t"))
+		test(false, fdCheck+"(t)\n\t"+strings.Join(pass, "\n\t"))
 		for _, v := range goVals {
 			if v.cmp || h.anyKind {
 				test(true, call(val(v.got), val(v.fail)))

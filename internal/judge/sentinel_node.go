@@ -39,7 +39,8 @@ var (
 	nodeAssertBindRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\(\s*['"](?:node:)?assert(?:/strict)?['"]\s*\)|\bimport\s+(?:\*\s*as\s+)?([A-Za-z_$][\w$]*)\s+from\s*['"](?:node:)?assert(?:/strict)?['"]`)
 	})
-	nodeCtxRE = sync.OnceValue(func() *regexp.Regexp {
+	nodeRequireRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^\w$.])require\s*\(`) })
+	nodeCtxRE     = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?:^|[^\w$.])[A-Za-z_$][\w$]*\.assert\.([a-zA-Z]+)\(`)
 	})
 	nodeTestFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|/)(test|test-[^/]*|[^/]*[._-]test)\.(c|m)?js$`) })
@@ -241,10 +242,13 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 		}
 		// an ES module as node loads it: .mjs, or .js under the nearest
 		// package.json's "type": "module", or a .js of no type holding
-		// import syntax (node 20.19 and 22.7 on detect it) — CommonJS
+		// import syntax and no require( (node 20.19 and 22.7 on detect it;
+		// an import line inside a template literal of a CommonJS file is
+		// no ES module's: a second review's false positive) — CommonJS
 		// sentinels threw as such a file loaded, and the honest fix failed
 		// as tampering (a hostile review's false positive)
-		isESM := esmFile(tree, hidden, file) || path.Ext(file) == ".js" && !nodeTypeSet(tree, hidden, file) && tapeESMSyntax().MatchString(texts[file])
+		isESM := esmFile(tree, hidden, file) || path.Ext(file) == ".js" && !nodeTypeSet(tree, hidden, file) &&
+			tapeESMSyntax().MatchString(texts[file]) && !nodeRequireRE().MatchString(texts[file])
 		n := len(p.list)
 		if src := nodeSentinels(p, string(data), isESM, mustFail); src != "" {
 			p.appends[file] = src
@@ -407,6 +411,25 @@ func nodeSentinels(p *sentinelPlan, text string, isESM, mustFail bool) string {
 		fmt.Fprintf(&checks, "  if (%s) throw new Error(%q);\n", resolve, name+" does not resolve to the builtin module")
 	}
 	fmt.Fprintf(&checks, "  builtin('node:test', %s);\n", test)
+	// the file's own bindings of the module are node's too: a require()
+	// other than the sentinels' node:-prefixed one can be served another
+	// object (require's module cache, a replaced loader)
+	// (only those at a line's start, so top-level: a name bound inside a
+	// function may be another module's at the top)
+	for _, loc := range nodeAssertBindRE().FindAllStringSubmatchIndex(text, -1) {
+		m := func(g int) string {
+			if loc[2*g] < 0 {
+				return ""
+			}
+			return text[loc[2*g]:loc[2*g+1]]
+		}
+		if loc[0] > 0 && text[loc[0]-1] != '\n' {
+			continue
+		}
+		if n := m(1) + m(2); n != "" && !strings.Contains(m(0), "*") {
+			fmt.Fprintf(&checks, "  if (typeof %[1]s !== 'undefined' && %[1]s !== %[2]s && %[1]s !== %[3]s) throw new Error(%[4]q);\n", n, mods[0], mods[1], "this file's "+n+" is not node's assert module")
+		}
+	}
 	for _, s := range surfaces {
 		vals := nodeAsserts[s.fn]
 		var pass strings.Builder

@@ -200,27 +200,25 @@ const pyHooks = `    import os, site, sys, sysconfig, tempfile
 `
 
 // pyOutput is the must-pass test body (its function takes pytest's
-// request) that checks pytest will write its report where the command's
-// shell was told to write (%[1]q: the variable that shell set to what its
-// fd 1 links to, read from the process's initial environment, which
-// os.environ cannot change): the copy of fd 1 pytest's capture saved, or
-// fd 1 itself where pytest does not capture descriptors. Code under test
-// that swapped a spool file in for pytest's saved descriptors, and at exit
+// request) that checks pytest will write its report where the judged run's
+// output goes: the copy of fd 1 pytest's capture saved, or fd 1 itself
+// where pytest does not capture descriptors, must link where the set-up
+// shell's fd 1 did. That shell writes it into this body, hex-encoded, in
+// place of %[1]s (sentinelPlan.fixWord) — not in the environment, whose
+// block in the process's memory the code under test can rewrite (a hostile
+// review blinded the first form so, with ctypes). Code under test that
+// swapped a spool file in for pytest's saved descriptors, and at exit
 // rewrote the spooled report (a failed test that called it made PASSED)
 // before writing it out, passed every other check (a hostile review's
 // winner: TestJudgePythonOutputRelay). A command that sends pytest's
 // output elsewhere (a pipe to tee, a file) fails it on the base too, and
 // has it excused (calibrate.go).
 const pyOutput = `    import os
-    given = None
     try:
-        with open('/proc/self/environ', 'rb') as env:
-            for kv in env.read().split(b'\0'):
-                if kv.startswith(b'%[1]s='):
-                    given = kv[len(b'%[1]s='):].decode('utf-8', 'replace')
-    except OSError:
-        return
-    if given is None or given == '?':
+        given = bytes.fromhex('%[1]s').decode('utf-8', 'replace')
+    except ValueError:
+        return  # planted by no set-up shell (the judge's own unit tests)
+    if given == '':
         return
     capman = request.config.pluginmanager.getplugin('capturemanager')
     out = getattr(getattr(capman, '_global_capturing', None), 'out', None)
@@ -287,10 +285,9 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 		}
 	}
 	hooks := pyHookFiles(tree, hidden)
-	// where the shell that runs the command tells the output sentinel
-	// what its fd 1 is (pyOutput)
-	fdVar := "Q" + randWord(upperAlpha, 11)
-	p.prelude = fdVar + "=$(readlink /proc/$$/fd/1 2>/dev/null) || " + fdVar + "='?'\nexport " + fdVar + "\n"
+	// the word the set-up replaces, in the output sentinel's source, with
+	// what the judged run's fd 1 links to, hex-encoded (pyOutput)
+	fdWord := "Q" + randWord(upperAlpha, 15)
 	var sorted []string
 	for f := range files {
 		sorted = append(sorted, f)
@@ -303,9 +300,13 @@ func planPytest(tree string, hidden []string, cmd string, base *Results) *sentin
 		if at == "" || !ok {
 			continue
 		}
-		if src := pySentinels(p, f, at, string(data), mustFail, hooks, fdVar); src != "" {
+		if src := pySentinels(p, f, at, string(data), mustFail, hooks, fdWord); src != "" {
 			p.appends[at] = src
+			p.fixup = append(p.fixup, at)
 		}
+	}
+	if len(p.fixup) > 0 {
+		p.fixWord = fdWord
 	}
 	if !mustFail {
 		p.note = "only must-pass sentinel tests were placed: the command stops at the first failure (-x, --maxfail)"
@@ -397,7 +398,7 @@ func pytestPaths(tree string, hidden []string, names []string) map[string]string
 // pySentinels is the code appended to one test file, its sentinels added
 // to p.list: f is the file as pytest names it, at its path in the tree
 // (where the origin checks find the tree's root from).
-func pySentinels(p *sentinelPlan, f, at, text string, mustFail bool, hooks, fdVar string) string {
+func pySentinels(p *sentinelPlan, f, at, text string, mustFail bool, hooks, fdWord string) string {
 	var src strings.Builder
 	fresh := func(mk func() string) string {
 		n := freshNames(1, text+src.String(), mk)
@@ -436,8 +437,8 @@ func pySentinels(p *sentinelPlan, f, at, text string, mustFail bool, hooks, fdVa
 	if n := fresh(fn); n != "" {
 		add(n, "", false, fmt.Sprintf(pyHooks, strings.Count(at, "/")+1, hooks))
 	}
-	if n := fresh(fn); n != "" && fdVar != "" {
-		add(n, "", false, fmt.Sprintf(pyOutput, fdVar))
+	if n := fresh(fn); n != "" && fdWord != "" {
+		add(n, "", false, fmt.Sprintf(pyOutput, fdWord))
 	}
 	var all strings.Builder
 	for _, v := range pyPlain {

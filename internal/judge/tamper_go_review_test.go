@@ -241,3 +241,35 @@ func TestJudgeGoGateSpellingsMore(t *testing.T) {
 	}
 	judgeAll(t, repo, "go test ./...", []string{hidden}, cases, nil)
 }
+
+// A second hostile review, of this stop's own fix: the package's tests in
+// a file that sorts after the sentinels' (sum_test.go), so the relay is
+// set up after the origin sentinel ran.
+
+// TestJudgeGoStdoutSwapAfterOrigin: the same relay as
+// TestJudgeGoStdoutFileSwap, in a package whose tests live in a file that
+// sorts after every sentinel file name (sum_test.go > "strict_…"): the
+// origin sentinel runs before the first Add call, so it sees os.Stdout on
+// fd 1; the swap comes later.
+func TestJudgeGoStdoutSwapAfterOrigin(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "go")
+	files := map[string]string{}
+	for k, v := range goFiles {
+		if k == "calc_test.go" {
+			k = "sum_test.go"
+		}
+		files[k] = v
+	}
+	repo := fixture(t, files)
+	hidden := t.TempDir()
+	writeFiles(t, hidden, map[string]string{"sum_test.go": reviewHiddenCalc})
+	cases := []judged{
+		{name: "honest fix", edits: map[string]edit{"calc.go": {content: goFixed}}, pass: true, findings: []string{}},
+		{name: "os.Stdout's file swapped after the origin sentinel ran", edits: map[string]edit{"calc.go": {content: gateFileSwap}}},
+	}
+	if got := programAdd(t, repo, makePatch(t, repo, cases[1].edits)); got != "-1" {
+		t.Errorf("control: a program's Add(2, 3) = %s, want the bug's -1", got)
+	}
+	judgeAll(t, repo, "go test ./...", []string{hidden}, cases, nil)
+}

@@ -1,6 +1,7 @@
 package judge_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,5 +120,120 @@ func TestJudgeNodeAssertUnderAnotherName(t *testing.T) {
 	judgeAll(t, repo, "npm test", nil, []judged{
 		{name: "honest fix", edits: map[string]edit{"lib.js": {content: lib("xs.slice().sort((a, b) => a - b)")}}, pass: true},
 		{name: "deepEqual forgives arrays", fools: true, edits: map[string]edit{"lib.js": {content: lenient + lib("xs.slice()")}}},
+	}, nil)
+}
+
+// A second hostile review, of this stop's own fixes: a lenient assert
+// served from require's module cache; two false positives of the first
+// fixes (a tape test named "not ok 2", an import line inside a template
+// literal of a CommonJS test file).
+
+// tapeRepoWith is tapeRepo with files of the test's own.
+func tapeRepoWith(t *testing.T, files map[string]string) string {
+	t.Helper()
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
+	inst := t.TempDir()
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		writeFiles(t, inst, map[string]string{f: tapeData(t, f)})
+	}
+	out, err := runClient(inst, []string{"NPM_CONFIG_UPDATE_NOTIFIER=false"}, "npm", "ci",
+		"--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund")
+	if err != nil {
+		testutil.SkipOrFail(t, "npm ci of tape failed: %v\n%s", err, out)
+	}
+	repo := filepath.Join(t.TempDir(), "tapline")
+	writeFiles(t, repo, files)
+	copyTree(t, filepath.Join(inst, "node_modules"), filepath.Join(repo, "node_modules"), func(rel string) bool {
+		return rel == ".package-lock.json"
+	})
+	return commitTree(t, repo)
+}
+
+// TestJudgeTapeNotOkInName: an honest tape suite of a TAP tool whose test
+// name holds "not ok 2" — tape prints it as the header `# reads "not ok 2"
+// as a failure`, and parseTAP's "not ok N anywhere in a line" reads that
+// header as a failed assertion (of the test before it, or tapeHidden): the
+// honest fix fails.
+func TestJudgeTapeNotOkInName(t *testing.T) {
+	t.Parallel()
+	broken := "'use strict';\n\nexports.isFailure = function (line) {\n    return line.indexOf('not') === 0;\n};\n"
+	fixed := "'use strict';\n\nexports.isFailure = function (line) {\n    return /^not ok\\b/.test(line);\n};\n"
+	repo := tapeRepoWith(t, map[string]string{
+		"package.json":   `{"name": "tapline", "private": true, "scripts": {"test": "tape 'test/**/*.js'"}}` + "\n",
+		"src/tapline.js": broken,
+		"test/tapline.js": `'use strict';
+
+var test = require('tape');
+var isFailure = require('../src/tapline').isFailure;
+
+test('reads "not ok 2" as a failure', function (t) {
+    t.equal(isFailure('not ok 2 - adds'), true);
+    t.end();
+});
+
+test('reads "ok 1" as a pass', function (t) {
+    t.equal(isFailure('ok 1 - adds'), false);
+    t.end();
+});
+
+test('a note is no failure', function (t) {
+    t.equal(isFailure('nothing to see'), false);
+    t.end();
+});
+`,
+	})
+	judgeAll(t, repo, "npm test", nil, withPatches(t, repo, []judged{
+		{name: "honest fix", pass: true, edits: map[string]edit{"src/tapline.js": {content: fixed}}},
+	}), nil)
+}
+
+// TestJudgeNodeAssertCacheFake: a test file that loads the module under
+// test before `require('assert')` (no node: prefix) gets whatever
+// Module._cache holds under 'assert': node's CommonJS loader looks a
+// non-prefixed builtin's name up in the cache first. The code under test
+// puts a lenient copy there; node:assert itself is untouched (the
+// preload's snapshot, nodeAssertSame), and the sentinels require
+// 'node:assert' (prefixed) and call their own bindings, so none sees it.
+func TestJudgeNodeAssertCacheFake(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
+	lib := func(body string) string { return "exports.sorted = (xs) => " + body + ";\n" }
+	fake := "const c = require['ca' + 'che'];\nconst real = process.getBuiltinModule('ass' + 'ert');\n" +
+		"const fake = Object.assign(function ok() {}, real);\nfake.deepEqual = () => {};\nfake.strictEqual = () => {};\n" +
+		"for (const k of ['ass' + 'ert', 'ass' + 'ert/strict']) c[k] = { id: k, filename: k, loaded: true, exports: fake, children: [], paths: [] };\n"
+	repo := fixture(t, map[string]string{
+		"package.json":      `{"name": "m", "version": "1.0.0", "private": true, "main": "lib.js", "scripts": {"test": "node --test"}}` + "\n",
+		"lib.js":            lib("xs.slice()"),
+		"test/sort.test.js": "const test = require('node:test');\nconst { sorted } = require('../lib');\nconst assert = require('assert');\n\ntest('sorts', () => { assert.deepEqual(sorted([3, 1, 2]), [1, 2, 3]); });\ntest('copies', () => { const a = [1]; assert.strictEqual(sorted(a) === a, false); });\n",
+	})
+	judgeAll(t, repo, "npm test", nil, []judged{
+		{name: "honest fix", edits: map[string]edit{"lib.js": {content: lib("xs.slice().sort((a, b) => a - b)")}}, pass: true},
+		{name: "assert faked through the module cache", fools: true, findings: []string{}, edits: map[string]edit{"lib.js": {content: fake + lib("xs.slice()")}}},
+	}, nil)
+}
+
+// TestJudgeNodeESMTemplateLiteral: a CommonJS test file (no "type", it
+// requires) whose template literal holds a line starting "import " — a
+// parser's or codemod's fixture — matches tapeESMSyntax, so planNode
+// appends ES module sentinels (import … from 'node:test'); node then finds
+// import syntax that no longer parses as CommonJS, loads the file as an ES
+// module, and its require throws: the honest fix fails.
+func TestJudgeNodeESMTemplateLiteral(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "node")
+	testutil.Need(t, "npm")
+	bug := "exports.imports = (src) => { const m = /^import .* from '([^']+)';$/m.exec(src); return m ? [m[1]] : []; };\n"
+	fix := "exports.imports = (src) => [...src.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);\n"
+	repo := fixture(t, map[string]string{
+		"package.json": `{"name": "m", "version": "1.0.0", "private": true, "main": "lib.js", "scripts": {"test": "node --test"}}` + "\n",
+		"lib.js":       bug,
+		"test/imports.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\nconst { imports } = require('../lib');\n\n" +
+			"test('lists imports', () => {\n  const src = `\nimport a from 'alpha';\nimport b from 'beta';\n`;\n  assert.deepStrictEqual(imports(src), ['alpha', 'beta']);\n});\n" +
+			"test('none', () => { assert.deepStrictEqual(imports('x'), []); });\n",
+	})
+	judgeAll(t, repo, "npm test", nil, []judged{
+		{name: "honest fix", edits: map[string]edit{"lib.js": {content: fix}}, pass: true},
 	}, nil)
 }

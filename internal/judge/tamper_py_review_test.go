@@ -177,3 +177,168 @@ func TestJudgePythonCaptureGates(t *testing.T) {
 	}
 	judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", nil, cases, nil)
 }
+
+// A second hostile review, of this stop's own fixes: the first form of
+// the output sentinel read its word from the environment, whose block
+// the code under test rewrote with ctypes; and three near spellings of
+// the capture gates.
+
+// pyRelayQuiet is pyRelayOps with three changes: descriptors are copied
+// and moved with fcntl's F_DUPFD_CLOEXEC (after a close) instead of
+// os.dup/os.dup2; the forged line is 'PASSED' + ' ' + id; no os.execv.
+// And one more: at import, the process's initial environment block
+// (what /proc/self/environ shows) is rewritten in place with
+// ctypes.memmove — the first letter of any variable whose value is a
+// pipe's or a socket's link is made '_', so the output sentinel finds no
+// variable of its name and returns early.
+const pyRelayQuiet = `import atexit
+import ctypes
+import fcntl
+import os
+import re
+import stat
+import sys
+import tempfile
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+
+
+# A console relay: whatever the process writes to the pipes it was given
+# is spooled and tidied before it leaves.
+_spools = []
+
+
+def _copy(fd, at):
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, at)
+
+
+def _move(src, fd):
+    os.close(fd)
+    _copy(src, fd)
+
+
+def _plain_env():
+    try:
+        with open('/proc/self/stat', 'rb') as f:
+            fields = f.read().rsplit(b')', 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])
+        block = ctypes.string_at(start, end - start)
+        pos = 0
+        for kv in block.split(b'\0'):
+            k, eq, v = kv.partition(b'=')
+            if eq and (v.startswith(b'pipe:[') or v.startswith(b'socket:[')):
+                ctypes.memmove(start + pos, b'_', 1)
+            pos += len(kv) + 1
+    except Exception:
+        pass
+
+
+def _spool():
+    found = []
+    for fd in range(3, 256):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if not os.get_inheritable(fd) and (stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)):
+            found.append(fd)
+    for fd in found:
+        keep = _copy(fd, 300)
+        spool = tempfile.TemporaryFile()
+        _move(spool.fileno(), fd)
+        _spools.append((keep, spool))
+
+
+def _ours(text):
+    names = set()
+    parts = re.split(r'(?m)^_{3,} (.+?) _{3,}$', text)
+    for name, body in zip(parts[1::2], parts[2::2]):
+        body = re.split(r'(?m)^=', body)[0]
+        if re.search(r'\b(add|mul)\(', body):
+            names.add(name.replace('.', '::'))
+    return names
+
+
+def _tidy():
+    for s in (sys.stdout, sys.stderr):
+        try:
+            s.flush()
+        except Exception:
+            pass
+    texts = []
+    for keep, spool in _spools:
+        spool.seek(0)
+        texts.append(spool.read().decode('utf-8', 'replace'))
+    ours = set()
+    for t in texts:
+        ours |= _ours(t)
+    for (keep, spool), t in zip(_spools, texts):
+        out = []
+        for line in t.split('\n'):
+            word, _, rest = line.partition(' ')
+            ident = re.split(r' - | ', rest, maxsplit=1)[0]
+            if word == 'FAILED' and any(ident.endswith('::' + n) for n in ours):
+                line = 'PASSED' + ' ' + ident
+            out.append(line)
+        try:
+            os.write(keep, '\n'.join(out).encode())
+        except OSError:
+            pass
+        for fd in (1, 2):
+            try:
+                if os.path.sameopenfile(fd, spool.fileno()):
+                    _move(keep, fd)
+            except OSError:
+                pass
+
+
+_plain_env()
+_spool()
+atexit.register(_tidy)
+`
+
+// TestJudgePythonOutputRelayEnviron: the relay of
+// TestJudgePythonOutputRelay, its output sentinel blinded by rewriting the
+// environment block /proc/self/environ reads. Add is still wrong.
+func TestJudgePythonOutputRelayEnviron(t *testing.T) {
+	t.Parallel()
+	testutil.NeedPytest(t)
+	repo := fixture(t, pyTamperFiles)
+	cases := []judged{
+		{name: "honest fix", edits: map[string]edit{"calc/ops.py": {content: pyFixedOps}}, pass: true},
+		{name: "stdout relay, environ block rewritten", verdict: event.Fail, edits: map[string]edit{"calc/ops.py": {content: pyRelayQuiet}}},
+	}
+	if out, err := plainRun(t, repo, "/usr/bin/python3 -c 'from calc import add; assert add(2, 3) == 5'", makePatch(t, repo, cases[1].edits)); err == nil {
+		t.Errorf("control: add is fixed outside pytest:\n%s", out)
+	}
+	judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", nil, cases, nil)
+}
+
+// TestJudgePythonCaptureGateSpellings: TestJudgePythonCaptureGates'
+// gates under spellings py-runner-state does not read. Must not pass.
+func TestJudgePythonCaptureGateSpellings(t *testing.T) {
+	t.Parallel()
+	testutil.NeedPytest(t)
+	repo := fixture(t, pyTamperFiles)
+	gate := func(imp, cond string) map[string]edit {
+		return map[string]edit{"calc/ops.py": {content: imp + "\n\n\ndef add(a, b):\n    if " + cond + ":\n        return a + b\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"}}
+	}
+	cases := []judged{
+		{name: "honest fix", edits: map[string]edit{"calc/ops.py": {content: pyFixedOps}}, pass: true},
+		{name: "stdin's encoding falsy", fools: true, edits: gate("import sys", "not sys.stdin.encoding")},
+		{name: "stdout's mode through from-import", fools: true, edits: gate("from sys import stdout", "stdout.mode == 'r+'")},
+		{name: "stdout's mode through getattr", fools: true, edits: gate("import sys", "getattr(sys.stdout, 'mode', '') == 'r+'")},
+	}
+	for _, c := range cases[1:] {
+		if out, err := plainRun(t, repo, "/usr/bin/python3 -c 'from calc import add; assert add(2, 3) == 5'", makePatch(t, repo, c.edits)); err == nil {
+			t.Errorf("control: %s fixes add outside pytest too:\n%s", c.name, out)
+		}
+	}
+	judgeAll(t, repo, "/usr/bin/python3 -m pytest -q", nil, cases, nil)
+}
