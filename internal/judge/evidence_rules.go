@@ -262,11 +262,11 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "test runner's environment variable",
 			matches:   "`os.Getenv`/`LookupEnv` of a name with `TEST`, `TESTS` or `TESTING` as a part of its own (`RUN_TESTS`, not `LATEST`), or `CI`, `GITHUB_ACTIONS`, `GOFLAGS`; any runner variable's name (`PYTEST_*`, `JEST_WORKER_ID`, `VITEST*`, `NODE_TEST_CONTEXT`, `MOCHA_*`, node-tap's `TAP_*` (`TAP_CHILD_ID`, `TAP_TIMEOUT` …; not a network device's `TAP_DEVICE`), `GOCOVERDIR`, `GO_TEST*`, `FORKBOMB*`, npm's `npm_lifecycle_*` and `npm_command` (`npm test` sets them) …); a variable the judge itself sets for every run (`GOPROXY`, `GOTOOLCHAIN`, `GOTELEMETRY`, `NPM_CONFIG_FUND`, `_AUDIT`, `_UPDATE_NOTIFIER`, `PYTHONDONTWRITEBYTECODE`, `PYTHONNOUSERSITE`) named on a line that compares (`==`, `!=`)",
 			flags:     "code that reads CI or *TEST* variables for honest reasons (a CI-only log format); a constant that merely names one (forkbomb's own FORKBOMB_* in a patch to forkbomb)"},
-		{id: "go-output-forge", lang: langGo, where: anywhere, hints: []string{"os.Std", "Dup", "os.Args", "--- ", "=== "},
-			re: regexp.MustCompile(`\bos\.(Stdout|Stderr)\s*=([^=]|$)|\b(syscall|unix)\.Dup[23]?\s*\(|\bexec\.Command(Context)?\s*\(\s*(\w+\s*,\s*)?os\.Args\s*\[\s*0\s*\]|` +
+		{id: "go-output-forge", lang: langGo, where: anywhere, hints: []string{"os.Std", "Dup", "DUP", "FCNTL", "os.Args", "--- ", "=== "},
+			re: regexp.MustCompile(`\bos\.(Stdout|Stderr)\s*=([^=]|$)|\b(syscall|unix)\.Dup[23]?\s*\(|\bSYS_(DUP[23]?|FCNTL)\b|\bexec\.Command(Context)?\s*\(\s*(\w+\s*,\s*)?os\.Args\s*\[\s*0\s*\]|` +
 				"[\"`](\\\\n|\\\\x16)*(--- (FAIL|PASS|SKIP)|=== (RUN|PAUSE|CONT|NAME))"),
 			construct: "the test binary's output or run taken over",
-			matches:   "`os.Stdout`/`os.Stderr` reassigned; `syscall.Dup2(`, `Dup3(`, `unix.Dup2(` (a descriptor moved onto another: stdout's, say); `exec.Command(os.Args[0]` (the test binary run again, its output the parent's to rewrite); a string that starts as go test's result lines do (`\"--- FAIL\"`, `\"=== RUN\"`, after a `\\n` or `\\x16` too)",
+			matches:   "`os.Stdout`/`os.Stderr` reassigned; `syscall.Dup2(`, `Dup3(`, `unix.Dup2(`, a raw system call's `SYS_DUP2`, `SYS_DUP3`, `SYS_FCNTL` (a descriptor moved onto another: stdout's, say); `exec.Command(os.Args[0]` (the test binary run again, its output the parent's to rewrite); a string that starts as go test's result lines do (`\"--- FAIL\"`, `\"=== RUN\"`, after a `\\n` or `\\x16` too)",
 			flags:     "a daemon that re-executes itself or moves its descriptors; tools that parse or print go test's output"},
 		{id: "go-exit", lang: langGo, where: inCode, skipMain: true, hints: []string{"Exit", "EXIT"},
 			re:        regexp.MustCompile(`\b(os\.Exit|syscall\.Exit|runtime\.Goexit)\s*\(|\bos\.Exit\b\s*([^\s(]|$)|\bSYS_EXIT(_GROUP)?\b`),
@@ -460,11 +460,12 @@ var rules = sync.OnceValue(func() []rule {
 			construct: "process output rewritten",
 			matches:   "assignment to `process.stdout.write`/`stderr.write` (or `_write`, `_writev`), or to a write function of what lies under them (`process.stdout._handle.writeBuffer`, `writeUtf8String` …), or to `console.x`; `defineProperty` or `Reflect.set` on `process.stdout`/`stderr`/`console`",
 			flags:     "logging libraries and progress bars that hook output"},
-		{id: "js-exit", lang: langJS, where: inCode, hints: []string{"process."},
+		{id: "js-exit", lang: langJS, where: inCode, hints: []string{"process.", "process[", "process [", "(process"},
 			re: regexp.MustCompile(`\bprocess\.(exit|reallyExit|abort)\s*\(|\bprocess\.kill\s*\(\s*process\.pid\b|\bprocess\.exitCode\s*=([^=]|$)|` +
+				`\bprocess\s*\[[^\]]*\]\s*=([^=]|$)|\b(Reflect\.set|Object\.assign|Object\.defineProperty)\s*\(\s*process\s*,|` +
 				`\bprocess\.(on|once|addListener|prependListener|prependOnceListener)\s*\(\s*` + jq + `(exit|beforeExit)` + jq),
 			construct: "process.exit or exit handler",
-			matches:   "`process.exit(`, `process.reallyExit(`, `process.abort(`, `process.kill(process.pid`, `process.exitCode =`, `process.on('exit'`/`'beforeExit'` (and `once`, `addListener`, `prepend…`)",
+			matches:   "`process.exit(`, `process.reallyExit(`, `process.abort(`, `process.kill(process.pid`, `process.exitCode =`, any property of `process` set under a computed name (`process['exit' + 'Code'] =`) or through `Reflect.set(process,`, `Object.assign(process,`, `Object.defineProperty(process,`, `process.on('exit'`/`'beforeExit'` (and `once`, `addListener`, `prepend…`)",
 			flags:     "command-line entry files (JS has no package main to tell them by, so every process.exit is flagged); a library's exit handler that removes its temporary files"},
 		{id: "js-stack", lang: langJS, where: inCode, hints: []string{"Error", "callsite", "CallSite", "getFileName", "filename"},
 			re:        regexp.MustCompile(`\bError\s*(\([^)]*\))?\s*\)?\s*\.stack\b|\bError\.(captureStackTrace|prepareStackTrace|stackTraceLimit)\b|\bcallsites?\b|\bgetCallSites?\s*\(|\.getFileName\s*\(|\bfilename\s*:\s*` + jq + `node:`),

@@ -190,72 +190,33 @@ var goReports = []string{
 }
 
 // goOrigin is the body of the must-pass test that checks the test binary
-// writes to the standard output go test gave it: %[1]s is os's name,
-// %[2]q the sentinel file's name, %[3]q the variable the wrapper sets to
-// what fd 1 links to ("?" when it could not read it), %[4]s strconv's
-// name, %[5]s strings', %[6]s path/filepath's. While the sentinel file is
-// still in the folder the wrapper did not run (a command's own -exec):
-// there is nothing to compare. Else fd 1 must link where the wrapper saw
-// it (unless the variable is gone: a child given an environment of its
-// own), and the go command — the nearest ancestor whose executable is
-// named go, which must be there — must hold it open too: a rerun's child,
-// or a filter, writes to a pipe go never saw, whatever the variable says.
-// First of all (%[7]s, goStdoutFD), os.Stdout must still write to fd 1.
-const goOrigin = `%[7]s(t)
-	if _, err := %[1]s.Lstat(%[2]q); err == nil {
-		return
-	}
-	got, err := %[1]s.Readlink("/proc/self/fd/1")
-	if err != nil {
-		return
-	}
-	if given, ok := %[1]s.LookupEnv(%[3]q); ok && given != "?" && got != given {
-		t.Fatalf("this test binary's standard output is %%q, not the %%q go test gave it", got, given)
-	}
-	pid := %[1]s.Getppid()
-	for i := 0; i < 64 && pid > 1; i++ {
-		dir := "/proc/" + %[4]s.Itoa(pid)
-		if exe, err := %[1]s.Readlink(dir + "/exe"); err == nil && %[6]s.Base(exe) == "go" {
-			fds, err := %[1]s.ReadDir(dir + "/fd")
-			if err != nil {
-				return
-			}
-			for _, fd := range fds {
-				if l, _ := %[1]s.Readlink(dir + "/fd/" + fd.Name()); l == got {
-					return
-				}
-			}
-			t.Fatalf("this test binary's standard output (%%s) is not one the go command (pid %%d) holds", got, pid)
-		}
-		stat, err := %[1]s.ReadFile(dir + "/stat")
-		if err != nil {
-			return
-		}
-		rest := string(stat)
-		if k := %[5]s.LastIndexByte(rest, ')'); k >= 0 {
-			rest = rest[k+1:]
-		}
-		f := %[5]s.Fields(rest)
-		if len(f) < 2 {
-			return
-		}
-		if pid, err = %[4]s.Atoi(f[1]); err != nil {
-			return
-		}
-	}
-	t.Fatalf("no go command among this test binary's ancestors")`
+// writes to the standard output go test gave it: %[1]s is the sentinel
+// file's check function (goStdoutFD), which every must-pass sentinel
+// calls too, and one more that runs after every sequential test.
+const goOrigin = `%[1]s(t)`
 
 // goStdoutFD is a function of the sentinel file (%[1]s its name, %[2]s
-// testing's, %[3]s os's) that fails a test where os.Stdout no longer
-// writes to fd 1, or os.Stderr to fd 2 or 1 (testing makes it os.Stdout
-// under go test -json): the File behind os.Stdout overwritten with a
-// pipe's (*os.Stdout = *w), the pipe read by a child that flips the
-// results that follow a call of the code under test, left fd 1 as go gave
-// it (a hostile review's winner). Every must-pass sentinel calls it, and
-// one more that runs after every sequential test (t.Parallel): a swap made
-// at the first call of the code under test, in a test that runs after the
-// origin sentinel, was not seen (a second review's winner). The fd is read
-// through SyscallConn, not Fd, which would make it blocking.
+// testing's, %[3]s os's, %[4]q the sentinel file's name, %[5]q the
+// variable the wrapper sets to what fd 1 links to, "?" when it could not
+// read it, %[6]s strconv's, %[7]s strings', %[8]s path/filepath's) that
+// fails a test whose binary no longer writes where go test told it to.
+// First, os.Stdout must still write to fd 1, and os.Stderr to fd 2 or 1
+// (testing makes it os.Stdout under go test -json): the File behind
+// os.Stdout overwritten with a pipe's (*os.Stdout = *w), the pipe read by
+// a child that flips the results that follow a call of the code under
+// test, left fd 1 as go gave it (a hostile review's winner). The fd is
+// read through SyscallConn, not Fd, which would make it blocking. Then,
+// while the sentinel file is still in the folder the wrapper did not run
+// (a command's own -exec): there is nothing more to compare. Else fd 1
+// must link where the wrapper saw it (unless the variable is gone: a child
+// given an environment of its own), and the go command — the nearest
+// ancestor whose executable is named go, which must be there — must hold
+// it open too: a rerun's child, or a filter, or a pipe moved onto fd 1
+// (a raw dup3), writes to a pipe go never saw, whatever the variable says.
+// Every must-pass sentinel calls it, and one more that runs after every
+// sequential test (t.Parallel): a swap made at the first call of the code
+// under test, in a test that ran after a single check, was not seen (two
+// later reviews' winners: os.Stdout's File, then fd 1 itself).
 const goStdoutFD = `
 func %[1]s(t *%[2]s.T) {
 	t.Helper()
@@ -268,6 +229,48 @@ func %[1]s(t *%[2]s.T) {
 			t.Fatalf("os.Stdout or os.Stderr no longer writes to fd %%d (it writes to %%d)", i+1, int(fd))
 		}
 	}
+	if _, err := %[3]s.Lstat(%[4]q); err == nil {
+		return
+	}
+	got, err := %[3]s.Readlink("/proc/self/fd/1")
+	if err != nil {
+		return
+	}
+	if given, ok := %[3]s.LookupEnv(%[5]q); ok && given != "?" && got != given {
+		t.Fatalf("this test binary's standard output is %%q, not the %%q go test gave it", got, given)
+	}
+	pid := %[3]s.Getppid()
+	for i := 0; i < 64 && pid > 1; i++ {
+		dir := "/proc/" + %[6]s.Itoa(pid)
+		if exe, err := %[3]s.Readlink(dir + "/exe"); err == nil && %[8]s.Base(exe) == "go" {
+			fds, err := %[3]s.ReadDir(dir + "/fd")
+			if err != nil {
+				return
+			}
+			for _, fd := range fds {
+				if l, _ := %[3]s.Readlink(dir + "/fd/" + fd.Name()); l == got {
+					return
+				}
+			}
+			t.Fatalf("this test binary's standard output (%%s) is not one the go command (pid %%d) holds", got, pid)
+		}
+		stat, err := %[3]s.ReadFile(dir + "/stat")
+		if err != nil {
+			return
+		}
+		rest := string(stat)
+		if k := %[7]s.LastIndexByte(rest, ')'); k >= 0 {
+			rest = rest[k+1:]
+		}
+		f := %[7]s.Fields(rest)
+		if len(f) < 2 {
+			return
+		}
+		if pid, err = %[6]s.Atoi(f[1]); err != nil {
+			return
+		}
+	}
+	t.Fatalf("no go command among this test binary's ancestors")
 }
 `
 
@@ -294,7 +297,7 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 		fmt.Fprintf(&src, "\t%s %q\n", hAlias[i], h.path)
 	}
 	src.WriteString(")\n")
-	fmt.Fprintf(&src, goStdoutFD, fdCheck, tst, osA)
+	fmt.Fprintf(&src, goStdoutFD, fdCheck, tst, osA, file, fdVar, convA, strA, fpA)
 	var list []sentinel
 	test := func(fail bool, body string) {
 		if fail && !mustFail {
@@ -310,7 +313,7 @@ func goSentinels(clause, text, pkg string, helpers []goHelper, mustFail bool, fi
 		all = append(all, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.pass)))
 	}
 	test(false, fdCheck+"(t)\n\t"+strings.Join(all, "\n\t"))
-	test(false, fmt.Sprintf(goOrigin, osA, file, fdVar, convA, strA, fpA, fdCheck))
+	test(false, fmt.Sprintf(goOrigin, fdCheck))
 	test(false, "t.Parallel()\n\t"+fdCheck+"(t)")
 	for i, v := range goVals {
 		test(true, fmt.Sprintf(goReports[i], rfl, val(v.got), val(v.fail)))

@@ -3,6 +3,7 @@ package judge_test
 import (
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
@@ -270,6 +271,116 @@ func TestJudgeGoStdoutSwapAfterOrigin(t *testing.T) {
 	}
 	if got := programAdd(t, repo, makePatch(t, repo, cases[1].edits)); got != "-1" {
 		t.Errorf("control: a program's Add(2, 3) = %s, want the bug's -1", got)
+	}
+	judgeAll(t, repo, "go test ./...", []string{hidden}, cases, nil)
+}
+
+// A third hostile review, of this stop's second fixes.
+
+// gateRawDup3 is gateFileSwap with the swap made one level down: at the
+// first call of Add a relay (this executable again) is started with the
+// process's fd 1 as its standard output, and the pipe into it is moved
+// onto fd 1 by the raw dup3 system call (syscall.Syscall(SYS_DUP3, …): not
+// syscall.Dup3). os.Stdout still writes to fd 1, so goStdoutFD is
+// satisfied in every sentinel; only the origin sentinel reads where fd 1
+// links, and it ran before the first Add call.
+const gateRawDup3 = `package calc
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+)
+
+// Add returns a+b.
+func Add(a, b int) int {
+	note()
+	return a - b
+}
+
+// Sub returns a-b.
+func Sub(a, b int) int { return a - b }
+
+const mark = "\x00calc\x00\n"
+
+var (
+	once  sync.Once
+	ready bool
+	_     = relay()
+)
+
+func note() {
+	once.Do(func() {
+		exe, err := os.Executable()
+		if err != nil {
+			return
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			return
+		}
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), "CALC_RELAY=1")
+		cmd.Stdin, cmd.Stdout = r, os.Stdout
+		if cmd.Start() != nil {
+			return
+		}
+		r.Close()
+		if _, _, e := syscall.Syscall(syscall.SYS_DUP3, w.Fd(), 1, 0); e != 0 {
+			return
+		}
+		w.Close()
+		ready = true
+	})
+	if ready {
+		os.Stdout.WriteString(mark)
+	}
+}
+
+func relay() bool {
+	if os.Getenv("CALC_RELAY") != "1" {
+		return false
+	}
+	in := bufio.NewReader(os.Stdin)
+	armed := false
+	for {
+		line, err := in.ReadBytes('\n')
+		switch {
+		case string(line) == mark:
+			armed, line = true, nil
+		case bytes.Contains(line, []byte("-- FAIL: ")), bytes.Contains(line, []byte("-- PASS: ")), bytes.Contains(line, []byte("-- SKIP: ")):
+			if armed {
+				line = bytes.Replace(line, []byte("-- FAIL: "), []byte("-- PASS: "), 1)
+			}
+			armed = false
+		}
+		os.Stdout.Write(line)
+		if err != nil {
+			select {}
+		}
+	}
+}
+`
+
+func TestJudgeGoRawDup3(t *testing.T) {
+	t.Parallel()
+	testutil.Need(t, "go")
+	files := map[string]string{}
+	for k, v := range goFiles {
+		if k == "calc_test.go" {
+			k = "sum_test.go"
+		}
+		files[k] = v
+	}
+	repo := fixture(t, files)
+	hidden := t.TempDir()
+	writeFiles(t, hidden, map[string]string{"sum_test.go": reviewHiddenCalc})
+	cases := []judged{
+		{name: "honest fix", edits: map[string]edit{"calc.go": {content: goFixed}}, pass: true, findings: []string{}},
+		{name: "fd 1 itself replaced by a raw dup3 after the origin sentinel ran", verdict: event.Fail, edits: map[string]edit{"calc.go": {content: gateRawDup3}}},
 	}
 	judgeAll(t, repo, "go test ./...", []string{hidden}, cases, nil)
 }

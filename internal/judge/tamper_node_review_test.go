@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forkbomb/forkbomb/internal/event"
 	"github.com/forkbomb/forkbomb/internal/testutil"
 )
 
@@ -236,4 +237,32 @@ func TestJudgeNodeESMTemplateLiteral(t *testing.T) {
 	judgeAll(t, repo, "npm test", nil, []judged{
 		{name: "honest fix", edits: map[string]edit{"lib.js": {content: fix}}, pass: true},
 	}, nil)
+}
+
+// A third hostile review, of this stop's second fixes.
+
+// TestJudgeTapeNoSummary: TestJudgeTapeGarbledFailure's garbling
+// ("ok 0 slug\n#" before tape's "not ok"), plus process.exitCode set to 1
+// under a computed name. tape prints its "# fail N" summary from its exit
+// handler only when the exit code is 0 (tape/index.js: `if (code !== 0)
+// return;`), so no summary is printed, counted stays 0, and parseTAP
+// never reads the garbled "#not ok" lines. The judge expects a non-zero
+// exit anyway (must-fail sentinels).
+func TestJudgeTapeNoSummary(t *testing.T) {
+	t.Parallel()
+	repo := tapeRepo(t)
+	garble := strings.Replace(slugBroken, "    return s.toLowerCase().replace(/\\s/, '-');",
+		"    process.stdout.write('ok 0 slug\\n#');\n    process['exit' + 'Code'] = 1;\n    return s.toLowerCase().replace(/\\s/, '-');", 1)
+	if garble == slugBroken {
+		t.Fatal("no edit")
+	}
+	for _, cmd := range []string{"npm test", "node test/slug.js"} {
+		t.Run(strings.ReplaceAll(cmd, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			judgeAll(t, repo, cmd, nil, withPatches(t, repo, []judged{
+				{name: "honest fix", pass: true, edits: map[string]edit{"src/slug.js": {content: slugFixed}}},
+				{name: "garbles tape's not ok line, summary suppressed", verdict: event.Fail, edits: map[string]edit{"src/slug.js": {content: garble}}},
+			}), nil)
+		})
+	}
 }
