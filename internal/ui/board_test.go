@@ -181,14 +181,14 @@ func TestBrowserBoard(t *testing.T) {
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`location.hash === '#board=0.95' && !!document.querySelector('#board') &&
 		document.querySelector('#board tr[data-engine="api:careful"] .weak').textContent === '1/2' &&
-		document.querySelector('#board tr').textContent.includes('weak<0.95')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		document.querySelector('#board tr').textContent.includes('weak<0.95')`, chromedp.WithPollingTimeout(90*time.Second))); err != nil {
 		t.Errorf("at 0.95: %v", err)
 	}
 	// An attempt's row opens its run.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#attempts tr[data-run="20260102-030405-cccccc"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`location.hash === '#run=20260102-030405-cccccc'`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`location.hash === '#run=20260102-030405-cccccc'`, chromedp.WithPollingTimeout(90*time.Second))); err != nil {
 		t.Errorf("the attempt's row did not open its run: %v", err)
 	}
 	// A view with no board (run --ui's) says so.

@@ -108,7 +108,7 @@ func TestBrowserHostedCost(t *testing.T) {
 	}
 	var card, header string
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#fork-0 .cost').textContent.includes('$0.0030') &&
-		document.querySelector('dl.meta').textContent.includes('balance$4.9970 (gateway)')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		document.querySelector('dl.meta').textContent.includes('balance$4.9970 (gateway)')`, chromedp.WithPollingTimeout(90*time.Second))); err != nil {
 		card, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#fork-0 .cost').textContent`))
 		header, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('dl.meta').textContent`))
 		t.Errorf("cost and balance not shown: card %q, header %q (%v)", card, header, err)
