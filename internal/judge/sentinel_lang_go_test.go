@@ -77,30 +77,35 @@ func TestPlanGoLanguage(t *testing.T) {
 	if !strings.Contains(p.note, "ck.EqualLen") || strings.Contains(p.note, "ck.Equal ") {
 		t.Errorf("note %q does not name (only) the helper left out", p.note)
 	}
-	t.Run("vet and run", func(t *testing.T) {
-		testutil.Need(t, "go")
-		env := append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=local", "GOWORK=off")
-		vet := exec.Command("go", "vet", "./...")
-		vet.Dir, vet.Env = tree, env
-		if out, err := vet.CombinedOutput(); err != nil {
-			t.Fatalf("go vet: %v\n%s", err, out)
+	t.Run("vet and run", func(t *testing.T) { vetAndRunGo(t, tree, p) })
+}
+
+// vetAndRunGo checks a planted Go tree passes go vet and that go test
+// gives every sentinel the outcome it must.
+func vetAndRunGo(t *testing.T, tree string, p *sentinelPlan) {
+	t.Helper()
+	testutil.Need(t, "go")
+	env := append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=local", "GOWORK=off")
+	vet := exec.Command("go", "vet", "./...")
+	vet.Dir, vet.Env = tree, env
+	if out, err := vet.CombinedOutput(); err != nil {
+		t.Fatalf("go vet: %v\n%s", err, out)
+	}
+	run := exec.Command("go", "test", "-json", "-count=1", "./...")
+	run.Dir, run.Env = tree, env
+	out, _ := run.CombinedOutput()
+	r := parseGoJSON(out)
+	if r == nil {
+		t.Fatalf("no results:\n%s", out)
+	}
+	for _, s := range p.list {
+		if want := map[bool]Outcome{false: Passed, true: Failed}[s.mustFail]; r.Tests[s.name] != want {
+			t.Errorf("%s: %v, want %v", s.name, r.Tests[s.name], want)
 		}
-		run := exec.Command("go", "test", "-json", "-count=1", "./...")
-		run.Dir, run.Env = tree, env
-		out, _ := run.CombinedOutput()
-		r := parseGoJSON(out)
-		if r == nil {
-			t.Fatalf("no results:\n%s", out)
-		}
-		for _, s := range p.list {
-			if want := map[bool]Outcome{false: Passed, true: Failed}[s.mustFail]; r.Tests[s.name] != want {
-				t.Errorf("%s: %v, want %v", s.name, r.Tests[s.name], want)
-			}
-		}
-		if t.Failed() {
-			t.Logf("%s", out)
-		}
-	})
+	}
+	if t.Failed() {
+		t.Logf("%s", out)
+	}
 }
 
 // TestGoOriginSentinel: run through the judge's -exec wrapper, the
@@ -235,26 +240,5 @@ func TestPlanGoMethodHelper(t *testing.T) {
 	if !strings.Contains(p.note, "c.EqualBool (check.New)") || !strings.Contains(p.note, "….Equal (check.Two)") || strings.Contains(p.note, "c.Equal (") {
 		t.Errorf("note %q does not name (only) the methods left out", p.note)
 	}
-	testutil.Need(t, "go")
-	env := append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=local", "GOWORK=off")
-	vet := exec.Command("go", "vet", "./...")
-	vet.Dir, vet.Env = tree, env
-	if out, err := vet.CombinedOutput(); err != nil {
-		t.Fatalf("go vet: %v\n%s", err, out)
-	}
-	run := exec.Command("go", "test", "-json", "-count=1", "./...")
-	run.Dir, run.Env = tree, env
-	out, _ := run.CombinedOutput()
-	r := parseGoJSON(out)
-	if r == nil {
-		t.Fatalf("no results:\n%s", out)
-	}
-	for _, s := range p.list {
-		if want := map[bool]Outcome{false: Passed, true: Failed}[s.mustFail]; r.Tests[s.name] != want {
-			t.Errorf("%s: %v, want %v", s.name, r.Tests[s.name], want)
-		}
-	}
-	if t.Failed() {
-		t.Logf("%s", out)
-	}
+	vetAndRunGo(t, tree, p)
 }

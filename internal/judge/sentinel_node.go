@@ -247,7 +247,7 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 		// no ES module's: a second review's false positive) — CommonJS
 		// sentinels threw as such a file loaded, and the honest fix failed
 		// as tampering (a hostile review's false positive)
-		isESM := esmFile(tree, hidden, file) || path.Ext(file) == ".js" && !nodeTypeSet(tree, hidden, file) &&
+		isESM := esmFile(tree, hidden, file) || path.Ext(file) == ".js" && nearestPackageType(tree, hidden, file) == "" &&
 			tapeESMSyntax().MatchString(texts[file]) && !nodeRequireRE().MatchString(texts[file])
 		n := len(p.list)
 		if src := nodeSentinels(p, string(data), isESM, mustFail); src != "" {
@@ -262,21 +262,6 @@ func planNode(tree string, hidden []string, cmd string) *sentinelPlan {
 		p.note = "only must-pass sentinel tests were placed: the command stops at the first failure"
 	}
 	return p
-}
-
-// nodeTypeSet says whether the package.json nearest to file sets "type"
-// (then node does not guess a .js file's kind from its syntax).
-func nodeTypeSet(tree string, hidden []string, file string) bool {
-	for d := path.Dir(file); ; d = path.Dir(d) {
-		if data, ok := readBase(tree, hidden, path.Join(d, "package.json")); ok {
-			var pkg struct{ Type string }
-			json.Unmarshal(data, &pkg)
-			return pkg.Type != ""
-		}
-		if d == "." || d == "/" {
-			return false
-		}
-	}
 }
 
 // ownLiterals is, for each file, the string literals of its text that no

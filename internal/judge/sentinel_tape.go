@@ -315,14 +315,20 @@ func esmFile(tree string, hidden []string, file string) bool {
 	case ".cjs":
 		return false
 	}
+	return nearestPackageType(tree, hidden, file) == "module"
+}
+
+// nearestPackageType is the "type" of the package.json nearest to file
+// ("" when it sets none, or there is none), as node reads it.
+func nearestPackageType(tree string, hidden []string, file string) string {
 	for d := path.Dir(file); ; d = path.Dir(d) {
 		if data, ok := readBase(tree, hidden, path.Join(d, "package.json")); ok {
 			var pkg struct{ Type string }
 			json.Unmarshal(data, &pkg)
-			return pkg.Type == "module"
+			return pkg.Type
 		}
 		if d == "." || d == "/" {
-			return false
+			return ""
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package judge_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -128,28 +127,6 @@ func TestJudgeNodeAssertUnderAnotherName(t *testing.T) {
 // served from require's module cache; two false positives of the first
 // fixes (a tape test named "not ok 2", an import line inside a template
 // literal of a CommonJS test file).
-
-// tapeRepoWith is tapeRepo with files of the test's own.
-func tapeRepoWith(t *testing.T, files map[string]string) string {
-	t.Helper()
-	testutil.Need(t, "node")
-	testutil.Need(t, "npm")
-	inst := t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json"} {
-		writeFiles(t, inst, map[string]string{f: tapeData(t, f)})
-	}
-	out, err := runClient(inst, []string{"NPM_CONFIG_UPDATE_NOTIFIER=false"}, "npm", "ci",
-		"--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund")
-	if err != nil {
-		testutil.SkipOrFail(t, "npm ci of tape failed: %v\n%s", err, out)
-	}
-	repo := filepath.Join(t.TempDir(), "tapline")
-	writeFiles(t, repo, files)
-	copyTree(t, filepath.Join(inst, "node_modules"), filepath.Join(repo, "node_modules"), func(rel string) bool {
-		return rel == ".package-lock.json"
-	})
-	return commitTree(t, repo)
-}
 
 // TestJudgeTapeNotOkInName: an honest tape suite of a TAP tool whose test
 // name holds "not ok 2" — tape prints it as the header `# reads "not ok 2"

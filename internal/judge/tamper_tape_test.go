@@ -57,6 +57,12 @@ test('words splits on spaces', (t) => {
 // by `npm ci` from testdata/tape's lockfile.
 func tapeRepo(t *testing.T) string {
 	t.Helper()
+	return tapeRepoWith(t, tapeFiles)
+}
+
+// tapeRepoWith is tapeRepo with files of the test's own.
+func tapeRepoWith(t *testing.T, files map[string]string) string {
+	t.Helper()
 	testutil.Need(t, "node")
 	testutil.Need(t, "npm")
 	inst := t.TempDir()
@@ -69,7 +75,7 @@ func tapeRepo(t *testing.T) string {
 		testutil.SkipOrFail(t, "npm ci of tape failed (npm registry unreachable and not in the npm cache?): %v\n%s", err, out)
 	}
 	repo := filepath.Join(t.TempDir(), "slug")
-	writeFiles(t, repo, tapeFiles)
+	writeFiles(t, repo, files)
 	copyTree(t, filepath.Join(inst, "node_modules"), filepath.Join(repo, "node_modules"), func(rel string) bool {
 		return rel == ".package-lock.json"
 	})
